@@ -1,0 +1,89 @@
+package evaluator
+
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
+
+// ClampReason says why a ping's event time is not the device's own stamp.
+type ClampReason uint8
+
+// Clamp reasons. Everything but ClampNone and ClampWeekRollover replaces the
+// stamp with the ingest wall time.
+const (
+	ClampNone         ClampReason = iota
+	ClampMissing                  // the payload had no stamp
+	ClampBeforeFloor              // before the plausibility floor (epoch zero after a cold boot, the 1980 GPS epoch)
+	ClampFuture                   // more than the skew tolerance ahead of the server's wall clock
+	ClampWeekRollover             // 1024 weeks behind (GPS week-number rollover): repaired, not replaced
+	numClampReasons
+)
+
+var clampNames = [numClampReasons]string{"", "missing", "before_floor", "future", "week_rollover"}
+
+// String returns the reason's label ("" for ClampNone).
+func (r ClampReason) String() string {
+	if r < numClampReasons {
+		return clampNames[r]
+	}
+	return "unknown"
+}
+
+// Clamped reports whether the stamp was altered.
+func (r ClampReason) Clamped() bool { return r != ClampNone }
+
+// ClampReasons lists every reason but ClampNone, for pre-creating metrics.
+func ClampReasons() []ClampReason {
+	return []ClampReason{ClampMissing, ClampBeforeFloor, ClampFuture, ClampWeekRollover}
+}
+
+// WeekRollover is 1024 GPS weeks: how far behind a receiver with a
+// week-number rollover bug stamps its fixes.
+const WeekRollover = 1024 * 7 * 24 * time.Hour
+
+// Clamper decides whether a device stamp is plausible.
+type Clamper struct {
+	// Skew is how far ahead of the server's wall clock a stamp may be.
+	Skew time.Duration
+	// Floor is the earliest plausible stamp, in Unix nanoseconds.
+	Floor int64
+}
+
+// Stamp returns the event time for a device stamp ts (Unix ns, ignored
+// unless hasTs) received at ingest wall time wall (Unix ns), and the reason
+// it was altered. An old stamp is not clamped: store-and-forward backlogs are
+// legitimate, and the watermark decides their fate.
+func (c Clamper) Stamp(ts int64, hasTs bool, wall int64) (int64, ClampReason) {
+	skew := int64(c.Skew)
+	rolled := wall - int64(WeekRollover) // where a rolled-over receiver stamps "now"
+	switch {
+	case !hasTs:
+		return wall, ClampMissing
+	case ts >= rolled-skew && ts <= rolled+skew:
+		// Repair first: a rolled-over receiver is otherwise accurate.
+		return ts + int64(WeekRollover), ClampWeekRollover
+	case ts < c.Floor:
+		return wall, ClampBeforeFloor
+	case ts > wall && ts-wall > skew:
+		return wall, ClampFuture
+	}
+	return ts, ClampNone
+}
+
+// NewPing builds the engine's record of a decoded position received from
+// device at ingest, clamping its stamp.
+func (c Clamper) NewPing(device string, pos *payload.Position, ingest time.Time) Ping {
+	p := Ping{
+		Device:   device,
+		Lat:      pos.Lat,
+		Lon:      pos.Lon,
+		Acc:      pos.Acc,
+		HasAcc:   pos.HasAcc,
+		Stamp:    pos.TsNs,
+		HasStamp: pos.HasTs,
+		Ingest:   ingest,
+	}
+	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())
+	return p
+}

@@ -1,0 +1,101 @@
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+)
+
+// Config holds the engine's settings. Start from DefaultConfig: a zero
+// field means zero, not "default".
+type Config struct {
+	// Hold is the allowed lateness: how long a ping waits in its device's
+	// reorder buffer at most, and how far its device's watermark trails its
+	// high-water mark. Zero disables the buffer: pings are evaluated in
+	// arrival order, the baseline that invents transitions.
+	Hold time.Duration
+	// Skew is how far ahead of the server's wall clock a stamp may be.
+	Skew time.Duration
+	// MinValidTime is the plausibility floor for stamps.
+	MinValidTime time.Time
+	// Sweep is the housekeeping period: DWELL timers of silent devices and
+	// idle eviction.
+	Sweep time.Duration
+	// IdleTimeout is how long a device may stay silent before its buffer
+	// memory is reclaimed (its fence state is kept).
+	IdleTimeout time.Duration
+	// BufferCap caps each device's reorder buffer.
+	BufferCap int
+	// Queue is each shard's ingest queue capacity.
+	Queue int
+	// Shards is the number of owner goroutines.
+	Shards int
+	// Dwell is the dwell time of a fence without its own; zero disables
+	// DWELL for such fences.
+	Dwell time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultHold        = 500 * time.Millisecond
+	DefaultSkew        = 2 * time.Second
+	DefaultSweep       = 250 * time.Millisecond
+	DefaultIdleTimeout = 10 * time.Minute
+	DefaultBufferCap   = 64
+	DefaultQueue       = 8192
+	DefaultDwell       = 5 * time.Minute
+)
+
+// MaxHold is the longest hold a device may have: the buffer exists to
+// absorb network reordering, and idle eviction assumes it is short.
+const MaxHold = 30 * time.Minute
+
+// DefaultMinValidTime is the default plausibility floor, 2015-01-01 UTC:
+// after the epoch-zero and 1980 GPS-epoch stamps of cold-booted trackers.
+var DefaultMinValidTime = time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// DefaultConfig returns the defaults, with one shard per GOMAXPROCS.
+func DefaultConfig() Config {
+	return Config{
+		Hold:         DefaultHold,
+		Skew:         DefaultSkew,
+		MinValidTime: DefaultMinValidTime,
+		Sweep:        DefaultSweep,
+		IdleTimeout:  DefaultIdleTimeout,
+		BufferCap:    DefaultBufferCap,
+		Queue:        DefaultQueue,
+		Shards:       runtime.GOMAXPROCS(0),
+		Dwell:        DefaultDwell,
+	}
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("invalid engine configuration")
+
+// Validate reports the first setting the engine cannot run with.
+func (c Config) Validate() error {
+	switch {
+	case c.Hold < 0 || c.Hold > MaxHold:
+		return fmt.Errorf("%w: hold %v is outside [0, %v]", ErrConfig, c.Hold, MaxHold)
+	case c.Skew < 0:
+		return fmt.Errorf("%w: skew tolerance %v is negative", ErrConfig, c.Skew)
+	case c.Dwell < 0:
+		return fmt.Errorf("%w: dwell %v is negative", ErrConfig, c.Dwell)
+	case c.Sweep <= 0 || c.IdleTimeout <= 0:
+		return fmt.Errorf("%w: sweep %v and idle timeout %v must be positive", ErrConfig, c.Sweep, c.IdleTimeout)
+	case c.BufferCap < 1 || c.Queue < 1 || c.Shards < 1:
+		return fmt.Errorf("%w: buffer cap %d, queue %d and shards %d must be at least 1", ErrConfig, c.BufferCap, c.Queue, c.Shards)
+	}
+	return nil
+}
+
+// Clamper returns the stamp plausibility check this configuration asks for.
+func (c Config) Clamper() Clamper {
+	floor := int64(math.MinInt64) // UnixNano is undefined before 1678
+	if c.MinValidTime.Year() >= 1678 {
+		floor = c.MinValidTime.UnixNano()
+	}
+	return Clamper{Skew: c.Skew, Floor: floor}
+}

@@ -1,0 +1,73 @@
+package evaluator
+
+import "math"
+
+// noTime marks an unset event time or deadline.
+const noTime = math.MinInt64
+
+// device is one device's reorder buffer and fence state. Only its shard's
+// goroutine touches it. Times named *At are processor-relative monotonic
+// nanoseconds; high and wm are event times in Unix nanoseconds. The layout
+// is packed to 112 bytes (a malloc size class): a million devices is the
+// design point.
+type device struct {
+	id     string
+	buf    pingHeap
+	states []fenceState // sorted by fence ID
+
+	high     int64 // event-time high-water mark, never beyond ingest wall time
+	wm       int64 // watermark: nothing at or before it reaches the state machine again
+	highAt   int64 // arrival of the ping that set high: clock estimate and idleness
+	deadline int64 // scheduled hold deadline of the oldest-arrived buffered ping
+	holdUs   int32 // allowed lateness in µs; per device so it can be widened
+	seq      uint32
+	lat, lon float32 // last position, for a DWELL fired while silent (±0.5 m)
+}
+
+// hold returns the device's allowed lateness in nanoseconds.
+func (d *device) hold() int64 { return int64(d.holdUs) * 1000 }
+
+// fenceState is a device's state in one fence. Outside states linger for
+// one ping after an EXIT so that a re-ENTER can be counted as a reversal.
+type fenceState struct {
+	fence   string
+	enter   int64  // event time of the ENTER
+	seq     uint32 // device seq of the last ENTER or EXIT
+	inside  bool
+	dwelled bool
+}
+
+// estimate is the device's clock as best known at processor instant now:
+// its high-water mark plus the monotonic time since that ping arrived.
+func (d *device) estimate(now int64) int64 { return d.high + (now - d.highAt) }
+
+// state returns the index of fence id in d.states, or -1.
+func (d *device) state(id string) int {
+	for i := range d.states {
+		if d.states[i].fence == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// insertState adds a state keeping d.states sorted by fence ID.
+func (d *device) insertState(st fenceState) {
+	i := len(d.states)
+	d.states = append(d.states, st)
+	for i > 0 && d.states[i-1].fence > st.fence {
+		d.states[i] = d.states[i-1]
+		i--
+	}
+	d.states[i] = st
+}
+
+// inside reports whether the device is inside any fence.
+func (d *device) inside() bool {
+	for i := range d.states {
+		if d.states[i].inside {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,196 @@
+package evaluator
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/payload"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// chanSink forwards transitions to a channel, as a broker would publish them.
+type chanSink struct {
+	trans chan Transition
+	late  chan Late
+}
+
+func newChanSink() *chanSink {
+	return &chanSink{trans: make(chan Transition, 1024), late: make(chan Late, 1024)}
+}
+func (s *chanSink) Transition(t *Transition) { s.trans <- *t }
+func (s *chanSink) Late(l *Late)             { s.late <- *l }
+
+func (s *chanSink) next(t *testing.T) Transition {
+	t.Helper()
+	select {
+	case tr := <-s.trans:
+		return tr
+	case <-time.After(5 * time.Second):
+		t.Fatal("no transition within 5 s")
+		return Transition{}
+	}
+}
+
+func newEngine(t *testing.T, sink Sink, mod func(*Config)) *Engine {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Shards = 2
+	if mod != nil {
+		mod(&cfg)
+	}
+	e, err := New(cfg, mustFences(t, testFences), sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func submit(t *testing.T, e *Engine, dev string, p pos, stamp time.Time) {
+	t.Helper()
+	pos := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: stamp.UnixNano(), HasTs: true}
+	pg := e.Ping(dev, &pos, time.Now())
+	if err := e.Submit(&pg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEngineParkedDeviceEntersAfterTheHold(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = 50 * time.Millisecond })
+	now := time.Now()
+	submit(t, e, "parked", inDepot, now)
+	tr := sink.next(t)
+	if tr.Device != "parked" || tr.Fence != "depot" || tr.Type != Enter || tr.Event != now.UnixNano() {
+		t.Fatalf("got %+v, want parked depot ENTER at its stamp", tr)
+	}
+	if waited := time.Since(tr.Ingest); waited < 50*time.Millisecond {
+		t.Fatalf("released %v after ingest, before the 50ms hold", waited)
+	}
+}
+
+func TestEngineCloseFlushesBuffers(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = MaxHold })
+	now := time.Now()
+	for i := range 10 {
+		submit(t, e, fmt.Sprintf("dev-%d", i), inYard, now)
+	}
+	e.Close()
+	if n := len(sink.trans); n != 10 {
+		t.Fatalf("%d transitions after Close, want all 10 buffered ENTERs", n)
+	}
+	pg := e.Ping("late-comer", &payload.Position{Lat: 1, Lon: 1}, time.Now())
+	if err := e.Submit(&pg); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Submit after Close = %v, want ErrClosed", err)
+	}
+}
+
+// blockingSink holds the shard goroutine inside the sink until released.
+type blockingSink struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *blockingSink) Transition(*Transition) {
+	s.once.Do(func() { close(s.entered) })
+	<-s.release
+}
+func (s *blockingSink) Late(*Late) {}
+
+func TestEngineFullQueueRefusesAtOnceAndOthersContinue(t *testing.T) {
+	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEngine(t, sink, func(c *Config) { c.Shards = 1; c.Queue = 4; c.Hold = time.Millisecond })
+	submit(t, e, "stuck", inDepot, time.Now())
+	<-sink.entered // the shard is now busy publishing
+	var full int
+	for i := range 10 {
+		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: time.Now().UnixNano(), HasTs: true}
+		pg := e.Ping(fmt.Sprintf("dev-%d", i), &pos, time.Now())
+		if err := e.Submit(&pg); errors.Is(err, ErrQueueFull) {
+			full++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if full != 6 {
+		t.Fatalf("%d of 10 refused with ErrQueueFull, want 6 beyond the queue of 4", full)
+	}
+	if got := e.Metrics().Shed.Get(); got != 6 {
+		t.Fatalf("shed = %d, want 6", got)
+	}
+	close(sink.release)
+}
+
+func TestEngineFenceSwapUnderLoadIsRaceFree(t *testing.T) {
+	sink := newChanSink()
+	go func() { // drain
+		for range sink.trans {
+		}
+	}()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = time.Millisecond })
+	a := e.Fences()
+	b := mustFences(t, `{"type":"FeatureCollection","features":[]}`)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				p := points[i%len(points)]
+				pos := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: time.Now().UnixNano(), HasTs: true}
+				pg := e.Ping(fmt.Sprintf("dev-%d-%d", g, i%50), &pos, time.Now())
+				_ = e.Submit(&pg) // a full queue is fine here
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 500 {
+			if i%2 == 0 {
+				e.SetFences(b)
+			} else {
+				e.SetFences(a)
+			}
+			if f := e.Fences(); f != a && f != b {
+				panic("torn snapshot")
+			}
+		}
+	}()
+	wg.Wait()
+	e.Close()
+	close(sink.trans)
+	if st := e.Stats(); st.Devices == 0 || st.Buffered != 0 {
+		t.Fatalf("stats after close = %+v, want devices and nothing buffered", st)
+	}
+}
+
+func TestEngineRestoreBeforeTelemetry(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = 10 * time.Millisecond })
+	now := time.Now()
+	if err := e.Restore("truck-1", "depot", Enter, now.Add(-time.Minute).UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	submit(t, e, "truck-1", inDepot, now)
+	submit(t, e, "truck-1", outside, now.Add(time.Millisecond))
+	if tr := sink.next(t); tr.Type != Exit || tr.Fence != "depot" {
+		t.Fatalf("first transition after restore = %+v, want EXIT depot (no duplicate ENTER)", tr)
+	}
+}
+
+func TestEngineRejectsBadConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.BufferCap = 0
+	if _, err := New(cfg, &fence.Set{}, newChanSink(), nil); !errors.Is(err, ErrConfig) {
+		t.Fatalf("New with buffer cap 0 = %v, want ErrConfig", err)
+	}
+}

@@ -1,0 +1,60 @@
+package evaluator
+
+import (
+	"fmt"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// Metrics are the engine's Prometheus handles, created once so that the
+// per-ping path only does atomic adds and histogram updates.
+type Metrics struct {
+	Clamped        [numClampReasons]*metrics.Counter
+	Released       *metrics.Counter // pings handed to the state machine
+	Late           *metrics.Counter
+	Overflow       *metrics.Counter // pings released early because a buffer was full
+	Shed           *metrics.Counter // pings refused because a shard queue was full
+	Transitions    [numTypes]*metrics.Counter
+	Reversals      *metrics.Counter
+	Evicted        *metrics.Counter
+	WatermarkLag   *metrics.PrometheusHistogram // ingest wall time − device watermark, seconds
+	ReleaseLatency *metrics.PrometheusHistogram // monotonic ingest → release from the buffer
+	DecideLatency  *metrics.PrometheusHistogram // monotonic ingest → transition decided
+}
+
+// LatencyBuckets are the upper bounds, in seconds, of the latency
+// histograms: fine around the default 500 ms hold, where the figures sit.
+// Prometheus "le" buckets (not VictoriaMetrics' vmrange) so that plain
+// Prometheus can take histogram_quantile of them.
+var LatencyBuckets = []float64{.001, .005, .01, .025, .05, .1, .2, .3, .4, .45, .5, .505, .51, .525, .55, .6, .75, 1, 2, 5, 10}
+
+// LagBuckets are the upper bounds, in seconds, of the watermark lag: from
+// the hold up to store-and-forward backlogs of hours.
+var LagBuckets = []float64{.1, .25, .5, .75, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+
+// NewMetrics registers the engine's metrics in set (a fresh private set when
+// nil, so that tests and the simulator need no registry).
+func NewMetrics(set *metrics.Set) *Metrics {
+	if set == nil {
+		set = metrics.NewSet()
+	}
+	m := &Metrics{
+		Released:       set.NewCounter(`edgefence_released_total`),
+		Late:           set.NewCounter(`edgefence_late_total`),
+		Overflow:       set.NewCounter(`edgefence_buffer_overflow_total`),
+		Shed:           set.NewCounter(`edgefence_shed_total{stage="queue"}`),
+		Reversals:      set.NewCounter(`edgefence_transition_reversals_total`),
+		Evicted:        set.NewCounter(`edgefence_evicted_devices_total`),
+		WatermarkLag:   set.NewPrometheusHistogramExt(`edgefence_watermark_lag_seconds`, LagBuckets),
+		ReleaseLatency: set.NewPrometheusHistogramExt(`edgefence_release_latency_seconds`, LatencyBuckets),
+		DecideLatency:  set.NewPrometheusHistogramExt(`edgefence_decide_latency_seconds`, LatencyBuckets),
+	}
+	m.Clamped[ClampNone] = new(metrics.Counter) // unregistered: keeps indexing branch-free
+	for _, r := range ClampReasons() {
+		m.Clamped[r] = set.NewCounter(fmt.Sprintf(`edgefence_clamped_total{reason=%q}`, r))
+	}
+	for _, t := range Types() {
+		m.Transitions[t] = set.NewCounter(fmt.Sprintf(`edgefence_transitions_total{type=%q}`, t))
+	}
+	return m
+}

@@ -1,0 +1,39 @@
+package evaluator
+
+import "time"
+
+// Ping is one position report on its way through the engine. It carries both
+// timelines: Event (the device's stamp, possibly clamped) decides ordering;
+// Ingest (the server's clock right after decoding, with its monotonic
+// reading) measures every latency and is what a clamped stamp is set to.
+type Ping struct {
+	Device string
+	Lat    float64
+	Lon    float64
+	Acc    float64 // metres; meaningful only when HasAcc
+	HasAcc bool
+
+	// Clamp says why Event is not the device's own stamp (ClampNone when it is).
+	Clamp ClampReason
+	// Event is the event time in Unix nanoseconds after clamping.
+	Event int64
+	// Stamp is the device's stamp as received, in Unix nanoseconds
+	// (meaningful only when HasStamp), kept for the late and reject outputs.
+	Stamp    int64
+	HasStamp bool
+
+	// Ingest is the server instant taken once, right after decoding.
+	Ingest time.Time
+}
+
+// EventTime returns the event time as a time.Time in UTC.
+func (p *Ping) EventTime() time.Time { return time.Unix(0, p.Event).UTC() }
+
+// less orders pings by event time; equal stamps fall back to arrival so
+// a device's duplicates keep their arrival order.
+func (p *Ping) less(q *Ping) bool {
+	if p.Event != q.Event {
+		return p.Event < q.Event
+	}
+	return p.Ingest.Before(q.Ingest)
+}

@@ -1,0 +1,271 @@
+package evaluator
+
+import (
+	"strings"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+)
+
+// Processor is the engine for the devices of one shard: reorder buffers,
+// watermarks and the state machine, driven by explicit instants so that it
+// runs the same in real time (a shard goroutine) and in virtual time (the
+// simulator). It is not safe for concurrent use: one owner, no locks.
+type Processor struct {
+	cfg    Config
+	base   time.Time // origin of processor-relative instants
+	fences func() *fence.Set
+	sink   Sink
+	m      *Metrics
+	search *fence.Searcher
+
+	devices  map[string]*device
+	timers   deadlineHeap
+	buffered int
+
+	// scratch, reused so the per-ping path does not allocate
+	ping  Ping
+	out   Transition
+	late  Late
+	dues  []due
+	stale []string
+}
+
+// NewProcessor returns a processor whose instants count from base. fences
+// is called for every evaluation and must return the current snapshot.
+func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics) (*Processor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Processor{
+		cfg:     cfg,
+		base:    base,
+		fences:  fences,
+		sink:    sink,
+		m:       m,
+		search:  fence.NewSearcher(),
+		devices: make(map[string]*device),
+	}, nil
+}
+
+// at converts an instant to processor-relative nanoseconds; monotonic
+// readings are used when both sides have them.
+func (p *Processor) at(t time.Time) int64 { return int64(t.Sub(p.base)) }
+
+// Devices returns how many devices the processor holds state for.
+func (p *Processor) Devices() int { return len(p.devices) }
+
+// Buffered returns how many pings wait in reorder buffers.
+func (p *Processor) Buffered() int { return p.buffered }
+
+func (p *Processor) device(id string) *device {
+	d := p.devices[id]
+	if d == nil {
+		// Clone: the caller's id may point into a larger buffer we must not pin.
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, deadline: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond)}
+		p.devices[d.id] = d
+	}
+	return d
+}
+
+// SetHold sets one device's allowed lateness (a device with an unstable
+// clock may need more than the default), capped at MaxHold.
+func (p *Processor) SetHold(id string, hold time.Duration) {
+	p.device(id).holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
+}
+
+// Ingest takes one ping. It is buffered, released at once (if the watermark
+// already passed it or arrival-order evaluation is on), or diverted to the
+// late output. Call Advance afterwards to release pings whose hold expired.
+func (p *Processor) Ingest(pg *Ping) {
+	now := p.at(pg.Ingest)
+	d := p.device(pg.Device)
+	wall := pg.Ingest.UnixNano()
+	if d.wm != noTime {
+		p.m.WatermarkLag.Update(float64(wall-d.wm) / 1e9)
+	}
+	if d.holdUs == 0 {
+		// Arrival order: no buffer, so nothing can be late either.
+		p.raise(d, pg, wall, now)
+		pg.Device = d.id
+		p.release(d, pg, now)
+		return
+	}
+	if pg.Event <= d.wm {
+		p.late = Late{Ping: *pg, Reason: LateBehindWatermark, Watermark: d.wm}
+		p.m.Late.Inc()
+		p.sink.Late(&p.late)
+		return
+	}
+	pg.Device = d.id // buffered copies share the device's string
+	d.buf.push(pg)
+	p.buffered++
+	p.raise(d, pg, wall, now)
+	if w := d.high - d.hold(); w > d.wm {
+		d.wm = w
+	}
+	p.releaseThrough(d, now)
+	// A store-and-forward burst larger than the buffer: releasing the oldest
+	// is the only choice that loses nothing. It is the earliest stamp still
+	// pending, so the evaluated prefix stays in order; only pings stamped
+	// before it that arrive later become late.
+	for len(d.buf) > p.cfg.BufferCap {
+		d.buf.pop(&p.ping)
+		p.buffered--
+		p.m.Overflow.Inc()
+		d.wm = max(d.wm, p.ping.Event)
+		p.release(d, &p.ping, now)
+	}
+	p.schedule(d)
+}
+
+// raise moves the high-water mark. It never passes the ingest wall time,
+// so one clamped or future stamp cannot make later good pings late.
+func (p *Processor) raise(d *device, pg *Ping, wall, now int64) {
+	if hw := min(pg.Event, wall); hw > d.high {
+		d.high = hw
+		d.highAt = now
+	}
+}
+
+// releaseThrough hands every buffered ping at or before the watermark to
+// the state machine, in event order.
+func (p *Processor) releaseThrough(d *device, now int64) {
+	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
+		d.buf.pop(&p.ping)
+		p.buffered--
+		p.release(d, &p.ping, now)
+	}
+}
+
+// schedule arms the device's hold deadline: when its oldest-arrived
+// buffered ping will have waited the hold.
+func (p *Processor) schedule(d *device) {
+	if len(d.buf) == 0 {
+		d.deadline = noTime
+		return
+	}
+	first := p.at(d.buf[0].Ingest)
+	for i := 1; i < len(d.buf); i++ {
+		first = min(first, p.at(d.buf[i].Ingest))
+	}
+	if at := first + d.hold(); at != d.deadline {
+		d.deadline = at
+		p.timers.push(at, d)
+	}
+}
+
+// Advance releases every ping whose hold has elapsed by now. Releasing a
+// ping on its deadline moves its device's watermark to the ping's event
+// time, so the pings stamped before it go first and later ones are late.
+func (p *Processor) Advance(now time.Time) {
+	n := p.at(now)
+	for len(p.timers) > 0 && p.timers[0].at <= n {
+		e := p.timers.pop()
+		d := e.dev
+		if d.deadline != e.at {
+			continue // rescheduled or released by the watermark since
+		}
+		d.deadline = noTime
+		hold := d.hold()
+		for i := range d.buf {
+			if p.at(d.buf[i].Ingest)+hold <= n {
+				d.wm = max(d.wm, d.buf[i].Event)
+			}
+		}
+		p.releaseThrough(d, n)
+		p.schedule(d)
+	}
+}
+
+// NextDeadline returns the earliest instant at which Advance has work, if
+// any. It may be early (a stale entry); never late.
+func (p *Processor) NextDeadline() (time.Time, bool) {
+	if len(p.timers) == 0 {
+		return time.Time{}, false
+	}
+	return p.base.Add(time.Duration(p.timers[0].at)), true
+}
+
+// Sweep does the housekeeping that no ping triggers: DWELL timers of silent
+// devices, and eviction of devices idle past the idle timeout (their buffer
+// memory is reclaimed; a device inside a fence keeps its fence state, so
+// eviction never produces a duplicate ENTER).
+func (p *Processor) Sweep(now time.Time) {
+	n := p.at(now)
+	p.stale = p.stale[:0]
+	for id, d := range p.devices {
+		if len(d.buf) > 0 {
+			continue // its pings will be released within the hold anyway
+		}
+		p.dwellTimers(d, n)
+		// Idle: no ping has advanced its clock for the idle timeout (a
+		// device sending only late pings is idle too).
+		if n-d.highAt >= int64(p.cfg.IdleTimeout) {
+			if d.inside() {
+				d.buf = nil
+				d.states = compactStates(d.states)
+			} else {
+				p.stale = append(p.stale, id)
+			}
+		}
+	}
+	for _, id := range p.stale {
+		delete(p.devices, id)
+	}
+	p.m.Evicted.Add(len(p.stale))
+	clear(p.stale)
+}
+
+// compactStates drops lingering outside states and spare capacity.
+func compactStates(s []fenceState) []fenceState {
+	out := make([]fenceState, 0, len(s))
+	for _, st := range s {
+		if st.inside {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Flush releases every buffered ping in event order, as on shutdown.
+func (p *Processor) Flush(now time.Time) {
+	n := p.at(now)
+	for _, d := range p.devices {
+		for i := range d.buf {
+			d.wm = max(d.wm, d.buf[i].Event)
+		}
+		p.releaseThrough(d, n)
+		d.deadline = noTime
+	}
+	clear(p.timers)
+	p.timers = p.timers[:0]
+}
+
+// Restore sets a device's state in a fence from a committed transition (as
+// persisted on the retained topics), before its pings arrive, so that a
+// restart does not repeat an ENTER. Pings stamped at or before event are
+// then late: they would rewrite committed history.
+func (p *Processor) Restore(device, fenceID string, typ Type, event int64) {
+	d := p.device(device)
+	d.wm = max(d.wm, event)
+	d.high = max(d.high, event)
+	i := d.state(fenceID)
+	if typ == Exit {
+		if i >= 0 {
+			d.states = append(d.states[:i], d.states[i+1:]...)
+		}
+		return
+	}
+	st := fenceState{fence: strings.Clone(fenceID), enter: event, inside: true, dwelled: typ == Dwell}
+	if i >= 0 {
+		st.enter = min(st.enter, d.states[i].enter)
+		st.dwelled = st.dwelled || d.states[i].dwelled
+		d.states[i] = st
+		return
+	}
+	d.insertState(st)
+}

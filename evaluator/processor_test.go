@@ -1,0 +1,373 @@
+package evaluator
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hold      time.Duration
+		want      []string
+		reversals uint64
+	}{
+		{"event time with the default hold", DefaultHold,
+			[]string{"truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.1s"}, 0},
+		// The baseline shows the test can fail: arrival order invents an ENTER.
+		{"arrival order", 0,
+			// Two reversals: the EXIT undid the ENTER, the ENTER undid the EXIT.
+			[]string{"truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.1s", "truck-1 depot ENTER +1s"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(c *Config) { c.Hold = tc.hold })
+			h.send("truck-1", inDepot, 0, 0)
+			h.send("truck-1", outside, ms(1100), ms(1150))
+			h.send("truck-1", inDepot, ms(1000), ms(1300)) // delayed 300 ms by the network
+			h.at(3 * time.Second)
+			h.want(tc.want...)
+			if got := h.m.Reversals.Get(); got != tc.reversals {
+				t.Fatalf("reversals = %d, want %d", got, tc.reversals)
+			}
+			if len(h.rec.late) != 0 {
+				t.Fatalf("late = %v, want none", h.rec.late)
+			}
+		})
+	}
+}
+
+func TestPingBehindWatermarkGoesToLateOutput(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("truck-1", inDepot, ms(2000), ms(2000))
+	h.send("truck-1", outside, ms(1000), ms(2100)) // 1.1 s late, more than the hold
+	h.at(5 * time.Second)
+	h.want("truck-1 depot ENTER +0s")
+	if len(h.rec.late) != 1 {
+		t.Fatalf("late = %d pings, want 1", len(h.rec.late))
+	}
+	l := h.rec.late[0]
+	if l.Reason != LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(1500)).UnixNano() {
+		t.Fatalf("late = %+v, want the 1 s ping behind watermark +1.5s", l)
+	}
+	if h.m.Late.Get() != 1 {
+		t.Fatalf("late counter = %d, want 1", h.m.Late.Get())
+	}
+}
+
+func TestSilentDeviceCommitsAfterExactlyTheHold(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("parked", inDepot, 0, ms(20))
+	h.at(ms(519))
+	h.want()
+	h.at(ms(520))
+	h.want("parked depot ENTER +0s")
+	if got := h.proc.Buffered(); got != 0 {
+		t.Fatalf("buffered = %d after release", got)
+	}
+}
+
+func TestNextDeadlineIsTheHoldAfterArrival(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("parked", inDepot, 0, ms(20))
+	next, ok := h.proc.NextDeadline()
+	if !ok || !next.Equal(t0.Add(ms(520))) {
+		t.Fatalf("next deadline = %v %v, want +520ms", next.Sub(t0), ok)
+	}
+}
+
+func TestReleaseOnDeadlineMovesWatermark(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, ms(1000), ms(1000))
+	h.at(ms(1500)) // released by its deadline: watermark now +1s, not +0.5s
+	h.send("truck-1", outside, ms(900), ms(1600))
+	h.want("truck-1 depot ENTER +1s")
+	if len(h.rec.late) != 1 {
+		t.Fatalf("late = %d, want the +0.9s ping late", len(h.rec.late))
+	}
+}
+
+func TestDeviceClockBehindServerIsNotLate(t *testing.T) {
+	h := newHarness(t, nil)
+	// The device's clock runs 30 s behind the server's: nothing is late just
+	// for that, because the watermark follows the device's own clock.
+	for i := range 10 {
+		p := inDepot
+		if i >= 5 {
+			p = outside
+		}
+		h.send("slow-clock", p, ms(i*1000-30000), ms(i*1000))
+	}
+	h.at(20 * time.Second)
+	h.want("slow-clock depot ENTER -30s", "slow-clock depot EXIT -25s")
+	if len(h.rec.late) != 0 || h.rec.trans[0].Clamp != ClampNone {
+		t.Fatalf("late = %d, clamp = %v; want none", len(h.rec.late), h.rec.trans[0].Clamp)
+	}
+}
+
+func TestStoreAndForwardBacklogOldestFirstIsEvaluated(t *testing.T) {
+	h := newHarness(t, nil)
+	// Ten minutes out of coverage, then the backlog arrives in a burst.
+	for i := range 20 {
+		p := inDepot
+		if i >= 12 {
+			p = outside
+		}
+		h.send("truck-1", p, ms(i*1000-600000), ms(i))
+	}
+	h.at(time.Second)
+	h.want("truck-1 depot ENTER -10m0s", "truck-1 depot EXIT -9m48s")
+	if len(h.rec.late) != 0 {
+		t.Fatalf("late = %d, want none", len(h.rec.late))
+	}
+}
+
+func TestBufferOverflowReleasesOldestInOrder(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.BufferCap = 4 })
+	// A 10 Hz burst, shuffled by the network, all within the hold.
+	for i, ev := range []int{300, 100, 200, 0, 400, 600, 500, 700, 900, 800} {
+		p := inDepot
+		if ev >= 500 {
+			p = outside
+		}
+		h.send("truck-1", p, ms(ev), ms(1000+i))
+		if n := len(h.proc.devices["truck-1"].buf); n > 4 {
+			t.Fatalf("buffer holds %d pings, cap is 4", n)
+		}
+	}
+	h.at(2 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +500ms")
+	if len(h.rec.late) != 0 {
+		t.Fatalf("late = %d, want none: overflow releases, it does not shed", len(h.rec.late))
+	}
+	if got := h.m.Overflow.Get(); got != 4 {
+		t.Fatalf("overflow = %d, want 4", got)
+	}
+	if got := h.m.Released.Get(); got != 10 {
+		t.Fatalf("released = %d, want all 10", got)
+	}
+}
+
+func TestClampedFutureStampDoesNotMakeLaterPingsLate(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, time.Hour, 0) // clock jumped an hour ahead
+	h.send("truck-1", inDepot, ms(600), ms(600))
+	h.send("truck-1", outside, ms(1200), ms(1200))
+	h.at(3 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.2s")
+	if c := h.rec.trans[0].Clamp; c != ClampFuture {
+		t.Fatalf("ENTER clamp = %v, want future", c)
+	}
+	if len(h.rec.late) != 0 {
+		t.Fatalf("late = %d, want none", len(h.rec.late))
+	}
+}
+
+func TestFutureStampWithinSkewDoesNotRaiseHighWaterPastIngest(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, ms(1500), 0) // 1.5 s ahead: trusted, not clamped
+	h.send("truck-1", inDepot, ms(200), ms(200))
+	h.at(ms(300))
+	if len(h.rec.late) != 0 {
+		t.Fatalf("late = %d: a stamp ahead of the server raised the watermark", len(h.rec.late))
+	}
+	if d := h.proc.devices["truck-1"]; d.high != t0.Add(ms(200)).UnixNano() {
+		t.Fatalf("high-water = %v, want the ingest wall time +200ms", time.Unix(0, d.high).Sub(t0))
+	}
+}
+
+func TestColdBootEpochZeroIsClampedAndFlagged(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sendStamp("truck-1", inDepot, 0, true, ms(50))
+	h.sendStamp("truck-1", outside, 0, false, ms(1050))
+	h.at(3 * time.Second)
+	h.want("truck-1 depot ENTER +50ms", "truck-1 depot EXIT +1.05s")
+	if a, b := h.rec.trans[0].Clamp, h.rec.trans[1].Clamp; a != ClampBeforeFloor || b != ClampMissing {
+		t.Fatalf("clamps = %v, %v; want before_floor, missing", a, b)
+	}
+}
+
+func TestClamperStamp(t *testing.T) {
+	c := DefaultConfig().Clamper()
+	wall := t0.UnixNano()
+	ns := func(d time.Duration) int64 { return wall + int64(d) }
+	for _, tc := range []struct {
+		name   string
+		ts     int64
+		hasTs  bool
+		want   int64
+		reason ClampReason
+	}{
+		{"good stamp", ns(-ms(300)), true, ns(-ms(300)), ClampNone},
+		{"no stamp", 0, false, wall, ClampMissing},
+		{"epoch zero after a cold boot", 0, true, wall, ClampBeforeFloor},
+		{"1980 GPS epoch", time.Date(1980, 1, 6, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, ClampBeforeFloor},
+		{"just before the floor", DefaultMinValidTime.UnixNano() - 1, true, wall, ClampBeforeFloor},
+		{"at the floor (an ancient backlog, not clamped)", DefaultMinValidTime.UnixNano(), true, DefaultMinValidTime.UnixNano(), ClampNone},
+		{"an hour old backlog", ns(-time.Hour), true, ns(-time.Hour), ClampNone},
+		{"ahead within the skew", ns(ms(1999)), true, ns(ms(1999)), ClampNone},
+		{"ahead by the skew exactly", ns(ms(2000)), true, ns(ms(2000)), ClampNone},
+		{"ahead beyond the skew", ns(ms(2001)), true, wall, ClampFuture},
+		{"year 2040", time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, ClampFuture},
+		{"saturated far future", 1<<63 - 1, true, wall, ClampFuture},
+		{"saturated far past", -1 << 63, true, wall, ClampBeforeFloor},
+		{"GPS week rollover", ns(ms(250) - WeekRollover), true, ns(ms(250)), ClampWeekRollover},
+		{"GPS week rollover, behind by the skew", ns(-ms(2000) - WeekRollover), true, ns(-ms(2000)), ClampWeekRollover},
+		{"rollover distance but beyond the skew", ns(-ms(2001) - WeekRollover), true, wall, ClampBeforeFloor},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, reason := c.Stamp(tc.ts, tc.hasTs, wall)
+			if got != tc.want || reason != tc.reason {
+				t.Fatalf("Stamp = %v %q, want %v %q", time.Unix(0, got).Sub(t0), reason, time.Unix(0, tc.want).Sub(t0), tc.reason)
+			}
+		})
+	}
+}
+
+func TestDwellConfirmedByPingFiresOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := range 6 {
+		h.send("truck-1", inDepotZ, ms(i*1000), ms(i*1000))
+	}
+	h.at(10 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 zone DWELL +3s")
+	if h.rec.trans[2].Timer {
+		t.Fatal("DWELL confirmed by a ping is marked as fired by the timer")
+	}
+}
+
+func TestDwellFiresForSilentParkedDevice(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("parked", inDepotZ, 0, 0)
+	h.at(ms(600))
+	h.proc.Sweep(t0.Add(ms(2999)))
+	h.want("parked depot ENTER +0s", "parked zone ENTER +0s")
+	h.proc.Sweep(t0.Add(ms(3000)))
+	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s")
+	if tr := h.rec.trans[2]; !tr.Timer || math.Abs(tr.Lat-inDepotZ.lat) > 1e-5 {
+		t.Fatalf("DWELL = %+v, want a timer DWELL at the parked position", tr)
+	}
+	// The device's clock passed +3s: a ping stamped before it would come out
+	// after the DWELL, so it is late.
+	h.send("parked", outside, ms(2900), ms(3100))
+	if len(h.rec.late) != 1 {
+		t.Fatalf("late = %d, want 1", len(h.rec.late))
+	}
+}
+
+func TestNoDwellAfterLeaving(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepotZ, 0, 0)
+	h.send("truck-1", inDepotZ, ms(1000), ms(1000))
+	h.send("truck-1", outside, ms(2000), ms(2000))
+	h.at(ms(2600))
+	h.proc.Sweep(t0.Add(10 * time.Second))
+	h.send("truck-1", outside, ms(11000), ms(11000))
+	h.at(12 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 depot EXIT +2s", "truck-1 zone EXIT +2s")
+}
+
+func TestMovingBetweenFencesExitsBeforeEntering(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("truck-1", inYard, ms(1000), ms(1000))
+	h.at(2 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1s", "truck-1 yard ENTER +1s")
+}
+
+func TestOverlappingFencesAreIndependent(t *testing.T) {
+	h := newHarness(t, nil)
+	for i, p := range []pos{inDepot, inDepotZ, inYardZ, inYard, outside} {
+		h.send("truck-1", p, ms(i*1000), ms(i*1000))
+	}
+	h.at(6 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +1s", "truck-1 depot EXIT +2s",
+		"truck-1 yard ENTER +2s", "truck-1 zone EXIT +3s", "truck-1 yard EXIT +4s")
+}
+
+func TestRestoredStateSuppressesDuplicateEnter(t *testing.T) {
+	h := newHarness(t, nil)
+	h.proc.Restore("truck-1", "depot", Enter, t0.Add(-time.Minute).UnixNano())
+	h.proc.Restore("truck-2", "depot", Enter, t0.Add(-time.Minute).UnixNano())
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("truck-1", outside, ms(1000), ms(1000))
+	// truck-2 left while the broker was down: its first ping exits.
+	h.send("truck-2", anotherOut, ms(100), ms(100))
+	// A ping stamped before the restored transition would rewrite it.
+	h.send("truck-1", outside, -2*time.Minute, ms(1100))
+	h.at(3 * time.Second)
+	h.want("truck-2 depot EXIT +100ms", "truck-1 depot EXIT +1s")
+	if len(h.rec.late) != 1 {
+		t.Fatalf("late = %d, want the ping stamped before the restored ENTER", len(h.rec.late))
+	}
+}
+
+func TestFirstSeenInsideEnters(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("new", inYard, 0, 0)
+	h.at(time.Second)
+	h.want("new yard ENTER +0s")
+}
+
+func TestIdleEvictionKeepsFenceState(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("inside", inDepot, 0, 0)
+	h.send("outside", outside, 0, 0)
+	h.at(time.Second)
+	h.proc.Sweep(t0.Add(5 * time.Minute))
+	if n := h.proc.Devices(); n != 2 {
+		t.Fatalf("devices = %d before the idle timeout, want 2", n)
+	}
+	h.proc.Sweep(t0.Add(10*time.Minute + time.Second))
+	if n := h.proc.Devices(); n != 1 {
+		t.Fatalf("devices = %d after the idle timeout, want 1 (the one inside a fence)", n)
+	}
+	if d := h.proc.devices["inside"]; d.buf != nil {
+		t.Fatal("evicted device still holds its buffer")
+	}
+	h.send("inside", inDepot, 11*time.Minute, 11*time.Minute)
+	h.send("outside", inDepot, 11*time.Minute, 11*time.Minute)
+	h.at(12 * time.Minute)
+	// The 5-minute default DWELL fired on the sweep while parked; the return
+	// after eviction brings no second ENTER.
+	h.want("inside depot ENTER +0s", "inside depot DWELL +5m0s", "outside depot ENTER +11m0s")
+	if h.m.Evicted.Get() != 1 {
+		t.Fatalf("evicted = %d, want 1", h.m.Evicted.Get())
+	}
+}
+
+func TestPerDeviceHold(t *testing.T) {
+	h := newHarness(t, nil)
+	h.proc.SetHold("shaky", 2*time.Second)
+	h.send("shaky", inDepot, 0, 0)
+	h.send("steady", inDepot, 0, 0)
+	h.at(ms(1999))
+	h.want("steady depot ENTER +0s")
+	h.at(ms(2000))
+	h.want("steady depot ENTER +0s", "shaky depot ENTER +0s")
+}
+
+func TestFenceSwapReevaluatesAtNextPing(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("parked", outside, 0, 0)
+	h.at(time.Second)
+	// depot is gone; a new fence covers where "parked" stands.
+	h.set = mustFences(t, `{"type":"FeatureCollection","features":[
+	 {"type":"Feature","id":"north","geometry":{"type":"Polygon","coordinates":[[[13.40,52.515],[13.41,52.515],[13.41,52.525],[13.40,52.525],[13.40,52.515]]]}}]}`)
+	h.send("truck-1", inDepot, ms(2000), ms(2000))
+	h.send("parked", outside, ms(2000), ms(2000))
+	h.at(3 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +2s", "parked north ENTER +2s")
+}
+
+func TestFlushReleasesEverything(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("a", inDepot, 0, 0)
+	h.send("b", inYard, 0, 0)
+	h.proc.Flush(t0.Add(ms(10)))
+	if len(h.rec.trans) != 2 || h.proc.Buffered() != 0 {
+		t.Fatalf("after flush: %q, %d buffered", h.rec.lines(), h.proc.Buffered())
+	}
+}

@@ -1,0 +1,159 @@
+package evaluator
+
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+)
+
+// due is a DWELL that has come due: the state index and its event time.
+type due struct {
+	i  int
+	at int64
+}
+
+// dwellOf returns a fence's dwell time, or false when DWELL is off for it.
+func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
+	dw := p.cfg.Dwell
+	if f.HasDwell {
+		dw = f.Dwell
+	}
+	return int64(dw), dw > 0
+}
+
+// release runs the state machine on the device's next in-order ping.
+// Within one ping, DWELLs that came due (at earlier instants) come first,
+// then EXITs, then ENTERs, so a ping that leaves one fence for another
+// reads as EXIT before ENTER.
+func (p *Processor) release(d *device, pg *Ping, now int64) {
+	p.m.Released.Inc()
+	p.m.ReleaseLatency.Update(float64(now-p.at(pg.Ingest)) / 1e9)
+	d.seq++
+	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
+
+	p.dues = p.dues[:0]
+	for i := range d.states {
+		st := &d.states[i]
+		if !st.inside || st.dwelled {
+			continue
+		}
+		if f := find(hits, st.fence); f != nil {
+			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event {
+				p.dues = append(p.dues, due{i, st.enter + dw})
+			}
+		}
+	}
+	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false)
+
+	for i := range d.states {
+		st := &d.states[i]
+		if st.inside && find(hits, st.fence) == nil {
+			st.inside = false
+			rev := st.seq == d.seq-1
+			st.seq = d.seq
+			p.emit(d, st.fence, Exit, pg.Event, pg, rev, now)
+		}
+	}
+	for _, f := range hits {
+		i := d.state(f.ID)
+		if i >= 0 && d.states[i].inside {
+			continue
+		}
+		st := fenceState{fence: f.ID, enter: pg.Event, seq: d.seq, inside: true}
+		rev := false
+		if i >= 0 {
+			rev = d.states[i].seq == d.seq-1 // it left on the previous ping
+			d.states[i] = st
+		} else {
+			d.insertState(st)
+		}
+		p.emit(d, f.ID, Enter, pg.Event, pg, rev, now)
+	}
+
+	// Outside states matter only to the next ping, for reversal counting.
+	k := 0
+	for _, st := range d.states {
+		if st.inside || st.seq == d.seq {
+			d.states[k] = st
+			k++
+		}
+	}
+	clear(d.states[k:])
+	d.states = d.states[:k]
+	d.lat, d.lon = float32(pg.Lat), float32(pg.Lon)
+}
+
+// find returns the fence with id among hits, or nil.
+func find(hits []*fence.Fence, id string) *fence.Fence {
+	for _, f := range hits {
+		if f.ID == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// fireDwells emits the DWELLs in p.dues in event-time order.
+func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, ingest time.Time, timer bool) {
+	dues := p.dues
+	for i := 1; i < len(dues); i++ { // insertion sort: almost always 0 or 1 entries
+		for j := i; j > 0 && dues[j].at < dues[j-1].at; j-- {
+			dues[j], dues[j-1] = dues[j-1], dues[j]
+		}
+	}
+	for _, u := range dues {
+		st := &d.states[u.i]
+		st.dwelled = true
+		p.out = Transition{
+			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
+			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
+		}
+		p.m.Transitions[Dwell].Inc()
+		p.sink.Transition(&p.out)
+	}
+}
+
+func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *Ping, rev bool, now int64) {
+	p.out = Transition{
+		Device: d.id, Fence: fenceID, Type: typ, Event: event,
+		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Ingest: pg.Ingest, Reversal: rev,
+	}
+	p.m.Transitions[typ].Inc()
+	if rev {
+		p.m.Reversals.Inc()
+	}
+	p.m.DecideLatency.Update(float64(now-p.at(pg.Ingest)) / 1e9)
+	p.sink.Transition(&p.out)
+}
+
+// dwellTimers fires the DWELLs of a silent device whose estimated clock
+// has passed them. The watermark moves to each DWELL's instant: a ping
+// stamped before it would otherwise come out after it.
+func (p *Processor) dwellTimers(d *device, now int64) {
+	if d.high == noTime {
+		return
+	}
+	est := d.estimate(now)
+	var set *fence.Set
+	p.dues = p.dues[:0]
+	for i := range d.states {
+		st := &d.states[i]
+		if !st.inside || st.dwelled {
+			continue
+		}
+		if set == nil {
+			set = p.fences()
+		}
+		f := set.ByID(st.fence)
+		if f == nil {
+			continue // removed: its EXIT comes with the next ping
+		}
+		if dw, ok := p.dwellOf(f); ok && st.enter+dw <= est {
+			p.dues = append(p.dues, due{i, st.enter + dw})
+			d.wm = max(d.wm, st.enter+dw)
+		}
+	}
+	if len(p.dues) > 0 {
+		p.fireDwells(d, float64(d.lat), float64(d.lon), ClampNone, p.base.Add(time.Duration(now)), true)
+	}
+}

@@ -1,0 +1,100 @@
+package evaluator
+
+import "time"
+
+// Type is the kind of a fence transition.
+type Type uint8
+
+// Transition types.
+const (
+	Enter Type = iota
+	Exit
+	Dwell
+	numTypes
+)
+
+var typeNames = [numTypes]string{"ENTER", "EXIT", "DWELL"}
+
+// String returns ENTER, EXIT or DWELL.
+func (t Type) String() string {
+	if t < numTypes {
+		return typeNames[t]
+	}
+	return "UNKNOWN"
+}
+
+// ParseType is the inverse of Type.String.
+func ParseType(s string) (Type, bool) {
+	for i, n := range typeNames {
+		if n == s {
+			return Type(i), true
+		}
+	}
+	return 0, false
+}
+
+// Types lists every transition type, for pre-creating metrics.
+func Types() []Type { return []Type{Enter, Exit, Dwell} }
+
+// Transition is a committed change of one device's state in one fence.
+// A device's transitions are emitted strictly in event-time order.
+type Transition struct {
+	Device string
+	Fence  string // the fence's ID
+	Type   Type
+	// Event is the event time in Unix nanoseconds: the stamp of the ping
+	// that caused it, or for DWELL the instant the dwell time was reached.
+	Event int64
+	// Lat and Lon are the position that caused it (for DWELL, the latest
+	// position inside the fence).
+	Lat, Lon float64
+	// Clamp is the clamp reason of the causing ping's stamp.
+	Clamp ClampReason
+	// Ingest is the ingest instant of the causing ping, for SLA figures.
+	Ingest time.Time
+	// Timer is set on a DWELL fired by the device's estimated clock rather
+	// than by a ping; its Ingest is that of the last ping and says nothing
+	// about latency.
+	Timer bool
+	// Reversal is set when this transition undoes the one committed for the
+	// same device and fence on the previous in-order ping.
+	Reversal bool
+}
+
+// EventTime returns Event as a time.Time in UTC.
+func (t *Transition) EventTime() time.Time { return time.Unix(0, t.Event).UTC() }
+
+// LateReason says why a ping was diverted to the late output.
+type LateReason uint8
+
+// Late reasons.
+const (
+	// LateBehindWatermark: the ping's event time was at or behind its
+	// device's watermark when it arrived, so evaluating it would rewrite
+	// history already committed.
+	LateBehindWatermark LateReason = iota + 1
+)
+
+// String returns the reason's label.
+func (r LateReason) String() string {
+	if r == LateBehindWatermark {
+		return "behind_watermark"
+	}
+	return "unknown"
+}
+
+// Late is a ping that never reached the state machine.
+type Late struct {
+	Ping      Ping
+	Reason    LateReason
+	Watermark int64 // the device's watermark when it arrived, Unix ns
+}
+
+// Sink receives the engine's output. The engine calls it from its shard
+// goroutines, so an implementation must be safe for concurrent use; the
+// pointers are valid only during the call. Calls for one device are
+// sequential and in event-time order.
+type Sink interface {
+	Transition(t *Transition)
+	Late(l *Late)
+}
