@@ -31,8 +31,18 @@ func (q *Searcher) Contains(s *Set, lat, lon float64) []*Fence {
 		q.visit = q.add
 	}
 	q.lat, q.lon = lat, lon
-	p := [2]float64{lon, lat}
-	s.tree.Search(p, p, q.visit)
+	g := &s.index
+	if sp, ok := g.cells[cellKey(g.cell(lon, lat))]; ok {
+		for _, f := range g.flat[sp.start : sp.start+sp.n] {
+			if lon >= f.min[0] && lon <= f.max[0] && lat >= f.min[1] && lat <= f.max[1] {
+				q.add(f.min, f.max, f)
+			}
+		}
+	}
+	if g.nBig > 0 {
+		p := [2]float64{lon, lat}
+		g.big.Search(p, p, q.visit)
+	}
 	return q.res
 }
 

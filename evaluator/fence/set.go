@@ -6,8 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/tidwall/rtree"
 )
 
 // Set is an immutable snapshot of fences with a spatial index; safe for
@@ -16,7 +14,7 @@ import (
 type Set struct {
 	fences []*Fence // sorted by ID
 	byID   map[string]*Fence
-	tree   rtree.RTreeG[*Fence] // over fence bounding boxes, [lon, lat]
+	index  grid
 }
 
 // Parse builds a Set from a GeoJSON FeatureCollection. Any invalid feature
@@ -86,8 +84,8 @@ func newSet(parsed []*Fence) *Set {
 		rings = append(rings, f.rings...)
 		s.fences[i] = a
 		s.byID[a.ID] = a
-		s.tree.Insert(a.min, a.max, a)
 	}
+	s.index.build(s.fences)
 	slices.SortFunc(s.fences, func(a, b *Fence) int { return strings.Compare(a.ID, b.ID) })
 	for i, f := range s.fences {
 		f.rank = i
