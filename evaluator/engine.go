@@ -104,7 +104,7 @@ func (e *Engine) Submit(p *Ping) error {
 	case e.shards[e.shardOf(p.Device)].in <- *p:
 		return nil
 	default:
-		e.m.Shed.Inc()
+		e.m.QueueFull.Inc()
 		return ErrQueueFull
 	}
 }

@@ -123,8 +123,8 @@ func TestEngineFullQueueRefusesAtOnceAndOthersContinue(t *testing.T) {
 	if full != 6 {
 		t.Fatalf("%d of 10 refused with ErrQueueFull, want 6 beyond the queue of 4", full)
 	}
-	if got := e.Metrics().Shed.Get(); got != 6 {
-		t.Fatalf("shed = %d, want 6", got)
+	if got := e.Metrics().QueueFull.Get(); got != 6 {
+		t.Fatalf("queue full = %d, want 6", got)
 	}
 	close(sink.release)
 }

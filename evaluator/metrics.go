@@ -13,7 +13,7 @@ type Metrics struct {
 	Released       *metrics.Counter // pings handed to the state machine
 	Late           *metrics.Counter
 	Overflow       *metrics.Counter // pings released early because a buffer was full
-	Shed           *metrics.Counter // pings refused because a shard queue was full
+	QueueFull      *metrics.Counter // pings refused because a shard queue was full
 	Transitions    [numTypes]*metrics.Counter
 	Reversals      *metrics.Counter
 	Evicted        *metrics.Counter
@@ -42,7 +42,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		Released:       set.NewCounter(`edgefence_released_total`),
 		Late:           set.NewCounter(`edgefence_late_total`),
 		Overflow:       set.NewCounter(`edgefence_buffer_overflow_total`),
-		Shed:           set.NewCounter(`edgefence_shed_total{stage="queue"}`),
+		QueueFull:      set.NewCounter(`edgefence_queue_full_total`),
 		Reversals:      set.NewCounter(`edgefence_transition_reversals_total`),
 		Evicted:        set.NewCounter(`edgefence_evicted_devices_total`),
 		WatermarkLag:   set.NewPrometheusHistogramExt(`edgefence_watermark_lag_seconds`, LagBuckets),
