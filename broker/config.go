@@ -1,0 +1,57 @@
+// Package broker wires edgefence's embedded MQTT broker: mochi-mqtt with
+// the telemetry hook, the engine, the transition publisher, persistence of
+// retained state, and the HTTP endpoints.
+package broker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/hooks"
+)
+
+// Config is the broker's configuration, filled by the CLI.
+type Config struct {
+	MQTTAddr         string // TCP listener; ":0" picks a free port
+	HTTPAddr         string // metrics and health; "" disables
+	Fences           string // GeoJSON fence file
+	DataDir          string // retained state store; "" keeps it in memory
+	Telemetry        []hooks.TelemetryFilter
+	TransitionPrefix string
+	LateTopic        string
+	RejectTopic      string
+	ExitExpiry       time.Duration // MQTT 5 expiry of retained EXIT messages
+	MaxPayload       int           // telemetry payload limit in bytes
+	Pprof            bool
+	CloseTimeout     time.Duration // how long shutdown waits for mochi
+	Engine           evaluator.Config
+	Log              *slog.Logger
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	var tf []hooks.TelemetryFilter
+	for _, f := range hooks.DefaultTelemetryFilters {
+		t, err := hooks.ParseTelemetryFilter(f)
+		if err != nil {
+			panic(err) // the defaults are constants
+		}
+		tf = append(tf, t)
+	}
+	return Config{
+		MQTTAddr:         "127.0.0.1:1883",
+		HTTPAddr:         "127.0.0.1:9090",
+		Fences:           "fences.geojson",
+		DataDir:          "./data",
+		Telemetry:        tf,
+		TransitionPrefix: "geofence",
+		LateTopic:        "edgefence/late",
+		RejectTopic:      "edgefence/rejected",
+		ExitExpiry:       24 * time.Hour,
+		MaxPayload:       4096,
+		CloseTimeout:     10 * time.Second,
+		Engine:           evaluator.DefaultConfig(),
+		Log:              slog.Default(),
+	}
+}

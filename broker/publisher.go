@@ -1,0 +1,156 @@
+package broker
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/evaluator"
+)
+
+// message is one publish the server makes itself.
+type message struct {
+	topic   string
+	payload []byte
+	retain  bool
+	expiry  uint32    // MQTT 5 message expiry interval in seconds; 0 none
+	ingest  time.Time // for a transition: the causing ping's ingest instant
+}
+
+// publisher turns engine output and rejects into MQTT publishes. The
+// engine's shard goroutines hand transitions over a bounded channel to
+// one goroutine that injects them into mochi: retaining a message writes
+// the store, and a shard must not wait on a disk. A single goroutine keeps
+// every device's transitions in the order the engine decided them.
+type publisher struct {
+	srv    *mqtt.Server
+	cl     *mqtt.Client // our inline client, speaking MQTT 5 for expiry
+	cfg    *Config
+	log    *slog.Logger
+	queue  chan message
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
+
+	publishLatency *metrics.PrometheusHistogram
+	dropped        *metrics.Counter
+	failed         *metrics.Counter
+}
+
+func newPublisher(srv *mqtt.Server, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
+	cl := srv.NewClient(nil, mqtt.LocalListener, "edgefence-engine", true)
+	cl.Properties.ProtocolVersion = 5
+	p := &publisher{
+		srv:            srv,
+		cl:             cl,
+		cfg:            cfg,
+		log:            log,
+		queue:          make(chan message, 4096),
+		stop:           make(chan struct{}),
+		done:           make(chan struct{}),
+		publishLatency: set.NewPrometheusHistogramExt(`edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),
+		dropped:        set.NewCounter(`edgefence_shed_total{stage="side_output"}`),
+		failed:         set.NewCounter(`edgefence_publish_errors_total`),
+	}
+	go p.run()
+	return p
+}
+
+func (p *publisher) run() {
+	defer close(p.done)
+	for {
+		select {
+		case m := <-p.queue:
+			p.publish(m)
+		case <-p.stop:
+			for {
+				select {
+				case m := <-p.queue:
+					p.publish(m)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (p *publisher) publish(m message) {
+	if !m.ingest.IsZero() {
+		p.publishLatency.Update(time.Since(m.ingest).Seconds())
+	}
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: m.retain},
+		TopicName:   m.topic,
+		Payload:     m.payload,
+		PacketID:    1, // mochi validates it; the inline path never acks
+		Properties: packets.Properties{
+			MessageExpiryInterval: m.expiry,
+			ContentType:           "application/json",
+			PayloadFormat:         1, // UTF-8
+			PayloadFormatFlag:     true,
+		},
+	}
+	if err := p.srv.InjectPacket(p.cl, pk); err != nil {
+		p.failed.Inc()
+		p.log.Error("publish failed", "topic", m.topic, "error", err)
+	}
+}
+
+// close publishes what is queued and stops the goroutine. The queue stays
+// open: a reject racing with shutdown lands in its buffer, unpublished,
+// rather than panicking a client goroutine. Close the engine first.
+func (p *publisher) close() {
+	p.closed.Do(func() { close(p.stop) })
+	<-p.done
+}
+
+// Transition implements evaluator.Sink. It blocks when the queue is full:
+// a decided transition is never dropped, and the back-pressure reaches the
+// trackers as full engine queues (QoS 1: "quota exceeded").
+func (p *publisher) Transition(t *evaluator.Transition) {
+	m := message{
+		topic:   p.cfg.TransitionPrefix + "/" + t.Fence + "/" + t.Device,
+		payload: transitionJSON(t, time.Now()),
+		retain:  true,
+	}
+	if !t.Timer {
+		m.ingest = t.Ingest
+	}
+	if t.Type == evaluator.Exit {
+		// The retained set stays bounded: an EXIT only says "outside",
+		// which is also what no message says.
+		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
+	}
+	p.queue <- m
+}
+
+// Late implements evaluator.Sink.
+func (p *publisher) Late(l *evaluator.Late) {
+	p.side(message{topic: p.cfg.LateTopic + "/" + l.Ping.Device, payload: lateJSON(l)})
+}
+
+// Rejected implements hooks.Rejects. A device id that is not a usable
+// topic level is reported on the reject topic itself.
+func (p *publisher) Rejected(device, topic, reason, message_ string, body []byte) {
+	t := p.cfg.RejectTopic
+	if device != "" && len(device) <= 128 {
+		t += "/" + device
+	}
+	p.side(message{topic: t, payload: rejectJSON(device, topic, reason, message_, body)})
+}
+
+// side queues a late or reject report without blocking the caller (a
+// client's goroutine or a shard): when the queue is full it is counted
+// and dropped, the one place output is shed, and never a transition.
+func (p *publisher) side(m message) {
+	select {
+	case p.queue <- m:
+	default:
+		p.dropped.Inc()
+	}
+}

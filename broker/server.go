@@ -1,0 +1,179 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"go.etcd.io/bbolt"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/hooks"
+)
+
+// Server is a running edgefence broker.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	set     *metrics.Set
+	mqtt    *mqtt.Server
+	engine  *evaluator.Engine
+	pub     *publisher
+	tcp     *listeners.TCP
+	httpSrv *http.Server
+	httpLn  net.Listener
+	ready   atomic.Bool
+	closed  atomic.Bool
+}
+
+// Start loads the fences, opens the store, restores the retained fence
+// state into the engine, and only then opens the MQTT listener, so that no
+// ping is evaluated against a state that is not yet restored.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	fences, err := fence.Load(cfg.Fences)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet()}
+	if err := s.startHTTP(); err != nil {
+		return nil, err
+	}
+	caps := mqtt.NewDefaultServerCapabilities()
+	// mochi would delete every retained message older than this, erasing
+	// the state of a device parked in a fence for a day; EXITs carry their
+	// own expiry instead.
+	caps.MaximumMessageExpiryInterval = 0
+	s.mqtt = mqtt.New(&mqtt.Options{
+		Capabilities: caps,
+		Logger:       slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
+	})
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+			return nil, s.abort(fmt.Errorf("data dir: %w", err))
+		}
+		path := filepath.Join(cfg.DataDir, "edgefence.db")
+		err := s.mqtt.AddHook(new(bolt.Hook), &bolt.Options{
+			Path:    path,
+			Options: &bbolt.Options{Timeout: 2 * time.Second}, // another instance holds the lock: fail, do not hang
+		})
+		if err != nil {
+			return nil, s.abort(fmt.Errorf("open store %s: %w", path, err))
+		}
+	}
+	s.pub = newPublisher(s.mqtt, &s.cfg, s.set, cfg.Log)
+	em := evaluator.NewMetrics(s.set)
+	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
+		return nil, s.abort(err)
+	}
+	s.registerGauges(fences)
+	hm := hooks.NewMetrics(s.set)
+	tel := hooks.NewTelemetry(cfg.Telemetry, s.engine, s.pub, hm, cfg.Log, cfg.MaxPayload)
+	if err := s.mqtt.AddHook(tel, nil); err != nil {
+		return nil, s.abort(err)
+	}
+	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
+		return nil, s.abort(err)
+	}
+	n, err := s.restore()
+	if err != nil {
+		return nil, s.abort(fmt.Errorf("restore retained state: %w", err))
+	}
+	s.tcp = listeners.NewTCP(listeners.Config{ID: "tcp", Address: cfg.MQTTAddr})
+	if err := s.mqtt.AddListener(s.tcp); err != nil {
+		return nil, s.abort(fmt.Errorf("mqtt listener %s: %w", cfg.MQTTAddr, err))
+	}
+	s.mqtt.Listeners.Serve(s.tcp.ID(), s.mqtt.EstablishConnection)
+	s.ready.Store(true)
+	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "http", s.HTTPAddr(),
+		"fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
+	return s, nil
+}
+
+// abort undoes a partial start.
+func (s *Server) abort(err error) error {
+	_ = s.Close(context.Background())
+	return err
+}
+
+func (s *Server) registerGauges(fences *fence.Set) {
+	s.set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(s.engine.Stats().Devices) })
+	s.set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(s.engine.Stats().Buffered) })
+	s.set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(s.engine.Stats().Queued) })
+	s.set.NewGauge(`edgefence_fences`, func() float64 { return float64(s.engine.Fences().Len()) })
+	s.set.NewGauge(`edgefence_publish_queue`, func() float64 { return float64(len(s.pub.queue)) })
+	s.set.NewGauge(`edgefence_mqtt_clients_connected`, func() float64 {
+		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
+	})
+	s.set.NewGauge(`edgefence_mqtt_retained_messages`, func() float64 {
+		return float64(atomic.LoadInt64(&s.mqtt.Info.Retained))
+	})
+}
+
+// MQTTAddr returns the MQTT listener's address (with the port chosen).
+func (s *Server) MQTTAddr() string {
+	if s.tcp == nil {
+		return ""
+	}
+	return s.tcp.Address()
+}
+
+// HTTPAddr returns the HTTP listener's address, or "".
+func (s *Server) HTTPAddr() string {
+	if s.httpLn == nil {
+		return ""
+	}
+	return s.httpLn.Addr().String()
+}
+
+// Engine returns the running engine (for fence swaps and tests).
+func (s *Server) Engine() *evaluator.Engine { return s.engine }
+
+// Close shuts down in the order that loses nothing: the engine first
+// (flushing every reorder buffer; their transitions go out while mochi
+// still runs and stores them), then the publisher, then mochi itself,
+// whose Close is bounded because it was seen to hang with thousands of
+// clients mid-stream.
+func (s *Server) Close(ctx context.Context) error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.ready.Store(false)
+	if s.engine != nil {
+		s.engine.Close()
+	}
+	if s.pub != nil {
+		s.pub.close()
+	}
+	var err error
+	if s.mqtt != nil {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.CloseTimeout)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- s.mqtt.Close() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			err = fmt.Errorf("mqtt close: %w", ctx.Err())
+			s.log.Error("mqtt server did not close in time; exiting anyway", "timeout", s.cfg.CloseTimeout)
+		}
+	}
+	if s.httpSrv != nil {
+		err = errors.Join(err, s.httpSrv.Shutdown(ctx))
+	}
+	return err
+}

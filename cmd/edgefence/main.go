@@ -1,0 +1,67 @@
+// Command edgefence is an MQTT edge broker for GPS trackers that turns raw
+// position pings into trustworthy geofence transitions.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "edgefence:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	root := &ffcli.Command{
+		ShortUsage: "edgefence <subcommand> [flags]",
+		LongHelp:   "An MQTT edge broker that turns tracker pings into geofence transitions, ordered by event time.",
+		Subcommands: []*ffcli.Command{
+			serveCommand(),
+			versionCommand(),
+		},
+		Exec: func(context.Context, []string) error { return flag.ErrHelp },
+	}
+	return root.ParseAndRun(ctx, args)
+}
+
+func versionCommand() *ffcli.Command {
+	return &ffcli.Command{
+		Name:       "version",
+		ShortUsage: "edgefence version",
+		ShortHelp:  "print the version",
+		Exec: func(context.Context, []string) error {
+			fmt.Println(version())
+			return nil
+		},
+	}
+}
+
+// version is the module version, or the VCS revision of a source build.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
+			v = s.Value
+		}
+	}
+	return "edgefence " + v
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/edgefence/edgefence/broker"
+	"github.com/edgefence/edgefence/hooks"
+)
+
+// stringList is a repeatable flag whose defaults are replaced, not
+// appended to, by the first value given.
+type stringList struct {
+	values []string
+	set    bool
+}
+
+func (l *stringList) String() string { return strings.Join(l.values, ",") }
+
+func (l *stringList) Set(v string) error {
+	if !l.set {
+		l.values, l.set = nil, true
+	}
+	l.values = append(l.values, v)
+	return nil
+}
+
+// timeFlag is an RFC 3339 instant.
+type timeFlag struct{ t *time.Time }
+
+func (f timeFlag) String() string {
+	if f.t == nil {
+		return ""
+	}
+	return f.t.UTC().Format(time.RFC3339)
+}
+
+func (f timeFlag) Set(v string) error {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return fmt.Errorf("want an RFC 3339 time such as 2015-01-01T00:00:00Z: %w", err)
+	}
+	*f.t = t
+	return nil
+}
+
+// serveFlags binds every serve flag to cfg; ff fills them from the command
+// line, EDGEFENCE_* environment variables and a config file, in that order
+// of precedence.
+func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
+	e := &cfg.Engine
+	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
+	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
+	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file")
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
+	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id")
+	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
+	fs.DurationVar(&e.Hold, "hold", e.Hold, "reorder hold (allowed lateness); 0 evaluates in arrival order")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server clock a device stamp may be")
+	fs.Var(timeFlag{&e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
+	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
+	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")
+	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
+	fs.IntVar(&e.Queue, "queue", e.Queue, "ingest queue capacity per shard")
+	fs.IntVar(&e.Shards, "shards", e.Shards, "engine shards (owner goroutines)")
+	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell time; a fence's 'dwell' property overrides; 0 disables")
+	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
+	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
+	fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
+	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
+	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
+	fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
+	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
+	return fs
+}
+
+func serveCommand() *ffcli.Command {
+	cfg := broker.DefaultConfig()
+	topics := &stringList{values: hooks.DefaultTelemetryFilters}
+	logLevel := "info"
+	fs := serveFlags(&cfg, topics, &logLevel)
+	return &ffcli.Command{
+		Name:       "serve",
+		ShortUsage: "edgefence serve [flags]",
+		ShortHelp:  "run the edge broker",
+		LongHelp: "Run the MQTT broker with the geofence engine. Every flag can also be set as an\n" +
+			"EDGEFENCE_* environment variable (EDGEFENCE_HOLD=750ms; lists comma-separated)\n" +
+			"or in the --config file.",
+		FlagSet: fs,
+		Options: []ff.Option{
+			ff.WithEnvVarPrefix("EDGEFENCE"),
+			ff.WithEnvVarSplit(","),
+			ff.WithConfigFileFlag("config"),
+			ff.WithConfigFileParser(ff.PlainParser),
+		},
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("serve takes no arguments, got %q", args)
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("log level: %w", err)
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			cfg.Telemetry = nil
+			for _, t := range topics.values {
+				tf, err := hooks.ParseTelemetryFilter(t)
+				if err != nil {
+					return err
+				}
+				cfg.Telemetry = append(cfg.Telemetry, tf)
+			}
+			return serve(ctx, cfg)
+		},
+	}
+}
+
+func serve(ctx context.Context, cfg broker.Config) error {
+	if err := cfg.Engine.Validate(); err != nil {
+		return err
+	}
+	srv, err := broker.Start(cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	cfg.Log.Info("shutting down: flushing reorder buffers and publishing their transitions")
+	if err := srv.Close(context.Background()); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	cfg.Log.Info("stopped")
+	return nil
+}

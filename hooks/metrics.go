@@ -1,0 +1,38 @@
+package hooks
+
+import (
+	"fmt"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
+
+// Metrics are the hook's Prometheus handles, created once at start-up.
+type Metrics struct {
+	Received *metrics.Counter             // publishes on telemetry topics
+	Rejected [numReasons]*metrics.Counter // by reason
+	Ignored  *metrics.Counter             // OwnTracks messages that are not locations
+	Shed     *metrics.Counter             // QoS 0 pings dropped: engine queue full
+	Refused  *metrics.Counter             // QoS 1 pings refused for a retry: engine queue full
+	Dropped  *metrics.Counter             // messages mochi dropped for a slow subscriber
+}
+
+// NewMetrics registers the hook's metrics in set.
+func NewMetrics(set *metrics.Set) *Metrics {
+	m := &Metrics{
+		Received: set.NewCounter(`edgefence_pings_received_total`),
+		Ignored:  set.NewCounter(`edgefence_pings_ignored_total`),
+		Shed:     set.NewCounter(`edgefence_shed_total{stage="queue"}`),
+		Refused:  set.NewCounter(`edgefence_refused_total{reason="queue_full"}`),
+		Dropped:  set.NewCounter(`edgefence_shed_total{stage="subscriber"}`),
+	}
+	for i := range m.Rejected {
+		m.Rejected[i] = new(metrics.Counter) // unused slots stay unregistered
+	}
+	for _, r := range payload.Reasons() {
+		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r))
+	}
+	m.Rejected[reasonDeviceID] = set.NewCounter(`edgefence_rejected_total{reason="device_id"}`)
+	return m
+}

@@ -1,0 +1,97 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
+
+// MaxDeviceID is the longest device id accepted, in bytes.
+const MaxDeviceID = 128
+
+// TelemetryFilter is one topic filter trackers publish on, and how its
+// payloads are read. The filter's single-level wildcards ('+') carry the
+// device id: one wildcard is the id itself; several are joined with '-', so
+// OwnTracks' owntracks/<user>/<device> becomes "<user>-<device>".
+type TelemetryFilter struct {
+	Filter string
+	Format payload.Format
+	levels []string
+}
+
+// DefaultTelemetryFilters are the filters served when none are configured.
+var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+"}
+
+// ParseTelemetryFilter reads "filter" or "filter=format" (format: auto,
+// canonical or owntracks; default auto, recognised from the payload).
+func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
+	filter, format, hasFormat := strings.Cut(s, "=")
+	tf := TelemetryFilter{Filter: filter, Format: payload.Auto}
+	if hasFormat {
+		f, err := payload.ParseFormat(format)
+		if err != nil {
+			return tf, fmt.Errorf("telemetry topic %q: %w", s, err)
+		}
+		tf.Format = f
+	}
+	tf.levels = strings.Split(filter, "/")
+	wild := 0
+	for _, l := range tf.levels {
+		switch {
+		case l == "+":
+			wild++
+		case l == "#" || strings.ContainsAny(l, "+#"):
+			return tf, fmt.Errorf("telemetry topic %q: only whole-level '+' wildcards are allowed", s)
+		}
+	}
+	if wild == 0 {
+		return tf, fmt.Errorf("telemetry topic %q: needs a '+' level for the device id", s)
+	}
+	return tf, nil
+}
+
+// ErrDeviceID is returned for a telemetry topic whose device id is empty
+// or longer than MaxDeviceID.
+var ErrDeviceID = errors.New("device id level empty or too long")
+
+// match reports whether topic matches the filter and returns the device
+// id. A single-wildcard id is a substring of topic: no allocation.
+func (tf *TelemetryFilter) match(topic string) (id string, ok bool, err error) {
+	rest := topic
+	var parts [4]string
+	n := 0
+	for i, l := range tf.levels {
+		level, tail, more := strings.Cut(rest, "/")
+		if more != (i < len(tf.levels)-1) {
+			return "", false, nil
+		}
+		rest = tail
+		if l != "+" {
+			if level != l {
+				return "", false, nil
+			}
+			continue
+		}
+		if n < len(parts) {
+			parts[n] = level
+		}
+		n++
+	}
+	switch n {
+	case 1:
+		id = parts[0]
+	default:
+		id = strings.Join(parts[:min(n, len(parts))], "-")
+	}
+	if id == "" || len(id) > MaxDeviceID || n > len(parts) {
+		return id, true, ErrDeviceID
+	}
+	for _, p := range parts[:n] {
+		if p == "" {
+			return id, true, ErrDeviceID
+		}
+	}
+	return id, true, nil
+}
