@@ -1,6 +1,7 @@
 package payload_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/edgefence/edgefence/evaluator/payload"
@@ -27,6 +28,19 @@ func TestDecodeSteadyStateAllocs(t *testing.T) {
 		{"rejected type", []byte(`{"lat":"1","lon":2}`), payload.Canonical},
 		{"not an object", []byte(`[1,2]`), payload.Canonical},
 		{"too large", make([]byte, payload.DefaultMaxSize+1), payload.Canonical},
+		{"not json: NMEA", []byte(`$GPGGA,123519,4807.038,N`), payload.Canonical},
+		{"not json: truncated", []byte(`{"lat":1,"lon":2`), payload.Canonical},
+		{"not json: NaN", []byte(`{"lat":NaN,"lon":2}`), payload.Canonical},
+		{"not json: bad escape", []byte(`{"lat":1,"lon":2,"n":"a\qb"}`), payload.Canonical},
+		{"not json: too deep", []byte(`{"x":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`), payload.Canonical},
+		{"not finite lat", []byte(`{"lat":1e999,"lon":2}`), payload.Canonical},
+		{"not finite acc", []byte(`{"lat":1,"lon":2,"acc":-1e400}`), payload.Canonical},
+		{"not finite: 2^1024-2^970", []byte(`{"lat":1,"lon":2,"ts":` + float64OverflowBound + `}`), payload.Canonical},
+		{"slow-path numbers", []byte(`{"lat":52.5200080000000000000001,"lon":1.3e-30,"ts":1e23}`), payload.Canonical},
+		{"duplicate key", []byte(`{"lat":1,"l\u0061t":2,"lon":3}`), payload.Canonical},
+		{"escaped keys", []byte(`{"\u006c\u0061\u0074":1,"lo\u006E":2,"\u0074s":3}`), payload.Canonical},
+		{"missing type", []byte(`{"lat":1,"lon":2}`), payload.OwnTracks},
+		{"nested unknown fields", []byte(`{"lat":1,"lon":2,"x":{"a":[1,{"b":"\u00e9"},null,true]}}`), payload.Auto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d payload.Decoder

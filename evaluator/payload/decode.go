@@ -1,13 +1,6 @@
 package payload
 
-import (
-	"bytes"
-	"math"
-	"strconv"
-	"unsafe"
-
-	"github.com/valyala/fastjson"
-)
+import "math"
 
 // Position is a decoded ping body.
 type Position struct {
@@ -28,70 +21,13 @@ type Position struct {
 // DefaultMaxSize is the default payload size limit in bytes.
 const DefaultMaxSize = 4096
 
-// Decoder decodes payloads, reusing its parser state between calls so the
-// steady state allocates nothing. It is not safe for concurrent use: keep
-// one per goroutine, or take them from a sync.Pool.
+// Decoder decodes payloads without allocating. It holds only its
+// configuration today; still keep one per goroutine, or take them from a
+// sync.Pool, as Decode may keep scratch state in it.
 type Decoder struct {
 	// MaxSize is the largest payload accepted, in bytes; 0 or less means
 	// DefaultMaxSize.
 	MaxSize int
-
-	p   fastjson.Parser
-	num []byte // scratch for a number's text; fastjson does not expose it
-}
-
-// The fields Decode reads, as bit positions for duplicate tracking.
-const (
-	fType = iota
-	fLat
-	fLon
-	fTs
-	fTst
-	fAcc
-	numFields
-)
-
-// fields holds the top-level values Decode cares about; a null value is
-// kept so that key presence stays visible to Auto detection.
-type fields struct {
-	v   [numFields]*fastjson.Value
-	dup uint8
-}
-
-func (fs *fields) visit(key []byte, v *fastjson.Value) {
-	var i int
-	switch string(key) {
-	case "_type":
-		i = fType
-	case "lat":
-		i = fLat
-	case "lon":
-		i = fLon
-	case "ts":
-		i = fTs
-	case "tst":
-		i = fTst
-	case "acc":
-		i = fAcc
-	default:
-		return
-	}
-	if fs.v[i] != nil {
-		fs.dup |= 1 << i
-	}
-	fs.v[i] = v
-}
-
-// get returns field i, nil when absent or null.
-func (fs *fields) get(i int) (*fastjson.Value, error) {
-	if fs.dup&(1<<i) != 0 {
-		return nil, DuplicateKey
-	}
-	v := fs.v[i]
-	if v == nil || v.Type() == fastjson.TypeNull {
-		return nil, nil
-	}
-	return v, nil
 }
 
 // Decode reads one payload in format f; any Format other than Canonical
@@ -108,24 +44,13 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	if len(data) > limit {
 		return Position{}, TooLarge
 	}
-	// fastjson's parser is lenient (NaN, 1.2.3, bad escapes); its
-	// validator, with one gap closed by ctlInString, holds the input to
-	// strict JSON, so numbers reaching strconv are in JSON's grammar.
-	if fastjson.ValidateBytes(data) != nil || bytes.IndexByte(data, '\\') >= 0 && ctlInString(data) {
-		return Position{}, NotJSON
+	fs := fields{data: data}
+	if err := fs.scan(); err != nil {
+		return Position{}, err
 	}
-	v, err := d.p.ParseBytes(data)
-	if err != nil { // valid but nested deeper than fastjson.MaxDepth
-		return Position{}, NotJSON
-	}
-	if v.Type() != fastjson.TypeObject {
-		return Position{}, NotObject
-	}
-	var fs fields
-	v.GetObject().Visit(fs.visit)
 
 	tsField, unit := fTs, int64(1e6) // canonical ts is in milliseconds
-	if f == OwnTracks || f != Canonical && fs.v[fType] != nil {
+	if f == OwnTracks || f != Canonical && fs.has(fType) {
 		typ, err := fs.get(fType)
 		if err != nil {
 			return Position{}, err
@@ -133,28 +58,29 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 		if typ == nil {
 			return Position{}, MissingType
 		}
-		if typ.Type() != fastjson.TypeString {
+		if typ[0] != '"' {
 			return Position{}, WrongType
 		}
-		if string(typ.GetStringBytes()) != "location" {
+		if !isLocation(typ[1 : len(typ)-1]) {
 			return Position{}, Ignored
 		}
 		tsField, unit = fTst, int64(1e9) // OwnTracks tst is in seconds
 	}
 
 	var p Position
-	if p.Lat, err = d.coord(&fs, fLat, 90, MissingLat, LatRange); err != nil {
+	var err error
+	if p.Lat, err = coord(&fs, fLat, 90, MissingLat, LatRange); err != nil {
 		return Position{}, err
 	}
-	if p.Lon, err = d.coord(&fs, fLon, 180, MissingLon, LonRange); err != nil {
+	if p.Lon, err = coord(&fs, fLon, 180, MissingLon, LonRange); err != nil {
 		return Position{}, err
 	}
-	ts, ok, err := d.number(&fs, tsField)
+	ts, ok, err := number(&fs, tsField)
 	if err != nil {
 		return Position{}, err
 	}
 	p.TsNs, p.HasTs = stampNs(ts, unit), ok
-	if p.Acc, p.HasAcc, err = d.number(&fs, fAcc); err != nil {
+	if p.Acc, p.HasAcc, err = number(&fs, fAcc); err != nil {
 		return Position{}, err
 	}
 	if p.Acc < 0 {
@@ -163,9 +89,20 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	return p, nil
 }
 
+// isLocation reports whether the body of the _type string says
+// "location", escaped or not.
+func isLocation(raw []byte) bool {
+	if string(raw) == "location" {
+		return true
+	}
+	var buf [maxName]byte
+	s, ok := unescapeASCII(raw, &buf)
+	return ok && string(s) == "location"
+}
+
 // coord reads required field i, which must lie within [-limit, limit].
-func (d *Decoder) coord(fs *fields, i int, limit float64, missing, outside Reason) (float64, error) {
-	x, ok, err := d.number(fs, i)
+func coord(fs *fields, i int, limit float64, missing, outside Reason) (float64, error) {
+	x, ok, err := number(fs, i)
 	switch {
 	case err != nil:
 		return 0, err
@@ -179,23 +116,18 @@ func (d *Decoder) coord(fs *fields, i int, limit float64, missing, outside Reaso
 
 // number reads field i as a finite float64; ok is false when it is absent
 // or null.
-func (d *Decoder) number(fs *fields, i int) (x float64, ok bool, err error) {
+func number(fs *fields, i int) (x float64, ok bool, err error) {
 	v, err := fs.get(i)
 	if v == nil || err != nil {
 		return 0, false, err
 	}
-	if v.Type() != fastjson.TypeNumber {
+	if v[0] != '-' && !isDigit(v[0]) {
 		return 0, false, WrongType
 	}
-	// strconv rather than fastjson's own float parsing: fastfloat is off by
-	// an ulp on exponent forms such as 1.5e-07, which encoding/json emits,
-	// and a decoder should hand back exactly what was encoded.
-	d.num = v.MarshalTo(d.num[:0])
-	// The string aliases d.num only for the call; ParseFloat keeps nothing.
-	x, _ = strconv.ParseFloat(unsafe.String(unsafe.SliceData(d.num), len(d.num)), 64)
-	// Strict JSON leaves range as the only possible failure: overflow
-	// yields ±Inf (underflow a harmless 0).
-	if math.IsInf(x, 0) || math.IsNaN(x) {
+	if fs.exact&(1<<i) != 0 {
+		return fs.num[i], true, nil
+	}
+	if x, ok = parseNumber(v); !ok {
 		return 0, false, NotFinite
 	}
 	return x, true, nil
@@ -208,41 +140,26 @@ func (d *Decoder) number(fs *fields, i int) (x float64, ok bool, err error) {
 // nanoseconds fit int64 is below 2^53 units, so its float64 whole part is
 // exact and only a fraction, if any, carries float rounding.
 func stampNs(x float64, unit int64) int64 {
-	w := math.Trunc(x)
-	if w > float64(math.MaxInt64/unit) {
+	// Bounds are whole numbers, so comparing x decides for its whole part.
+	limit := float64(math.MaxInt64 / unit)
+	if x >= limit+1 {
 		return math.MaxInt64
 	}
-	if w < float64(math.MinInt64/unit) {
+	if x <= -limit-1 {
 		return math.MinInt64
 	}
-	ns := int64(w) * unit
-	frac := int64(math.Round((x - w) * float64(unit)))
-	if frac > 0 && ns > math.MaxInt64-frac {
+	w := int64(x) // truncates toward zero
+	ns := w * unit
+	frac := x - float64(w) // exact
+	if frac == 0 {
+		return ns
+	}
+	f := int64(math.Round(frac * float64(unit)))
+	if f > 0 && ns > math.MaxInt64-f {
 		return math.MaxInt64
 	}
-	if frac < 0 && ns < math.MinInt64-frac {
+	if f < 0 && ns < math.MinInt64-f {
 		return math.MinInt64
 	}
-	return ns + frac
-}
-
-// ctlInString reports a raw control character inside a JSON string.
-// fastjson.Validate checks only the part of a string after its last escape
-// sequence, so "a<0x01>\n" slips through it; escape-free payloads, the
-// usual case, need no second look.
-func ctlInString(data []byte) bool {
-	in, esc := false, false
-	for _, c := range data {
-		switch {
-		case in && c < 0x20:
-			return true
-		case esc:
-			esc = false
-		case c == '\\':
-			esc = in
-		case c == '"':
-			in = !in
-		}
-	}
-	return false
+	return ns + f
 }

@@ -8,7 +8,8 @@
 // including implausible stamps, and rejects only what cannot be a
 // position at all.
 //
-// Input must be strict JSON (RFC 8259): leniencies of the underlying
-// parser, such as NaN literals or malformed numbers, are rejected as
-// NotJSON rather than guessed at.
+// Input must be strict JSON (RFC 8259), exactly what encoding/json.Valid
+// accepts, with arrays and objects nested at most 300 deep: NaN literals,
+// malformed numbers, bad escapes and the like are NotJSON rather than
+// guessed at. Decoding allocates nothing, rejections included.
 package payload

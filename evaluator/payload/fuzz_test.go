@@ -43,8 +43,8 @@ func FuzzDecode(f *testing.F) {
 		if err == payload.TooLarge {
 			return
 		}
-		// fastjson's depth limit makes deep but valid JSON NotJSON, so only
-		// this direction holds.
+		// The nesting limit makes deep but valid JSON NotJSON, so only this
+		// direction holds here; FuzzDecodeMatchesEncodingJSON checks both.
 		if !json.Valid(data) && err != payload.NotJSON {
 			t.Fatalf("invalid JSON %q gave %+v, %v", data, got, err)
 		}
