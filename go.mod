@@ -3,20 +3,24 @@ module github.com/edgefence/edgefence
 go 1.26.8
 
 require (
-	github.com/VictoriaMetrics/metrics v1.45.0 // indirect
-	github.com/eclipse/paho.golang v0.23.0 // indirect
+	github.com/VictoriaMetrics/metrics v1.45.0
+	github.com/eclipse/paho.golang v0.23.0
+	github.com/eclipse/paho.mqtt.golang v1.5.1
+	github.com/mochi-mqtt/server/v2 v2.7.9
+	github.com/peterbourgon/ff/v3 v3.4.0
+	github.com/tidwall/rtree v1.10.0
+	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/gorilla/websocket v1.5.3 // indirect
-	github.com/mochi-mqtt/server/v2 v2.7.9 // indirect
-	github.com/paulmach/orb v0.14.0 // indirect
-	github.com/peterbourgon/ff/v3 v3.4.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/tidwall/geoindex v1.7.0 // indirect
-	github.com/tidwall/rtree v1.10.0 // indirect
-	github.com/valyala/fastjson v1.6.10 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/net v0.44.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.45.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 	"go.etcd.io/bbolt"
 
 	"github.com/edgefence/edgefence/evaluator"
@@ -45,6 +47,9 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.ExitExpiry < time.Second || cfg.ExitExpiry > math.MaxUint32*time.Second {
+		return nil, fmt.Errorf("exit expiry %v: must be between 1s and %v (an MQTT 5 expiry is whole seconds)", cfg.ExitExpiry, math.MaxUint32*time.Second)
+	}
 	fences, err := fence.Load(cfg.Fences)
 	if err != nil {
 		return nil, err
@@ -62,6 +67,11 @@ func Start(cfg Config) (*Server, error) {
 		Capabilities: caps,
 		Logger:       slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
 	})
+	// mochi refuses every CONNECT and every publish and subscribe without
+	// an auth hook; edgefence serves trackers on a trusted network.
+	if err := s.mqtt.AddHook(new(allowHook), nil); err != nil {
+		return nil, s.abort(err)
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, s.abort(fmt.Errorf("data dir: %w", err))
@@ -103,6 +113,20 @@ func Start(cfg Config) (*Server, error) {
 		"fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
+
+// allowHook lets every client connect, publish and subscribe (mochi's
+// auth.AllowHook, whose package would pull in a YAML dependency).
+type allowHook struct{ mqtt.HookBase }
+
+func (h *allowHook) ID() string { return "edgefence-allow-all" }
+
+func (h *allowHook) Provides(b byte) bool {
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+}
+
+func (h *allowHook) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
+
+func (h *allowHook) OnACLCheck(*mqtt.Client, string, bool) bool { return true }
 
 // abort undoes a partial start.
 func (s *Server) abort(err error) error {

@@ -31,7 +31,8 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		m.Rejected[i] = new(metrics.Counter) // unused slots stay unregistered
 	}
 	for _, r := range payload.Reasons() {
-		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r))
+		// r.String(), not r: fmt prefers Error() for a value that is an error.
+		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r.String()))
 	}
 	m.Rejected[reasonDeviceID] = set.NewCounter(`edgefence_rejected_total{reason="device_id"}`)
 	return m

@@ -62,10 +62,11 @@ func (h *Telemetry) Provides(b byte) bool { return b == mqtt.OnPublish || b == m
 //   - nil: routed to ordinary subscribers, as any broker would;
 //   - a reason code: an MQTT 5 QoS 1 publisher gets it in its PUBACK, and
 //     the packet is not routed;
-//   - CodeSuccessIgnore: acknowledged (QoS 1) but not routed, for clients
-//     that cannot receive a reason code (QoS 0, MQTT 3.1.1);
-//   - ErrRejectPacket: dropped without an acknowledgement, so a 3.1.1 QoS 1
-//     tracker sends it again after it reconnects.
+//   - CodeSuccessIgnore: acknowledged (QoS 1 and 2) but not routed, for
+//     clients that cannot receive a reason code (QoS 0, MQTT 3.1.1, and
+//     QoS 2, which mochi would answer with a PUBACK);
+//   - ErrRejectPacket: dropped without an acknowledgement, so a 3.1.1 or
+//     QoS 2 tracker sends it again after it reconnects.
 func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if cl.Net.Inline {
 		return pk, nil // the server's own transitions: never fed back
@@ -103,7 +104,9 @@ func (h *Telemetry) ingest(cl *mqtt.Client, pk *packets.Packet, tf *TelemetryFil
 		case pk.FixedHeader.Qos == 0:
 			h.m.Shed.Inc()
 			return packets.CodeSuccessIgnore
-		case cl.Properties.ProtocolVersion == 5:
+		case pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5:
+			// Only at QoS 1: mochi answers a reason code with a PUBACK,
+			// which a QoS 2 publisher (expecting PUBREC) cannot take.
 			h.m.Refused.Inc()
 			return packets.ErrQuotaExceeded // 0x97: the tracker retries later
 		default:
@@ -128,7 +131,7 @@ func (h *Telemetry) reject(cl *mqtt.Client, pk *packets.Packet, id string, r rea
 			"reason", r.String(), "error", r.Error(), "device", id, "topic", pk.TopicName,
 			"client", cl.ID, "payload", string(pk.Payload[:min(len(pk.Payload), 120)]))
 	}
-	if pk.FixedHeader.Qos > 0 && cl.Properties.ProtocolVersion == 5 {
+	if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 { // not QoS 2: see ingest
 		return packets.ErrPayloadFormatInvalid // 0x99
 	}
 	return packets.CodeSuccessIgnore

@@ -1,0 +1,391 @@
+package broker_test
+
+// End-to-end helpers: a real broker.Start on 127.0.0.1 with free ports and
+// a temp data dir, real MQTT 5 clients (paho.golang) speaking TCP to it, and
+// the HTTP endpoints. Nothing of the broker is mocked.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"go.uber.org/goleak"
+
+	"github.com/edgefence/edgefence/broker"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// wait bounds every wait for something the broker should produce.
+const wait = 5 * time.Second
+
+// Positions, checked against ../fences.geojson.
+const (
+	museumLat, museumLon = 52.52, 13.40     // inside only zone-museumsinsel
+	outLat, outLon       = 52.50, 13.30     // inside no fence
+	alexLat, alexLon     = 52.5219, 13.4132 // centre of customer-alex (150 m circle)
+)
+
+// testLog is where the broker under test logs: nowhere unless
+// EDGEFENCE_TEST_LOG is set (the broker logs from its own goroutines,
+// which must not outlive a test's t.Log).
+func testLog() *slog.Logger {
+	if os.Getenv("EDGEFENCE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// testConfig is the documented default configuration on free loopback
+// ports, the bundled fences, a fresh data dir and a 100 ms hold.
+func testConfig(t *testing.T) broker.Config {
+	t.Helper()
+	cfg := broker.DefaultConfig()
+	cfg.MQTTAddr = "127.0.0.1:0"
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.Fences = filepath.Join("..", "fences.geojson")
+	cfg.DataDir = t.TempDir()
+	cfg.Engine.Hold = 100 * time.Millisecond
+	cfg.CloseTimeout = wait
+	cfg.Log = testLog()
+	return cfg
+}
+
+// start starts a broker and closes it when the test ends.
+func start(t *testing.T, cfg broker.Config) *broker.Server {
+	t.Helper()
+	srv, err := broker.Start(cfg)
+	if err != nil {
+		t.Fatalf("broker.Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return srv
+}
+
+// closeServer closes srv now (a restart test's first run).
+func closeServer(t *testing.T, srv *broker.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// writeFences writes a FeatureCollection of the given features to a temp
+// file and returns its path.
+func writeFences(t *testing.T, features ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fences.geojson")
+	body := `{"type":"FeatureCollection","features":[` + strings.Join(features, ",") + `]}`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ---- MQTT 5 clients ----
+
+var clientSeq atomic.Int64
+
+// client5 is a paho.golang MQTT 5 client; everything it receives lands in
+// msgs, in the order the broker sent it.
+type client5 struct {
+	t       *testing.T
+	c       *paho.Client
+	msgs    chan *paho.Publish
+	barrier string // a topic only this client subscribes to
+}
+
+// connect5 connects an MQTT 5 client to addr, disconnected when the test ends.
+func connect5(t *testing.T, addr, name string) *client5 {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, wait)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	cl := &client5{t: t, msgs: make(chan *paho.Publish, 4096)}
+	cl.c = paho.NewClient(paho.ClientConfig{
+		Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				select {
+				case cl.msgs <- pr.Packet:
+				default:
+					t.Errorf("%s: receive buffer full, dropped %s", name, pr.Packet.Topic)
+				}
+				return true, nil
+			},
+		},
+		PacketTimeout: wait,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	id := fmt.Sprintf("%s-%d", name, clientSeq.Add(1))
+	ca, err := cl.c.Connect(ctx, &paho.Connect{ClientID: id, KeepAlive: 30, CleanStart: true})
+	if err != nil {
+		conn.Close()
+		t.Fatalf("connect %s: %v (%+v)", id, err, ca)
+	}
+	t.Cleanup(func() { _ = cl.c.Disconnect(&paho.Disconnect{ReasonCode: 0}) })
+	cl.barrier = "edgefence-test/barrier/" + id
+	cl.subscribe(cl.barrier)
+	return cl
+}
+
+// subscribe subscribes at QoS 1 with retain-as-published, so that live
+// messages show whether the broker retained them.
+func (cl *client5) subscribe(filters ...string) {
+	cl.t.Helper()
+	s := &paho.Subscribe{}
+	for _, f := range filters {
+		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: f, QoS: 1, RetainAsPublished: true})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	sa, err := cl.c.Subscribe(ctx, s)
+	if err != nil {
+		cl.t.Fatalf("subscribe %v: %v", filters, err)
+	}
+	for i, rc := range sa.Reasons {
+		if rc >= 0x80 {
+			cl.t.Fatalf("subscribe %s: reason %#x", filters[i], rc)
+		}
+	}
+}
+
+// publish publishes and, for QoS 1, returns the PUBACK reason code.
+func (cl *client5) publish(topic string, qos byte, payload []byte) byte {
+	cl.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	pr, err := cl.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: qos, Payload: payload})
+	if pr == nil {
+		if err != nil {
+			cl.t.Fatalf("publish %s: %v", topic, err)
+		}
+		return 0
+	}
+	return pr.ReasonCode
+}
+
+// ping publishes a canonical ping at QoS 1 and requires a successful PUBACK.
+func (cl *client5) ping(device string, lat, lon float64, tsMs int64) {
+	cl.t.Helper()
+	if rc := cl.publish("devices/"+device+"/telemetry", 1, canonical(lat, lon, tsMs)); rc != 0 {
+		cl.t.Fatalf("ping %s: PUBACK reason %#x", device, rc)
+	}
+}
+
+// flush returns once the broker has finished with every packet this
+// client sent before. mochi acknowledges a QoS 1 publish before it routes
+// it, but handles a client's packets one at a time, so the PUBACK of one
+// more publish (to a topic nobody subscribes to) comes after the routing.
+func (cl *client5) flush() {
+	cl.t.Helper()
+	if rc := cl.publish("edgefence-test/flush", 1, nil); rc >= 0x80 {
+		cl.t.Fatalf("flush: reason %#x", rc)
+	}
+}
+
+func canonical(lat, lon float64, tsMs int64) []byte {
+	return fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":8.5}`, lat, lon, tsMs)
+}
+
+// next returns the next message, failing the test after wait.
+func (cl *client5) next(what string) *paho.Publish {
+	cl.t.Helper()
+	select {
+	case m := <-cl.msgs:
+		return m
+	case <-time.After(wait):
+		cl.t.Fatalf("no message within %v: want %s", wait, what)
+		return nil
+	}
+}
+
+// sync publishes a QoS 1 message on the client's own barrier topic and
+// returns everything received before it. The broker handles a client's
+// packets in order and queues its outgoing messages in order, so the
+// returned messages are exactly those queued for the client before the
+// barrier was processed (retained messages of an earlier SUBSCRIBE and
+// whatever other clients had published by then included).
+func (cl *client5) sync() []*paho.Publish {
+	cl.t.Helper()
+	topic := cl.barrier
+	marker := fmt.Appendf(nil, "barrier-%d", clientSeq.Add(1))
+	if rc := cl.publish(topic, 1, marker); rc >= 0x80 {
+		cl.t.Fatalf("barrier publish on %s: reason %#x", topic, rc)
+	}
+	var got []*paho.Publish
+	for {
+		m := cl.next("barrier on " + topic)
+		if m.Topic == topic && string(m.Payload) == string(marker) {
+			return got
+		}
+		got = append(got, m)
+	}
+}
+
+// ---- transitions ----
+
+// transition is the documented JSON payload of <prefix>/<fence>/<device>.
+type transition struct {
+	Device      string  `json:"device"`
+	Fence       string  `json:"fence"`
+	Type        string  `json:"type"`
+	EventTime   string  `json:"event_time"`
+	Ts          int64   `json:"ts"`
+	Lat         float64 `json:"lat"`
+	Lon         float64 `json:"lon"`
+	Clamped     *bool   `json:"clamped"`
+	ClampReason string  `json:"clamp_reason"`
+	Timer       bool    `json:"timer"`
+	Reversal    bool    `json:"reversal"`
+
+	topic    string
+	retained bool
+	expiry   *uint32
+}
+
+func (tr transition) String() string {
+	return fmt.Sprintf("%s %s %s ts=%d", tr.Type, tr.Fence, tr.Device, tr.Ts)
+}
+
+// short is "TYPE fence device", for comparing sequences.
+func (tr transition) short() string { return tr.Type + " " + tr.Fence + " " + tr.Device }
+
+// decodeTransition checks a transition message against the contract: its
+// topic, QoS and payload fields.
+func decodeTransition(t *testing.T, prefix string, m *paho.Publish) transition {
+	t.Helper()
+	var tr transition
+	if err := json.Unmarshal(m.Payload, &tr); err != nil {
+		t.Fatalf("transition on %s is not JSON: %v: %s", m.Topic, err, m.Payload)
+	}
+	tr.topic, tr.retained = m.Topic, m.Retain
+	if m.Properties != nil {
+		tr.expiry = m.Properties.MessageExpiry
+	}
+	if want := prefix + "/" + tr.Fence + "/" + tr.Device; m.Topic != want {
+		t.Errorf("transition %s on topic %s, want %s", tr, m.Topic, want)
+	}
+	switch tr.Type {
+	case "ENTER", "EXIT", "DWELL":
+	default:
+		t.Errorf("transition type %q on %s", tr.Type, m.Topic)
+	}
+	if m.QoS != 1 {
+		t.Errorf("transition %s delivered at QoS %d, want 1", tr, m.QoS)
+	}
+	if tr.Clamped == nil {
+		t.Errorf("transition %s has no clamped field: %s", tr, m.Payload)
+	} else if *tr.Clamped != (tr.ClampReason != "") {
+		t.Errorf("transition %s: clamped=%v with clamp_reason %q", tr, *tr.Clamped, tr.ClampReason)
+	}
+	et, err := time.Parse(time.RFC3339Nano, tr.EventTime)
+	if err != nil || !strings.HasSuffix(tr.EventTime, "Z") {
+		t.Errorf("transition %s: event_time %q is not an RFC 3339 UTC time: %v", tr, tr.EventTime, err)
+	} else if et.UnixMilli() != tr.Ts {
+		t.Errorf("transition %s: event_time %s is not ts %d", tr, tr.EventTime, tr.Ts)
+	}
+	return tr
+}
+
+// nextTransition waits for the next transition on a subscriber of
+// <prefix>/#, skipping nothing.
+func nextTransition(t *testing.T, cl *client5, what string) transition {
+	t.Helper()
+	return decodeTransition(t, "geofence", cl.next(what))
+}
+
+// expectTransitions requires the next transitions to be exactly want
+// ("TYPE fence device"), in order, and returns them.
+func expectTransitions(t *testing.T, cl *client5, want ...string) []transition {
+	t.Helper()
+	var got []transition
+	for _, w := range want {
+		tr := nextTransition(t, cl, w)
+		got = append(got, tr)
+		if tr.short() != w {
+			t.Fatalf("transition %d is %s, want %s (so far: %v)", len(got), tr, w, got)
+		}
+	}
+	return got
+}
+
+// ---- HTTP ----
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Timeout: wait}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// metrics returns the broker's /metrics as series -> value.
+func metrics(t *testing.T, srv *broker.Server) map[string]float64 {
+	t.Helper()
+	code, body := httpGet(t, "http://"+srv.HTTPAddr()+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: status %d", code)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("/metrics: malformed line %q", line)
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("/metrics: malformed value in %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+// metric returns one series' value, failing when it is not exported.
+func metric(t *testing.T, srv *broker.Server, series string) float64 {
+	t.Helper()
+	v, ok := metrics(t, srv)[series]
+	if !ok {
+		t.Fatalf("/metrics has no series %s", series)
+	}
+	return v
+}
+
+// nowMs is the test's clock in epoch milliseconds.
+func nowMs() int64 { return time.Now().UnixMilli() }

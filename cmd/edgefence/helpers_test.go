@@ -1,0 +1,356 @@
+package main
+
+// Subprocess tests: the edgefence binary, built once, run as an operator
+// runs it, driven over real MQTT and HTTP on 127.0.0.1.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// wait bounds every wait for the broker.
+const wait = 5 * time.Second
+
+// bin is the edgefence binary built by TestMain.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "edgefence-cmd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "edgefence")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building edgefence:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// Positions, checked against ../../fences.geojson.
+const (
+	museumLat, museumLon = 52.52, 13.40     // inside only zone-museumsinsel
+	outLat, outLon       = 52.50, 13.30     // inside no fence
+	alexLat, alexLon     = 52.5219, 13.4132 // centre of customer-alex
+)
+
+const bundledFences = "../../fences.geojson"
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// lockedBuffer collects a process's output for failure messages.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// proc is one running `edgefence serve`.
+type proc struct {
+	t          *testing.T
+	cmd        *exec.Cmd
+	out        *lockedBuffer
+	done       chan struct{} // closed when the process has exited
+	state      *os.ProcessState
+	mqtt, http string
+}
+
+// cleanEnv is the test's environment without EDGEFENCE_* variables, plus env.
+func cleanEnv(env ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "EDGEFENCE_") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, env...)
+}
+
+// runBin starts the binary with args and env and returns without waiting.
+func runBin(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, out: new(lockedBuffer), done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = cleanEnv(env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %v: %v", args, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		p.state = p.cmd.ProcessState
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("edgefence %s output:\n%s", strings.Join(args, " "), p.out)
+		}
+	})
+	return p
+}
+
+// startServe starts `edgefence serve` on free ports with dataDir and the
+// bundled fences, plus extra flags, and waits until /readyz says 200.
+func startServe(t *testing.T, dataDir string, env []string, extra ...string) *proc {
+	t.Helper()
+	mqttAddr, httpAddr := freeAddr(t), freeAddr(t)
+	args := append([]string{"serve",
+		"--mqtt-addr", mqttAddr,
+		"--http-addr", httpAddr,
+		"--data-dir", dataDir,
+		"--fences", bundledFences,
+		"--log-level", "debug",
+	}, extra...)
+	p := runBin(t, env, args...)
+	p.mqtt, p.http = mqttAddr, httpAddr
+	p.waitReady()
+	return p
+}
+
+// waitReady polls /readyz until 200, failing if the process exits or
+// 10 s pass.
+func (p *proc) waitReady() {
+	p.t.Helper()
+	c := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(2 * wait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			p.t.Fatalf("edgefence exited before ready (%v):\n%s", p.state, p.out)
+		default:
+		}
+		if resp, err := c.Get("http://" + p.http + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("edgefence not ready within %v:\n%s", 2*wait, p.out)
+}
+
+// signal sends sig and waits up to timeout for the process to exit.
+func (p *proc) signal(sig os.Signal, timeout time.Duration) *os.ProcessState {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
+	return p.wait(timeout)
+}
+
+// wait waits up to timeout for the process to exit.
+func (p *proc) wait(timeout time.Duration) *os.ProcessState {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.state
+	case <-time.After(timeout):
+		p.t.Fatalf("edgefence still running %v later:\n%s", timeout, p.out)
+		return nil
+	}
+}
+
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	c := &http.Client{Timeout: wait}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// ---- MQTT 5 ----
+
+var clientSeq atomic.Int64
+
+type client struct {
+	t       *testing.T
+	c       *paho.Client
+	msgs    chan *paho.Publish
+	barrier string
+}
+
+// connect connects an MQTT 5 client; it subscribes to a barrier topic of
+// its own (see sync).
+func connect(t *testing.T, addr, name string) *client {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, wait)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	cl := &client{t: t, msgs: make(chan *paho.Publish, 1024)}
+	cl.c = paho.NewClient(paho.ClientConfig{
+		Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				select {
+				case cl.msgs <- pr.Packet:
+				default:
+					t.Errorf("%s: receive buffer full", name)
+				}
+				return true, nil
+			},
+		},
+		PacketTimeout: wait,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	id := fmt.Sprintf("%s-%d", name, clientSeq.Add(1))
+	if _, err := cl.c.Connect(ctx, &paho.Connect{ClientID: id, KeepAlive: 30, CleanStart: true}); err != nil {
+		conn.Close()
+		t.Fatalf("connect %s: %v", id, err)
+	}
+	t.Cleanup(func() { _ = cl.c.Disconnect(&paho.Disconnect{}) })
+	cl.barrier = "edgefence-test/barrier/" + id
+	cl.subscribe(cl.barrier)
+	return cl
+}
+
+// subscribe subscribes at QoS 1 without retain-as-published: the retain
+// flag then marks a retained message replayed on subscription, not a live
+// one.
+func (cl *client) subscribe(filters ...string) {
+	cl.t.Helper()
+	s := &paho.Subscribe{}
+	for _, f := range filters {
+		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: f, QoS: 1})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := cl.c.Subscribe(ctx, s); err != nil {
+		cl.t.Fatalf("subscribe %v: %v", filters, err)
+	}
+}
+
+func (cl *client) publish(topic string, payload []byte) {
+	cl.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := cl.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload}); err != nil {
+		cl.t.Fatalf("publish %s: %v", topic, err)
+	}
+}
+
+// ping publishes a canonical ping at QoS 1.
+func (cl *client) ping(device string, lat, lon float64, tsMs int64) {
+	cl.t.Helper()
+	cl.publish("devices/"+device+"/telemetry", fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d}`, lat, lon, tsMs))
+}
+
+func (cl *client) next(what string) *paho.Publish {
+	cl.t.Helper()
+	select {
+	case m := <-cl.msgs:
+		return m
+	case <-time.After(wait):
+		cl.t.Fatalf("no message within %v: want %s", wait, what)
+		return nil
+	}
+}
+
+// sync returns everything the broker queued for this client before it
+// handled a barrier publish of the client's own.
+func (cl *client) sync() []*paho.Publish {
+	cl.t.Helper()
+	marker := fmt.Appendf(nil, "barrier-%d", clientSeq.Add(1))
+	cl.publish(cl.barrier, marker)
+	var got []*paho.Publish
+	for {
+		m := cl.next("barrier")
+		if m.Topic == cl.barrier && bytes.Equal(m.Payload, marker) {
+			return got
+		}
+		got = append(got, m)
+	}
+}
+
+// transition is the part of a transition payload these tests check.
+type transition struct {
+	Device string `json:"device"`
+	Fence  string `json:"fence"`
+	Type   string `json:"type"`
+	Ts     int64  `json:"ts"`
+
+	retained bool
+}
+
+// String is "TYPE fence device @ts", plus " (retained)" for a retained
+// delivery.
+func (tr transition) String() string {
+	s := fmt.Sprintf("%s %s %s @%d", tr.Type, tr.Fence, tr.Device, tr.Ts)
+	if tr.retained {
+		s += " (retained)"
+	}
+	return s
+}
+
+func decode(t *testing.T, prefix string, m *paho.Publish) transition {
+	t.Helper()
+	var tr transition
+	if err := json.Unmarshal(m.Payload, &tr); err != nil {
+		t.Fatalf("%s: not a transition: %v: %s", m.Topic, err, m.Payload)
+	}
+	if want := prefix + "/" + tr.Fence + "/" + tr.Device; m.Topic != want {
+		t.Fatalf("transition %s on %s, want topic %s", tr, m.Topic, want)
+	}
+	tr.retained = m.Retain
+	return tr
+}
+
+// isKilled reports whether the process died of SIGKILL.
+func isKilled(st *os.ProcessState) bool {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
