@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -19,12 +20,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "edgefence:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			if slices.ContainsFunc(os.Args[1:], isHelp) {
+				return // asked for: usage was printed
+			}
+			os.Exit(2) // no subcommand: usage was printed
 		}
+		fmt.Fprintln(os.Stderr, "edgefence:", err)
 		os.Exit(1)
 	}
 }
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 func run(ctx context.Context, args []string) error {
 	root := &ffcli.Command{

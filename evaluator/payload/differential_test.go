@@ -25,7 +25,7 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		fm := payload.Format(format)
 		var d payload.Decoder
 		got, err := d.Decode(data, fm)
-		want, wantErr, slack := referenceDecode(t, data, fm)
+		want, slack, wantErr := referenceDecode(t, data, fm)
 		if err != wantErr {
 			t.Fatalf("Decode(%q, %v) error = %v, encoding/json says %v", data, fm, err, wantErr)
 		}
@@ -49,16 +49,16 @@ const maxNesting = 300
 // encoding/json. Its TsNs is the exact product of the stamp and its unit,
 // rounded half away from zero and saturated; slack is the rounding error
 // Decode may add when it scales a fractional stamp in float64.
-func referenceDecode(t *testing.T, data []byte, fm payload.Format) (p payload.Position, err error, slack int64) {
+func referenceDecode(t *testing.T, data []byte, fm payload.Format) (p payload.Position, slack int64, err error) {
 	if len(data) > payload.DefaultMaxSize {
-		return p, payload.TooLarge, 0
+		return p, 0, payload.TooLarge
 	}
 	if !json.Valid(data) || nesting(data) > maxNesting {
-		return p, payload.NotJSON, 0
+		return p, 0, payload.NotJSON
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return p, payload.NotObject, 0
+		return p, 0, payload.NotObject
 	}
 	members := map[string][]json.RawMessage{} // by decoded key, every copy
 	for dec.More() {
@@ -124,31 +124,31 @@ func referenceDecode(t *testing.T, data []byte, fm payload.Format) (p payload.Po
 		s, isString := typ.(string)
 		switch {
 		case err != nil:
-			return p, err, 0
+			return p, 0, err
 		case typ == nil:
-			return p, payload.MissingType, 0
+			return p, 0, payload.MissingType
 		case !isString:
-			return p, payload.WrongType, 0
+			return p, 0, payload.WrongType
 		case s != "location":
-			return p, payload.Ignored, 0
+			return p, 0, payload.Ignored
 		}
 		tsKey, unit = "tst", int64(1e9)
 	}
 	if p.Lat, err = coord("lat", 90, payload.MissingLat, payload.LatRange); err != nil {
-		return payload.Position{}, err, 0
+		return payload.Position{}, 0, err
 	}
 	if p.Lon, err = coord("lon", 180, payload.MissingLon, payload.LonRange); err != nil {
-		return payload.Position{}, err, 0
+		return payload.Position{}, 0, err
 	}
 	ts, hasTs, err := number(tsKey)
 	if err != nil {
-		return payload.Position{}, err, 0
+		return payload.Position{}, 0, err
 	}
 	if p.Acc, p.HasAcc, err = number("acc"); err != nil {
-		return payload.Position{}, err, 0
+		return payload.Position{}, 0, err
 	}
 	if p.Acc < 0 {
-		return payload.Position{}, payload.AccRange, 0
+		return payload.Position{}, 0, payload.AccRange
 	}
 	if hasTs {
 		p.TsNs, p.HasTs = exactStamp(ts, unit), true
@@ -164,7 +164,7 @@ func referenceDecode(t *testing.T, data []byte, fm payload.Format) (p payload.Po
 	if m["lat"] != p.Lat || m["lon"] != p.Lon || p.HasAcc && m["acc"] != p.Acc || p.HasTs && m[tsKey] != ts {
 		t.Fatalf("%q: reference %+v disagrees with map %v", data, p, m)
 	}
-	return p, nil, slack
+	return p, slack, nil
 }
 
 // overflowing stands for a JSON number beyond float64.
