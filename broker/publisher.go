@@ -115,7 +115,7 @@ func (p *publisher) close() {
 func (p *publisher) Transition(t *evaluator.Transition) {
 	m := message{
 		topic:   p.cfg.TransitionPrefix + "/" + t.Fence + "/" + t.Device,
-		payload: transitionJSON(t, time.Now()),
+		payload: transitionJSON(t, t.Decided),
 		retain:  true,
 	}
 	if !t.Timer {

@@ -231,6 +231,16 @@ func compactStates(s []fenceState) []fenceState {
 	return out
 }
 
+// Forget drops a device's buffer and state without evaluating its
+// buffered pings (a deprovisioned device; a simulator done with one).
+func (p *Processor) Forget(id string) {
+	if d := p.devices[id]; d != nil {
+		p.buffered -= len(d.buf)
+		d.deadline = noTime // its heap entries are now stale
+		delete(p.devices, id)
+	}
+}
+
 // Flush releases every buffered ping in event order, as on shutdown.
 func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)

@@ -63,6 +63,9 @@ func TestSilentDeviceCommitsAfterExactlyTheHold(t *testing.T) {
 	h.want()
 	h.at(ms(520))
 	h.want("parked depot ENTER +0s")
+	if d := h.rec.trans[0].Decided; !d.Equal(t0.Add(ms(520))) {
+		t.Fatalf("decided at %v, want +520ms: the hold after arrival", d.Sub(t0))
+	}
 	if got := h.proc.Buffered(); got != 0 {
 		t.Fatalf("buffered = %d after release", got)
 	}
@@ -360,6 +363,16 @@ func TestFenceSwapReevaluatesAtNextPing(t *testing.T) {
 	h.send("parked", outside, ms(2000), ms(2000))
 	h.at(3 * time.Second)
 	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +2s", "parked north ENTER +2s")
+}
+
+func TestForgetDropsDeviceAndItsBuffer(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("gone", inDepot, 0, 0)
+	h.proc.Forget("gone")
+	h.at(time.Second)
+	if h.proc.Devices() != 0 || h.proc.Buffered() != 0 || len(h.rec.trans) != 0 {
+		t.Fatalf("after Forget: %d devices, %d buffered, %q", h.proc.Devices(), h.proc.Buffered(), h.rec.lines())
+	}
 }
 
 func TestFlushReleasesEverything(t *testing.T) {

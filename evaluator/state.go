@@ -43,7 +43,7 @@ func (p *Processor) release(d *device, pg *Ping, now int64) {
 			}
 		}
 	}
-	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false)
+	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false, now)
 
 	for i := range d.states {
 		st := &d.states[i]
@@ -94,7 +94,7 @@ func find(hits []*fence.Fence, id string) *fence.Fence {
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.
-func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, ingest time.Time, timer bool) {
+func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, ingest time.Time, timer bool, now int64) {
 	dues := p.dues
 	for i := 1; i < len(dues); i++ { // insertion sort: almost always 0 or 1 entries
 		for j := i; j > 0 && dues[j].at < dues[j-1].at; j-- {
@@ -107,6 +107,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, i
 		p.out = Transition{
 			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
+			Decided: p.base.Add(time.Duration(now)),
 		}
 		p.m.Transitions[Dwell].Inc()
 		p.sink.Transition(&p.out)
@@ -117,6 +118,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	p.out = Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Ingest: pg.Ingest, Reversal: rev,
+		Decided: p.base.Add(time.Duration(now)),
 	}
 	p.m.Transitions[typ].Inc()
 	if rev {
@@ -154,6 +156,6 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		}
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, float64(d.lat), float64(d.lon), ClampNone, p.base.Add(time.Duration(now)), true)
+		p.fireDwells(d, float64(d.lat), float64(d.lon), ClampNone, p.base.Add(time.Duration(now)), true, now)
 	}
 }

@@ -52,6 +52,9 @@ type Transition struct {
 	Clamp ClampReason
 	// Ingest is the ingest instant of the causing ping, for SLA figures.
 	Ingest time.Time
+	// Decided is the instant the engine committed the transition (on the
+	// monotonic clock in a live engine, virtual time in a simulation).
+	Decided time.Time
 	// Timer is set on a DWELL fired by the device's estimated clock rather
 	// than by a ping; its Ingest is that of the last ping and says nothing
 	// about latency.
