@@ -1,0 +1,122 @@
+package shadow
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Row is one strategy's line of a report. Ground-truth columns are filled
+// by the simulator only (HasTruth).
+type Row struct {
+	Stats
+	HasTruth bool
+	Truth    int64 // ground-truth transitions
+	Matched  int64 // emitted transitions aligned with one of the truth
+	Phantoms int64 // emitted with no ground-truth match
+	Missed   int64 // ground truth with no emitted match
+}
+
+// PhantomRate is phantoms ÷ emitted transitions.
+func (r *Row) PhantomRate() float64 { return Rate(r.Phantoms, r.Transitions) }
+
+// ReversalRate is reversals ÷ emitted transitions.
+func (r *Row) ReversalRate() float64 { return Rate(r.Reversals, r.Transitions) }
+
+// PingsPerSecond is what the engine sustained on this strategy.
+func (r *Row) PingsPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Pings) / r.Elapsed.Seconds()
+}
+
+// WriteTable prints rows as an aligned text table. The phantom ratio
+// column compares each strategy with the first (arrival order, when run).
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	truth := len(rows) > 0 && rows[0].HasTruth
+	if truth {
+		fmt.Fprintln(tw, "strategy\ttransitions\tphantom\tvs first\treversal\tmissed\tlate\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+	} else {
+		fmt.Fprintln(tw, "strategy\ttransitions\treversal\tvs first\tlate\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+	}
+	for i := range rows {
+		r := &rows[i]
+		lat := fmt.Sprintf("%v\t%v\t%v", round(r.Percentile(50)), round(r.Percentile(99)), round(r.Percentile(100)))
+		if truth {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions,
+				pct(r.PhantomRate()), ratio(rows[0].PhantomRate(), r.PhantomRate()), pct(r.ReversalRate()),
+				pct(Rate(r.Missed, r.Truth)), pct(Rate(r.Late, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
+		} else {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions,
+				pct(r.ReversalRate()), ratio(rows[0].ReversalRate(), r.ReversalRate()),
+				pct(Rate(r.Late, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
+		}
+	}
+	return tw.Flush()
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.3f%%", 100*f) }
+
+// ratio says how many times fewer than the first row's rate a row has.
+func ratio(first, r float64) string {
+	switch {
+	case r == 0 && first == 0:
+		return "-"
+	case r == 0:
+		return "∞×"
+	}
+	return fmt.Sprintf("%.1f×", first/r)
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// jsonRow is a Row as --json prints it.
+type jsonRow struct {
+	Strategy       string   `json:"strategy"`
+	HoldMs         int64    `json:"hold_ms"`
+	Pings          int64    `json:"pings"`
+	Transitions    int64    `json:"transitions"`
+	Reversals      int64    `json:"reversals"`
+	ReversalRate   float64  `json:"reversal_rate"`
+	Late           int64    `json:"late"`
+	LateRate       float64  `json:"late_rate"`
+	Overflow       int64    `json:"overflow"`
+	TruthTotal     *int64   `json:"truth_transitions,omitempty"`
+	Phantoms       *int64   `json:"phantoms,omitempty"`
+	PhantomRate    *float64 `json:"phantom_rate,omitempty"`
+	Missed         *int64   `json:"missed,omitempty"`
+	AddedP50Ms     float64  `json:"added_latency_p50_ms"`
+	AddedP99Ms     float64  `json:"added_latency_p99_ms"`
+	AddedMaxMs     float64  `json:"added_latency_max_ms"`
+	PingsPerSecond float64  `json:"pings_per_second"`
+}
+
+// WriteJSON prints rows, with meta (the run's parameters), as one JSON object.
+func WriteJSON(w io.Writer, meta any, rows []Row) error {
+	out := struct {
+		Run        any       `json:"run"`
+		Strategies []jsonRow `json:"strategies"`
+	}{Run: meta}
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for i := range rows {
+		r := &rows[i]
+		j := jsonRow{
+			Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Pings: r.Pings, Transitions: r.Transitions,
+			Reversals: r.Reversals, ReversalRate: r.ReversalRate(), Late: r.Late, LateRate: Rate(r.Late, r.Pings),
+			Overflow: r.Overflow, AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
+			AddedMaxMs: ms(r.Percentile(100)), PingsPerSecond: r.PingsPerSecond(),
+		}
+		if r.HasTruth {
+			pr := r.PhantomRate()
+			j.TruthTotal, j.Phantoms, j.PhantomRate, j.Missed = &r.Truth, &r.Phantoms, &pr, &r.Missed
+		}
+		out.Strategies = append(out.Strategies, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

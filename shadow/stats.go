@@ -1,0 +1,49 @@
+package shadow
+
+import (
+	"slices"
+	"time"
+)
+
+// Stats are one strategy's totals over a stream.
+type Stats struct {
+	Strategy
+	Pings       int64
+	Late        int64 // diverted to the late output
+	Overflow    int64 // released early because a buffer was full (not lost)
+	Transitions int64
+	Reversals   int64           // transitions undoing the previous ping's
+	Latency     []time.Duration // commit − arrival, per ping-caused transition
+	Elapsed     time.Duration   // engine time spent on this strategy
+}
+
+// Merge adds o's totals (the same strategy, another worker) to s.
+func (s *Stats) Merge(o *Stats) {
+	s.Pings += o.Pings
+	s.Late += o.Late
+	s.Overflow += o.Overflow
+	s.Transitions += o.Transitions
+	s.Reversals += o.Reversals
+	s.Latency = append(s.Latency, o.Latency...)
+	s.Elapsed += o.Elapsed
+}
+
+// Percentile returns the p-th percentile (0..100) of the added latency.
+func (s *Stats) Percentile(p float64) time.Duration {
+	if len(s.Latency) == 0 {
+		return 0
+	}
+	if !slices.IsSorted(s.Latency) {
+		slices.Sort(s.Latency)
+	}
+	i := int(p / 100 * float64(len(s.Latency)-1))
+	return s.Latency[i]
+}
+
+// Rate returns n/d, or 0 when d is 0.
+func Rate(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
