@@ -36,7 +36,7 @@ type publisher struct {
 	done   chan struct{}
 	closed sync.Once
 
-	publishLatency *metrics.PrometheusHistogram
+	publishLatency *evaluator.Histogram
 	dropped        *metrics.Counter
 	failed         *metrics.Counter
 }
@@ -52,7 +52,7 @@ func newPublisher(srv *mqtt.Server, cfg *Config, set *metrics.Set, log *slog.Log
 		queue:          make(chan message, 4096),
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
-		publishLatency: set.NewPrometheusHistogramExt(`edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),
+		publishLatency: evaluator.NewHistogram(set, `edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),
 		dropped:        set.NewCounter(`edgefence_shed_total{stage="side_output"}`),
 		failed:         set.NewCounter(`edgefence_publish_errors_total`),
 	}
@@ -81,7 +81,7 @@ func (p *publisher) run() {
 
 func (p *publisher) publish(m message) {
 	if !m.ingest.IsZero() {
-		p.publishLatency.Update(time.Since(m.ingest).Seconds())
+		p.publishLatency.Observe(time.Since(m.ingest))
 	}
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: m.retain},

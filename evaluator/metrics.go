@@ -17,9 +17,9 @@ type Metrics struct {
 	Transitions    [numTypes]*metrics.Counter
 	Reversals      *metrics.Counter
 	Evicted        *metrics.Counter
-	WatermarkLag   *metrics.PrometheusHistogram // ingest wall time − device watermark, seconds
-	ReleaseLatency *metrics.PrometheusHistogram // monotonic ingest → release from the buffer
-	DecideLatency  *metrics.PrometheusHistogram // monotonic ingest → transition decided
+	WatermarkLag   *Histogram // ingest wall time − device watermark
+	ReleaseLatency *Histogram // monotonic ingest → release from the buffer
+	DecideLatency  *Histogram // monotonic ingest → transition decided
 }
 
 // LatencyBuckets are the upper bounds, in seconds, of the latency
@@ -45,9 +45,9 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		QueueFull:      set.NewCounter(`edgefence_queue_full_total`),
 		Reversals:      set.NewCounter(`edgefence_transition_reversals_total`),
 		Evicted:        set.NewCounter(`edgefence_evicted_devices_total`),
-		WatermarkLag:   set.NewPrometheusHistogramExt(`edgefence_watermark_lag_seconds`, LagBuckets),
-		ReleaseLatency: set.NewPrometheusHistogramExt(`edgefence_release_latency_seconds`, LatencyBuckets),
-		DecideLatency:  set.NewPrometheusHistogramExt(`edgefence_decide_latency_seconds`, LatencyBuckets),
+		WatermarkLag:   NewHistogram(set, `edgefence_watermark_lag_seconds`, LagBuckets),
+		ReleaseLatency: NewHistogram(set, `edgefence_release_latency_seconds`, LatencyBuckets),
+		DecideLatency:  NewHistogram(set, `edgefence_decide_latency_seconds`, LatencyBuckets),
 	}
 	m.Clamped[ClampNone] = new(metrics.Counter) // unregistered: keeps indexing branch-free
 	for _, r := range ClampReasons() {

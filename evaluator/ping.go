@@ -24,6 +24,10 @@ type Ping struct {
 
 	// Ingest is the server instant taken once, right after decoding.
 	Ingest time.Time
+
+	// arrived is Ingest in processor-relative nanoseconds, computed once
+	// when the ping is buffered: hold deadlines are checked often.
+	arrived int64
 }
 
 // EventTime returns the event time as a time.Time in UTC.

@@ -82,10 +82,11 @@ func (p *Processor) SetHold(id string, hold time.Duration) {
 // late output. Call Advance afterwards to release pings whose hold expired.
 func (p *Processor) Ingest(pg *Ping) {
 	now := p.at(pg.Ingest)
+	pg.arrived = now
 	d := p.device(pg.Device)
 	wall := pg.Ingest.UnixNano()
 	if d.wm != noTime {
-		p.m.WatermarkLag.Update(float64(wall-d.wm) / 1e9)
+		p.m.WatermarkLag.Observe(time.Duration(wall - d.wm))
 	}
 	if d.holdUs == 0 {
 		// Arrival order: no buffer, so nothing can be late either.
@@ -148,9 +149,9 @@ func (p *Processor) schedule(d *device) {
 		d.deadline = noTime
 		return
 	}
-	first := p.at(d.buf[0].Ingest)
+	first := d.buf[0].arrived
 	for i := 1; i < len(d.buf); i++ {
-		first = min(first, p.at(d.buf[i].Ingest))
+		first = min(first, d.buf[i].arrived)
 	}
 	if at := first + d.hold(); at != d.deadline {
 		d.deadline = at
@@ -172,7 +173,7 @@ func (p *Processor) Advance(now time.Time) {
 		d.deadline = noTime
 		hold := d.hold()
 		for i := range d.buf {
-			if p.at(d.buf[i].Ingest)+hold <= n {
+			if d.buf[i].arrived+hold <= n {
 				d.wm = max(d.wm, d.buf[i].Event)
 			}
 		}

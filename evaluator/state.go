@@ -27,7 +27,7 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 // reads as EXIT before ENTER.
 func (p *Processor) release(d *device, pg *Ping, now int64) {
 	p.m.Released.Inc()
-	p.m.ReleaseLatency.Update(float64(now-p.at(pg.Ingest)) / 1e9)
+	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
 
@@ -124,7 +124,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	if rev {
 		p.m.Reversals.Inc()
 	}
-	p.m.DecideLatency.Update(float64(now-p.at(pg.Ingest)) / 1e9)
+	p.m.DecideLatency.Observe(time.Duration(now - pg.arrived))
 	p.sink.Transition(&p.out)
 }
 

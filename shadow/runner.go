@@ -58,7 +58,10 @@ func (r *recorder) Late(*evaluator.Late)               { r.late++ }
 // replaced by each strategy's). base is the origin of virtual time: any
 // instant not far from the stream's.
 func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
-	r := &Runner{strategies: strategies, sweep: cfg.Sweep}
+	// Sweeps only matter to a silent device's DWELL timer; stepping
+	// through a ten-minute outage every 250 ms would cost more than the
+	// pings. One-second steps bound a silent DWELL's error to a second.
+	r := &Runner{strategies: strategies, sweep: max(cfg.Sweep, time.Second)}
 	for _, s := range strategies {
 		c := cfg
 		c.Hold = s.Hold
@@ -97,16 +100,16 @@ func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
 			// the device pings, its pings confirm DWELL themselves.
 			if pg.Ingest.Sub(prev) > r.sweep {
 				for next := prev.Add(r.sweep); next.Before(pg.Ingest); next = next.Add(r.sweep) {
-					p.Advance(next)
+					r.advance(p, next)
 					p.Sweep(next)
 				}
 			}
 			prev = pg.Ingest
-			p.Advance(pg.Ingest)
+			r.advance(p, pg.Ingest)
 			p.Ingest(&pg)
 		}
 		end := arrivals[len(arrivals)-1].Ingest.Add(r.strategies[i].Hold)
-		p.Advance(end)
+		r.advance(p, end)
 		p.Flush(end) // nothing should be left; a safety net for holds beyond the stream
 		p.Forget(id)
 		st := &r.stats[i]
@@ -126,6 +129,19 @@ func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
 		out[i] = rec.trans
 	}
 	return out
+}
+
+// advance runs the hold deadlines due by now at their own instants, as a
+// live shard's timer does, so that commit times are exact.
+func (r *Runner) advance(p *evaluator.Processor, now time.Time) {
+	for {
+		next, ok := p.NextDeadline()
+		if !ok || next.After(now) {
+			break
+		}
+		p.Advance(next)
+	}
+	p.Advance(now)
 }
 
 // Stats returns the totals so far, one per strategy, with overflow counts
