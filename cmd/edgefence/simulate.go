@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/fleet"
+	"github.com/edgefence/edgefence/shadow"
+)
+
+// durationList is a comma-separated list of durations.
+type durationList []time.Duration
+
+func (l *durationList) String() string {
+	s := make([]string, len(*l))
+	for i, d := range *l {
+		s[i] = d.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *durationList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return err
+		}
+		*l = append(*l, d)
+	}
+	return nil
+}
+
+type simulateOptions struct {
+	fleet     fleet.Config
+	engine    evaluator.Config
+	holds     durationList
+	fences    string
+	numFences int
+	workers   int
+	json      bool
+}
+
+func simulateFlags(o *simulateOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("edgefence simulate", flag.ContinueOnError)
+	c, e := &o.fleet, &o.engine
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "random seed: the same seed gives the same stream and the same table")
+	fs.IntVar(&c.Devices, "devices", c.Devices, "fleet size")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "simulated time")
+	fs.Float64Var(&c.MinHz, "min-hz", c.MinHz, "slowest report rate per device")
+	fs.Float64Var(&c.MaxHz, "max-hz", c.MaxHz, "fastest report rate per device")
+	fs.Float64Var(&c.CenterLat, "center-lat", c.CenterLat, "centre of the area")
+	fs.Float64Var(&c.CenterLon, "center-lon", c.CenterLon, "centre of the area")
+	fs.Float64Var(&c.AreaKm, "area-km", c.AreaKm, "side of the square area")
+	fs.Float64Var(&c.MinSpeed, "min-speed", c.MinSpeed, "slowest vehicle, m/s")
+	fs.Float64Var(&c.MaxSpeed, "max-speed", c.MaxSpeed, "fastest vehicle, m/s")
+	fs.StringVar(&o.fences, "fences", "", "GeoJSON fence file (default: generate --fence-count fences over the area)")
+	fs.IntVar(&o.numFences, "fence-count", o.numFences, "fences to generate when --fences is not given")
+	fs.DurationVar(&c.ClockOffset, "clock-offset", c.ClockOffset, "per-device constant clock offset, uniform in ±this (0: off)")
+	fs.DurationVar(&c.DelayMedian, "delay-median", c.DelayMedian, "lognormal transport delay, median (0: no delay)")
+	fs.DurationVar(&c.DelayP99, "delay-p99", c.DelayP99, "lognormal transport delay, 99th percentile")
+	fs.Float64Var(&c.HandoverPerH, "handover-per-hour", c.HandoverPerH, "clock steps per device-hour (0: off)")
+	fs.DurationVar(&c.StepMin, "step-min", c.StepMin, "smallest clock step")
+	fs.DurationVar(&c.StepMax, "step-max", c.StepMax, "largest clock step")
+	fs.Float64Var(&c.ColdBootPerH, "cold-boot-per-hour", c.ColdBootPerH, "reboots per device-hour, stamping epoch 0 or 1980 until attached (0: off)")
+	fs.DurationVar(&c.AttachMin, "attach-min", c.AttachMin, "shortest time to GPS attach after a boot")
+	fs.DurationVar(&c.AttachMax, "attach-max", c.AttachMax, "longest time to GPS attach after a boot")
+	fs.Float64Var(&c.OutagePerH, "outage-per-hour", c.OutagePerH, "store-and-forward outages per device-hour (0: off)")
+	fs.DurationVar(&c.OutageMin, "outage-min", c.OutageMin, "shortest outage")
+	fs.DurationVar(&c.OutageMax, "outage-max", c.OutageMax, "longest outage")
+	fs.Float64Var(&c.NewestFirst, "newest-first", c.NewestFirst, "share of backlogs flushed newest-first")
+	fs.BoolVar(&c.GPSNoise, "gps-noise", c.GPSNoise, "add 3–30 m of position noise (off: ordering effects alone)")
+	fs.DurationVar(&c.MatchEarly, "match-early", c.MatchEarly, "an emitted transition matches a true one if its ping was fixed at most this before the true change…")
+	fs.DurationVar(&c.MatchLate, "match-late", c.MatchLate, "…or at most this after it (a delayed but correct transition is not a phantom)")
+	fs.Var(&o.holds, "holds", "strategies: comma-separated holds; 0 is arrival order")
+	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell (0: off)")
+	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server a stamp may be")
+	fs.IntVar(&o.workers, "workers", o.workers, "worker goroutines")
+	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
+	return fs
+}
+
+func simulateCommand() *ffcli.Command {
+	o := &simulateOptions{
+		fleet:     fleet.DefaultConfig(),
+		engine:    evaluator.DefaultConfig(),
+		holds:     durationList{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second},
+		numFences: 300,
+		workers:   runtime.GOMAXPROCS(0),
+	}
+	fs := simulateFlags(o)
+	return &ffcli.Command{
+		Name:       "simulate",
+		ShortUsage: "edgefence simulate [flags]",
+		ShortHelp:  "measure phantom transitions on a simulated fleet, against ground truth",
+		LongHelp: "Generate a seeded fleet with clock and network faults, compute each device's true\n" +
+			"fence transitions, and run the same stream through the engine in virtual time under\n" +
+			"each hold (0 = arrival order), reporting phantom, reversal, missed and late rates.",
+		FlagSet: fs,
+		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("simulate takes no arguments, got %q", args)
+			}
+			return simulate(os.Stdout, o)
+		},
+	}
+}
+
+func simulate(w io.Writer, o *simulateOptions) error {
+	var set *fence.Set
+	var err error
+	if o.fences != "" {
+		set, err = fence.Load(o.fences)
+	} else {
+		set, err = o.fleet.Fences(o.numFences)
+	}
+	if err != nil {
+		return err
+	}
+	strategies := shadow.Strategies(o.holds)
+	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, nil)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		meta := map[string]any{
+			"seed": o.fleet.Seed, "devices": o.fleet.Devices, "duration": o.fleet.Duration.String(),
+			"fences": set.Len(), "pings": res.Pings, "truth_transitions": res.Truth,
+			"faults": res.FaultCounts(), "wall_seconds": res.Wall.Seconds(),
+		}
+		return shadow.WriteJSON(w, meta, res.Rows)
+	}
+	fmt.Fprintf(w, "fleet: %d devices × %v, %d fences, seed %d: %d pings, %d true transitions (%.1fs wall, %.0f pings/s per strategy)\n",
+		o.fleet.Devices, o.fleet.Duration, set.Len(), o.fleet.Seed, res.Pings, res.Truth, res.Wall.Seconds(),
+		float64(res.Pings)*float64(len(strategies))/res.Wall.Seconds())
+	fc := res.FaultCounts()
+	fmt.Fprintf(w, "faults: %d clock steps, %d cold-boot pings, %d outages (%d newest-first, %d backlog pings), %d reordered pings, %d delayed > 500ms\n\n",
+		fc["clock_steps"], fc["cold_boot_pings"], fc["outages"], fc["outages_newest_first"], fc["backlog_pings"], fc["reordered_pings"], fc["delayed_over_500ms_pings"])
+	return shadow.WriteTable(w, res.Rows)
+}

@@ -1,0 +1,98 @@
+package fleet
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/shadow"
+)
+
+func TestTruthFollowsTruePositions(t *testing.T) {
+	set, err := fence.Parse([]byte(`{"type":"FeatureCollection","features":[
+	 {"type":"Feature","id":"a","properties":{"dwell":10},"geometry":{"type":"Polygon","coordinates":[[[13.0,52.0],[13.1,52.0],[13.1,52.1],[13.0,52.1],[13.0,52.0]]]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := [2]float64{52.05, 13.05}, [2]float64{52.2, 13.05}
+	var s []sample
+	for i, p := range [][2]float64{out, in, in, in, out} {
+		s = append(s, sample{at: int64(i) * 6 * sec, lat: p[0], lon: p[1]})
+	}
+	got, _ := truth(s, set, fence.NewSearcher(), 0, nil, nil)
+	want := fmt.Sprint([]event{{"a", evaluator.Enter, 6 * sec}, {"a", evaluator.Dwell, 16 * sec}, {"a", evaluator.Exit, 24 * sec}})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("truth = %v, want %v", got, want)
+	}
+}
+
+func shortRun(t *testing.T, workers int, mod func(*Config, *evaluator.Config)) *Result {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Devices = 300
+	cfg.Duration = 3 * time.Minute
+	eng := evaluator.DefaultConfig()
+	if mod != nil {
+		mod(&cfg, &eng)
+	}
+	set, err := cfg.Fences(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(cfg, eng, set, shadow.Strategies([]time.Duration{0, 500 * time.Millisecond}), workers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// The product's claim, on the default fleet model with the engine's skew
+// tolerance above the model's clock error: arrival order invents
+// transitions, a 500 ms hold removes nearly all of them.
+func TestHoldCutsPhantomsOnTheDefaultModel(t *testing.T) {
+	res := shortRun(t, 2, func(_ *Config, e *evaluator.Config) { e.Skew = 5 * time.Second })
+	arrival, held := &res.Rows[0], &res.Rows[1]
+	if arrival.Phantoms == 0 {
+		t.Fatal("arrival order produced no phantoms: the model injects no reordering")
+	}
+	if held.Phantoms*20 > arrival.Phantoms {
+		t.Fatalf("500 ms hold: %d phantoms (%.3f%%) vs arrival order %d (%.3f%%): less than 20× fewer",
+			held.Phantoms, 100*held.PhantomRate(), arrival.Phantoms, 100*arrival.PhantomRate())
+	}
+	t.Logf("phantoms: arrival %d (%.2f%%), 500ms %d (%.3f%%) of %d/%d emitted; late %.2f%%",
+		arrival.Phantoms, 100*arrival.PhantomRate(), held.Phantoms, 100*held.PhantomRate(),
+		arrival.Transitions, held.Transitions, 100*shadow.Rate(held.Late, held.Pings))
+}
+
+// With no faults at all there is nothing to get wrong, and the buffer
+// adds exactly the hold.
+func TestNoFaultsNoPhantomsAndExactlyTheHold(t *testing.T) {
+	res := shortRun(t, 1, func(c *Config, _ *evaluator.Config) {
+		c.ClockOffset, c.DelayMedian, c.HandoverPerH, c.ColdBootPerH, c.OutagePerH = 0, 0, 0, 0, 0
+	})
+	for _, r := range res.Rows {
+		if r.Phantoms != 0 || r.Missed != 0 || r.Late != 0 {
+			t.Errorf("%s: %d phantoms, %d missed, %d late; want none", r.Name, r.Phantoms, r.Missed, r.Late)
+		}
+		if p50, max := r.Percentile(50), r.Percentile(100); p50 != r.Hold || max != r.Hold {
+			t.Errorf("%s: added latency p50 %v max %v, want exactly the hold", r.Name, p50, max)
+		}
+	}
+}
+
+// The same seed gives the same numbers however devices are spread over
+// workers: each device has its own random stream.
+func TestDeterministicAcrossWorkers(t *testing.T) {
+	a, b := shortRun(t, 1, nil), shortRun(t, 3, nil)
+	for i := range a.Rows {
+		x, y := a.Rows[i], b.Rows[i]
+		if x.Transitions != y.Transitions || x.Phantoms != y.Phantoms || x.Late != y.Late || x.Reversals != y.Reversals {
+			t.Fatalf("%s: 1 worker %+v, 3 workers %+v", x.Name, x.Stats, y.Stats)
+		}
+	}
+	if a.Pings != b.Pings || a.Faults != b.Faults {
+		t.Fatalf("stream differs: %d/%+v vs %d/%+v", a.Pings, a.Faults, b.Pings, b.Faults)
+	}
+}
