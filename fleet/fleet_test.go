@@ -96,3 +96,14 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 		t.Fatalf("stream differs: %d/%+v vs %d/%+v", a.Pings, a.Faults, b.Pings, b.Faults)
 	}
 }
+
+func TestMonotonicKeepsWallTime(t *testing.T) {
+	w := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
+	m := Monotonic(w)
+	if !m.Equal(w) || m.UnixNano() != w.UnixNano() || m.String() == w.String() {
+		t.Fatalf("Monotonic(%v) = %v: want the same wall time with a monotonic reading", w, m)
+	}
+	if d := m.Add(90 * time.Second).Sub(m); d != 90*time.Second {
+		t.Fatalf("difference = %v", d)
+	}
+}

@@ -13,7 +13,18 @@ import (
 )
 
 // Start is the simulation's virtual start instant (the server's clock).
-var Start = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+// It carries a monotonic reading so that the engine's many instant
+// subtractions take time.Time's fast path; only differences of it are
+// used, so results do not depend on when the process started.
+var Start = Monotonic(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+
+// Monotonic returns t with a monotonic clock reading attached: the wall
+// time is t's exactly, and instants derived from it with Add subtract
+// without the wall-clock overflow checks.
+func Monotonic(t time.Time) time.Time {
+	now := time.Now()
+	return now.Add(t.Sub(now))
+}
 
 // Result is a simulation's outcome.
 type Result struct {
