@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/hooks"
 )
@@ -25,6 +26,9 @@ type Config struct {
 	MaxPayload       int           // telemetry payload limit in bytes
 	Pprof            bool
 	CloseTimeout     time.Duration // how long shutdown waits for mochi
+	Capture          string        // capture file of every accepted ping; "" disables
+	CaptureMaxBytes  int64         // capture file size that triggers a rotation
+	CaptureKeep      int           // rotated capture files kept
 	Engine           evaluator.Config
 	Log              *slog.Logger
 }
@@ -51,6 +55,8 @@ func DefaultConfig() Config {
 		ExitExpiry:       24 * time.Hour,
 		MaxPayload:       4096,
 		CloseTimeout:     10 * time.Second,
+		CaptureMaxBytes:  capture.DefaultMaxBytes,
+		CaptureKeep:      capture.DefaultKeep,
 		Engine:           evaluator.DefaultConfig(),
 		Log:              slog.Default(),
 	}

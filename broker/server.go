@@ -20,6 +20,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"go.etcd.io/bbolt"
 
+	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/hooks"
@@ -32,6 +33,7 @@ type Server struct {
 	set     *metrics.Set
 	mqtt    *mqtt.Server
 	engine  *evaluator.Engine
+	capture *capture.Writer // nil without --capture
 	pub     *publisher
 	tcp     *listeners.TCP
 	httpSrv *http.Server
@@ -92,7 +94,13 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.registerGauges(fences)
 	hm := hooks.NewMetrics(s.set)
-	tel := hooks.NewTelemetry(cfg.Telemetry, s.engine, s.pub, hm, cfg.Log, cfg.MaxPayload)
+	var eng hooks.Engine = s.engine
+	if cfg.Capture != "" {
+		if eng, err = s.startCapture(); err != nil {
+			return nil, s.abort(err)
+		}
+	}
+	tel := hooks.NewTelemetry(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}
@@ -169,7 +177,8 @@ func (s *Server) Engine() *evaluator.Engine { return s.engine }
 
 // Close shuts down in the order that loses nothing: the engine first
 // (flushing every reorder buffer; their transitions go out while mochi
-// still runs and stores them), then the publisher, then mochi itself,
+// still runs and stores them), then the capture file (every accepted ping
+// is in it by then), then the publisher, then mochi itself,
 // whose Close is bounded because it was seen to hang with thousands of
 // clients mid-stream.
 func (s *Server) Close(ctx context.Context) error {
@@ -180,19 +189,25 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.engine != nil {
 		s.engine.Close()
 	}
+	var err error
+	if s.capture != nil {
+		// After the engine: no ping is accepted any more, so every
+		// accepted one is in the file.
+		err = s.capture.Close()
+	}
 	if s.pub != nil {
 		s.pub.close()
 	}
-	var err error
 	if s.mqtt != nil {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.CloseTimeout)
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- s.mqtt.Close() }()
 		select {
-		case err = <-done:
+		case merr := <-done:
+			err = errors.Join(err, merr)
 		case <-ctx.Done():
-			err = fmt.Errorf("mqtt close: %w", ctx.Err())
+			err = errors.Join(err, fmt.Errorf("mqtt close: %w", ctx.Err()))
 			s.log.Error("mqtt server did not close in time; exiting anyway", "timeout", s.cfg.CloseTimeout)
 		}
 	}

@@ -30,6 +30,16 @@ func (r ClampReason) String() string {
 	return "unknown"
 }
 
+// ParseClampReason is the inverse of ClampReason.String: "" is ClampNone.
+func ParseClampReason(s string) (ClampReason, bool) {
+	for i, n := range clampNames {
+		if n == s {
+			return ClampReason(i), true
+		}
+	}
+	return 0, false
+}
+
 // Clamped reports whether the stamp was altered.
 func (r ClampReason) Clamped() bool { return r != ClampNone }
 

@@ -80,6 +80,9 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.
 	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
 	fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
+	fs.StringVar(&cfg.Capture, "capture", cfg.Capture, "append every accepted ping to this JSON Lines file, for edgefence replay (empty: off)")
+	fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")
+	fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
 	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
 	return fs
 }

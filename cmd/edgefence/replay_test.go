@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+)
+
+// The replay of a live session's capture at the live hold commits exactly
+// the transitions the live broker published: same device, fence, type and
+// event time. The session reorders pings within the hold, sends one beyond
+// it (late), and replay's diff shows what arrival order would have invented.
+func TestReplayOfCaptureMatchesLiveTransitions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	p := startServe(t, t.TempDir(), nil, "--hold", "100ms", "--capture", path)
+	dash := connect(t, p.mqtt, "dashboard")
+	dash.subscribe("geofence/#")
+	tracker := connect(t, p.mqtt, "tracker")
+	t0 := time.Now().UnixMilli() - 60_000
+	const dev = "replay-1"
+	// Bursts arrive within a few ms, well inside the 100 ms hold; the
+	// pauses are long past it, so live timers and replay agree on what
+	// was buffered together.
+	for _, burst := range [][]struct {
+		in bool
+		ts int64
+	}{
+		{{false, t0}},
+		{{true, t0 + 2000}, {false, t0 + 1950}}, // reordered within the hold
+		{{true, t0 + 3000}},
+		{{false, t0 + 5000}, {true, t0 + 4950}}, // reordered within the hold
+		{{false, t0 + 6000}},
+		{{true, t0 + 5500}}, // 500 ms behind: late at a 100 ms hold
+	} {
+		for _, pg := range burst {
+			lat, lon := outLat, outLon
+			if pg.in {
+				lat, lon = museumLat, museumLon
+			}
+			tracker.ping(dev, lat, lon, pg.ts)
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	var live []string
+	for range 2 {
+		live = append(live, decode(t, "geofence", dash.next("the live transitions")).String())
+	}
+	if extra := dash.sync(); len(extra) > 0 {
+		t.Errorf("%d more transitions than expected, the first on %s", len(extra), extra[0].Topic)
+	}
+	want := []string{
+		fmt.Sprintf("ENTER zone-museumsinsel %s @%d", dev, t0+2000),
+		fmt.Sprintf("EXIT zone-museumsinsel %s @%d", dev, t0+5000),
+	}
+	if !slices.Equal(live, want) {
+		t.Errorf("live transitions %v, want %v", live, want)
+	}
+	if st := p.signal(syscall.SIGTERM, 2*wait); !st.Success() {
+		t.Fatalf("serve exited with %v", st)
+	}
+
+	o := defaultReplayOptions()
+	o.holds = durationList{0, 100 * time.Millisecond}
+	o.fences = bundledFences
+	res, err := replay(o, []string{path})
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	var replayed []string
+	for _, tr := range res.transitions[1] {
+		replayed = append(replayed, transition{Device: tr.Device, Fence: tr.Fence, Type: tr.Type.String(), Ts: tr.Event / 1e6}.String())
+	}
+	if !slices.Equal(replayed, live) {
+		t.Errorf("replay at hold=100ms committed\n\t%s\nlive published\n\t%s", strings.Join(replayed, "\n\t"), strings.Join(live, "\n\t"))
+	}
+	if r := res.rows[1]; r.Pings != 8 || r.Late != 1 || res.read.Records != 8 || res.read.Skipped != 0 {
+		t.Errorf("hold=100ms: %d pings, %d late (read %+v); want 8 and 1", r.Pings, r.Late, res.read)
+	}
+
+	var out bytes.Buffer
+	if err := writeReplay(&out, o, res); err != nil {
+		t.Fatal(err)
+	}
+	at := func(ms int64) string { return replayTime(ms * 1e6) }
+	for _, line := range []string{
+		"hold=100ms vs arrival: 5 removed, 0 added",
+		"- replay-1 zone-museumsinsel EXIT " + at(t0+1950),
+		"- replay-1 zone-museumsinsel ENTER " + at(t0+3000),
+		"- replay-1 zone-museumsinsel ENTER " + at(t0+4950),
+		"- replay-1 zone-museumsinsel ENTER " + at(t0+5500),
+		"- replay-1 zone-museumsinsel EXIT " + at(t0+6000),
+	} {
+		if !strings.Contains(out.String(), line+"\n") {
+			t.Errorf("replay output lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
+// The CLI: flags after the files, the table and the diff on stdout, and
+// --json as one object carrying the diff.
+func TestReplayCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	lines := []string{
+		`{"seq":1,"device":"d","lat":52.50,"lon":13.30,"stamp":1796083200000000000,"event":1796083200000000000,"ingest":1796083200010000000}`,
+		`{"seq":2,"device":"d","lat":52.52,"lon":13.40,"stamp":1796083202000000000,"event":1796083202000000000,"ingest":1796083202010000000}`,
+		`{"seq":3,"device":"d","lat":52.50,"lon":13.30,"stamp":1796083201950000000,"event":1796083201950000000,"ingest":1796083202020000000}`,
+		`{"seq":4,"device":"d","lat":52.52,"lon":13.4`,
+	}
+	writeFile(t, path, strings.Join(lines, "\n"))
+	p := runBin(t, nil, "replay", path, "--holds", "0,100ms", "--fences", bundledFences)
+	if st := p.wait(2 * wait); !st.Success() {
+		t.Fatalf("replay exited with %v:\n%s", st, p.out)
+	}
+	out := p.out.String()
+	for _, want := range []string{
+		"capture: 3 records of 1 devices from " + path,
+		"skipped 1 unreadable lines",
+		"strategy  transitions",
+		"hold=100ms vs arrival: 1 removed, 0 added\n- d zone-museumsinsel EXIT 2026-12-01T00:00:01.950Z\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	p = runBin(t, nil, "replay", "--json", "--holds", "0,100ms", "--diff-limit", "1", "--fences", bundledFences, path)
+	if st := p.wait(2 * wait); !st.Success() {
+		t.Fatalf("replay --json exited with %v:\n%s", st, p.out)
+	}
+	var doc struct {
+		Run struct {
+			Records int64 `json:"records"`
+			Diffs   []struct {
+				Strategy string `json:"strategy"`
+				Removed  int    `json:"removed"`
+				Lines    []struct {
+					Op, Type string
+				} `json:"lines"`
+			} `json:"diffs"`
+		} `json:"run"`
+		Strategies []struct {
+			Strategy    string `json:"strategy"`
+			Transitions int64  `json:"transitions"`
+		} `json:"strategies"`
+	}
+	if err := json.Unmarshal([]byte(p.out.String()), &doc); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, p.out)
+	}
+	if d := doc.Run.Diffs; doc.Run.Records != 3 || len(d) != 1 || d[0].Removed != 1 || len(d[0].Lines) != 1 || d[0].Lines[0].Op != "-" {
+		t.Errorf("--json run: %+v", doc.Run)
+	}
+	if s := doc.Strategies; len(s) != 2 || s[0].Transitions != 2 || s[1].Transitions != 1 {
+		t.Errorf("--json strategies: %+v", s)
+	}
+}
+
+// A phantom EXIT+ENTER pair that the buffer removes is two '-' lines, in
+// event order; what only the buffered run has is '+'; equal transitions
+// (however many) cancel.
+func TestReplayDiff(t *testing.T) {
+	at := func(s float64) int64 { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano() + int64(s*1e9) }
+	tr := func(dev, fence string, typ evaluator.Type, s float64) evaluator.Transition {
+		return evaluator.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
+	}
+	arrival := []evaluator.Transition{
+		tr("truck-1", "depot", evaluator.Enter, 0),
+		tr("truck-1", "depot", evaluator.Exit, 2),  // the delayed outside ping…
+		tr("truck-1", "depot", evaluator.Enter, 1), // …and the inside ping it overtook
+		tr("truck-2", "yard", evaluator.Enter, 5),
+		tr("truck-2", "yard", evaluator.Enter, 5),
+	}
+	buffered := []evaluator.Transition{
+		tr("truck-2", "yard", evaluator.Enter, 5),
+		tr("truck-1", "depot", evaluator.Enter, 0),
+		tr("truck-2", "yard", evaluator.Enter, 5),
+		tr("truck-2", "yard", evaluator.Exit, 7.5),
+	}
+	var out bytes.Buffer
+	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(arrival, buffered), 2)
+	want := "hold=500ms vs arrival: 2 removed, 1 added\n" +
+		"- truck-1 depot ENTER 2026-12-01T10:00:01.000Z\n" +
+		"- truck-1 depot EXIT 2026-12-01T10:00:02.000Z\n" +
+		"… 1 more not shown (--diff-limit 2)\n"
+	if out.String() != want {
+		t.Errorf("diff:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(buffered, slices.Clone(buffered)), 2)
+	if out.String() != "hold=500ms vs arrival: the same transitions\n" {
+		t.Errorf("no difference printed as %q", out.String())
+	}
+	if got := replayTime(at(1) + 1); got != "2026-12-01T10:00:01.000000001Z" {
+		t.Errorf("sub-millisecond event time printed as %s", got)
+	}
+}
+
+func TestReplayArgs(t *testing.T) {
+	o := defaultReplayOptions()
+	fs := replayFlags(o)
+	files, err := replayArgs(fs, []string{"a", "--json", "b", "--diff-limit", "3", "c", "--", "-d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(files, []string{"a", "b", "c", "-d"}) || !o.json || o.diffLimit != 3 {
+		t.Errorf("files %v, json %v, diff limit %d", files, o.json, o.diffLimit)
+	}
+	for _, args := range [][]string{{"a", "--no-such-flag"}, {"a", "--holds", "0,soon"}} {
+		fs := replayFlags(defaultReplayOptions())
+		fs.SetOutput(new(bytes.Buffer))
+		if _, err := replayArgs(fs, args); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+func TestReplayRejectsBadHolds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	writeFile(t, path, `{"seq":1,"device":"d","lat":1,"lon":1,"event":1796083200000000000,"ingest":1796083200000000000}`+"\n")
+	for _, holds := range []durationList{nil, {0, 0}, {time.Hour}} {
+		o := defaultReplayOptions()
+		o.holds, o.fences = holds, bundledFences
+		if _, err := replay(o, []string{path}); err == nil || !strings.Contains(err.Error(), "hold") {
+			t.Errorf("holds %v: %v, want an error about the hold", holds, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
