@@ -12,7 +12,11 @@ import (
 // Fences generates n fences over the model's area: convex polygons of
 // 6–12 vertices and circles, 100–600 m in radius, so that vehicles at road
 // speed cross one every minute or two.
-func (c *Config) Fences(n int) (*fence.Set, error) {
+func (c *Config) Fences(n int) (*fence.Set, error) { return fence.Parse(c.FencesGeoJSON(n)) }
+
+// FencesGeoJSON is the GeoJSON of Fences, to replay a simulated capture
+// against the same fences.
+func (c *Config) FencesGeoJSON(n int) []byte {
 	rng := rand.New(rand.NewPCG(c.Seed, math.MaxUint64))
 	half := c.AreaKm * 500
 	cosLat := math.Cos(c.CenterLat * math.Pi / 180)
@@ -41,5 +45,5 @@ func (c *Config) Fences(n int) (*fence.Set, error) {
 		b.WriteString(`]]}}`)
 	}
 	b.WriteString(`]}`)
-	return fence.Parse([]byte(b.String()))
+	return []byte(b.String())
 }

@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/fleet"
@@ -50,6 +54,8 @@ type simulateOptions struct {
 	numFences int
 	workers   int
 	json      bool
+	capture   string
+	fencesOut string
 }
 
 func simulateFlags(o *simulateOptions) *flag.FlagSet {
@@ -89,6 +95,8 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server a stamp may be")
 	fs.IntVar(&o.workers, "workers", o.workers, "worker goroutines")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
+	fs.StringVar(&o.capture, "capture", "", "also write the simulated stream as a capture file (the format of serve --capture), for replay")
+	fs.StringVar(&o.fencesOut, "write-fences", "", "also write the generated fences to this GeoJSON file (replay needs them)")
 	return fs
 }
 
@@ -119,19 +127,33 @@ func simulateCommand() *ffcli.Command {
 	}
 }
 
-func simulate(w io.Writer, o *simulateOptions) error {
+func simulate(w io.Writer, o *simulateOptions) (err error) {
 	var set *fence.Set
-	var err error
 	if o.fences != "" {
 		set, err = fence.Load(o.fences)
 	} else {
-		set, err = o.fleet.Fences(o.numFences)
+		geojson := o.fleet.FencesGeoJSON(o.numFences)
+		if o.fencesOut != "" {
+			if err := os.WriteFile(o.fencesOut, geojson, 0o644); err != nil {
+				return fmt.Errorf("write fences: %w", err)
+			}
+		}
+		set, err = fence.Parse(geojson)
 	}
 	if err != nil {
 		return err
 	}
+	var observe func([]evaluator.Ping)
+	if o.capture != "" {
+		c, err := newStreamCapture(o.capture)
+		if err != nil {
+			return err
+		}
+		observe = c.write
+		defer func() { err = errors.Join(err, c.close()) }()
+	}
 	strategies := shadow.Strategies(o.holds)
-	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, nil)
+	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, observe)
 	if err != nil {
 		return err
 	}
@@ -150,4 +172,45 @@ func simulate(w io.Writer, o *simulateOptions) error {
 	fmt.Fprintf(w, "faults: %d clock steps, %d cold-boot pings, %d outages (%d newest-first, %d backlog pings), %d reordered pings, %d delayed > 500ms\n\n",
 		fc["clock_steps"], fc["cold_boot_pings"], fc["outages"], fc["outages_newest_first"], fc["backlog_pings"], fc["reordered_pings"], fc["delayed_over_500ms_pings"])
 	return shadow.WriteTable(w, res.Rows)
+}
+
+// streamCapture writes a simulated stream in the capture format. Unlike
+// serve's capture it never drops: a simulation can wait for its disk.
+type streamCapture struct {
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	seq uint64
+	buf []byte
+	err error
+}
+
+func newStreamCapture(path string) (*streamCapture, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	return &streamCapture{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// write appends one device's arrivals; workers call it concurrently.
+func (c *streamCapture) write(arrivals []evaluator.Ping) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range arrivals {
+		c.seq++
+		r := capture.FromPing(c.seq, &arrivals[i])
+		c.buf = append(capture.AppendJSON(c.buf[:0], &r), '\n')
+		if _, err := c.w.Write(c.buf); err != nil && c.err == nil {
+			c.err = err
+		}
+	}
+}
+
+func (c *streamCapture) close() error {
+	err := errors.Join(c.err, c.w.Flush(), c.f.Close())
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	return nil
 }
