@@ -31,6 +31,20 @@ type Config struct {
 	CaptureKeep      int           // rotated capture files kept
 	Engine           evaluator.Config
 	Log              *slog.Logger
+
+	// Security.
+	Auth           string        // YAML user file; "" = anonymous
+	AllowAnonymous bool          // permit anonymous access on non-loopback listeners
+	TLSCert        string        // PEM certificate for the MQTTS (and secure WebSocket) listener
+	TLSKey         string        // its key
+	TLSClientCA    string        // PEM CA bundle: verify client certificates (mutual TLS; CN = username)
+	TLSAddr        string        // MQTTS listener, used when TLSCert is set
+	WSAddr         string        // MQTT over WebSocket listener; "" disables
+	MaxPacketSize  uint32        // largest MQTT packet accepted, bytes
+	MaxConnections int64         // connected clients at most
+	ConnectTimeout time.Duration // a connection must send CONNECT within this
+	PublishRate    float64       // publishes per second per client; 0 disables the limit
+	PublishBurst   int           // burst above the rate
 }
 
 // DefaultConfig returns the documented defaults.
@@ -59,5 +73,11 @@ func DefaultConfig() Config {
 		CaptureKeep:      capture.DefaultKeep,
 		Engine:           evaluator.DefaultConfig(),
 		Log:              slog.Default(),
+		TLSAddr:          ":8883",
+		MaxPacketSize:    64 << 10,
+		MaxConnections:   100_000,
+		ConnectTimeout:   10 * time.Second,
+		PublishRate:      50,
+		PublishBurst:     100,
 	}
 }

@@ -17,9 +17,9 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
 	"github.com/mochi-mqtt/server/v2/listeners"
-	"github.com/mochi-mqtt/server/v2/packets"
 	"go.etcd.io/bbolt"
 
+	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
@@ -36,6 +36,8 @@ type Server struct {
 	capture *capture.Writer // nil without --capture
 	pub     *publisher
 	tcp     *listeners.TCP
+	tls     *listeners.TCP
+	ws      *wsListener
 	httpSrv *http.Server
 	httpLn  net.Listener
 	ready   atomic.Bool
@@ -52,6 +54,20 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.ExitExpiry < time.Second || cfg.ExitExpiry > math.MaxUint32*time.Second {
 		return nil, fmt.Errorf("exit expiry %v: must be between 1s and %v (an MQTT 5 expiry is whole seconds)", cfg.ExitExpiry, math.MaxUint32*time.Second)
 	}
+	if err := cfg.checkExposure(); err != nil {
+		return nil, err
+	}
+	var users *auth.File
+	if cfg.Auth != "" {
+		var err error
+		if users, err = auth.Load(cfg.Auth); err != nil {
+			return nil, err
+		}
+	}
+	tlsConfig, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
 	fences, err := fence.Load(cfg.Fences)
 	if err != nil {
 		return nil, err
@@ -65,14 +81,23 @@ func Start(cfg Config) (*Server, error) {
 	// the state of a device parked in a fence for a day; EXITs carry their
 	// own expiry instead.
 	caps.MaximumMessageExpiryInterval = 0
+	caps.MaximumPacketSize = cfg.MaxPacketSize
+	caps.MaximumClients = cfg.MaxConnections
 	s.mqtt = mqtt.New(&mqtt.Options{
 		Capabilities: caps,
 		Logger:       slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
 	})
-	// mochi refuses every CONNECT and every publish and subscribe without
-	// an auth hook; edgefence serves trackers on a trusted network.
-	if err := s.mqtt.AddHook(new(allowHook), nil); err != nil {
+	// The only auth hook: mochi OR-s the answers of auth hooks, so an
+	// allow-all hook beside it would open everything.
+	access := hooks.NewAccess(users, cfg.Telemetry, cfg.TransitionPrefix, cfg.LateTopic, cfg.RejectTopic, cfg.Log)
+	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
+	}
+	if cfg.PublishRate > 0 {
+		// Before the telemetry hook: a refused publish is never decoded.
+		if err := s.mqtt.AddHook(hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log), nil); err != nil {
+			return nil, s.abort(err)
+		}
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -111,30 +136,14 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, s.abort(fmt.Errorf("restore retained state: %w", err))
 	}
-	s.tcp = listeners.NewTCP(listeners.Config{ID: "tcp", Address: cfg.MQTTAddr})
-	if err := s.mqtt.AddListener(s.tcp); err != nil {
-		return nil, s.abort(fmt.Errorf("mqtt listener %s: %w", cfg.MQTTAddr, err))
+	if err := s.listen(tlsConfig); err != nil {
+		return nil, s.abort(err)
 	}
-	s.mqtt.Listeners.Serve(s.tcp.ID(), s.mqtt.EstablishConnection)
 	s.ready.Store(true)
-	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "http", s.HTTPAddr(),
-		"fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
+	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
+		"auth", cfg.Auth != "", "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
-
-// allowHook lets every client connect, publish and subscribe (mochi's
-// auth.AllowHook, whose package would pull in a YAML dependency).
-type allowHook struct{ mqtt.HookBase }
-
-func (h *allowHook) ID() string { return "edgefence-allow-all" }
-
-func (h *allowHook) Provides(b byte) bool {
-	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
-}
-
-func (h *allowHook) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
-
-func (h *allowHook) OnACLCheck(*mqtt.Client, string, bool) bool { return true }
 
 // abort undoes a partial start.
 func (s *Server) abort(err error) error {

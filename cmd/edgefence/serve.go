@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,25 @@ func (l *stringList) Set(v string) error {
 		l.values, l.set = nil, true
 	}
 	l.values = append(l.values, v)
+	return nil
+}
+
+// uint32Value is a flag for a uint32 setting.
+type uint32Value struct{ p *uint32 }
+
+func (v uint32Value) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(*v.p), 10)
+}
+
+func (v uint32Value) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return err
+	}
+	*v.p = uint32(n)
 	return nil
 }
 
@@ -83,6 +103,18 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.
 	fs.StringVar(&cfg.Capture, "capture", cfg.Capture, "append every accepted ping to this JSON Lines file, for edgefence replay (empty: off)")
 	fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")
 	fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
+	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "YAML user file (bcrypt/argon2id hashes, roles device/dashboard/admin); without it only loopback listeners are allowed")
+	fs.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", cfg.AllowAnonymous, "allow anonymous access on non-loopback listeners (a trusted network only)")
+	fs.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "PEM certificate: enables the MQTTS listener (and wss on --ws-addr)")
+	fs.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "PEM key of --tls-cert")
+	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "PEM CA bundle: verify client certificates; a certificate's CN is the username")
+	fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
+	fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
+	fs.Var(uint32Value{&cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
+	fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
+	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
+	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per client (0: unlimited); over it: 0x96, then cut off")
+	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per client above --rate")
 	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
 	return fs
 }

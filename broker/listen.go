@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+// ErrExposed is returned when an anonymous broker would listen beyond
+// loopback.
+var ErrExposed = errors.New("refusing to listen beyond loopback without authentication")
+
+// checkExposure is the Mosquitto 2 rule: with no user file, listen on
+// loopback only, unless the operator says anonymous access is intended.
+func (c *Config) checkExposure() error {
+	if c.Auth != "" || c.AllowAnonymous {
+		return nil
+	}
+	addrs := []string{c.MQTTAddr, c.WSAddr}
+	if c.TLSCert != "" {
+		addrs = append(addrs, c.TLSAddr)
+	}
+	for _, a := range addrs {
+		if a != "" && !loopback(a) {
+			return fmt.Errorf("%w: %s would let anyone publish positions and read transitions; give --auth FILE, or --allow-anonymous if this network is trusted", ErrExposed, a)
+		}
+	}
+	return nil
+}
+
+// loopback reports whether a listen address binds loopback only. An
+// empty host binds every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tlsConfig builds the server side of MQTTS and secure WebSocket, or nil.
+// With a client CA, certificates are verified when presented (a device
+// may still log in with a password) and their CN names the user.
+func (c *Config) tlsConfig() (*tls.Config, error) {
+	if c.TLSCert == "" && c.TLSKey == "" {
+		if c.TLSClientCA != "" {
+			return nil, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+		}
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("tls certificate %s / key %s: %w", c.TLSCert, c.TLSKey, err)
+	}
+	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if c.TLSClientCA != "" {
+		pem, err := os.ReadFile(c.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("tls client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls client CA %s: no PEM certificates in it", c.TLSClientCA)
+		}
+		tc.ClientCAs = pool
+		tc.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return tc, nil
+}
+
+// listen opens the MQTT listeners. Each connection must send CONNECT
+// within the connect timeout: mochi reads it with no deadline, so an idle
+// socket would hold a goroutine forever. mochi replaces the deadline with
+// the keepalive once connected.
+func (s *Server) listen(tc *tls.Config) error {
+	establish := func(id string, c net.Conn) error {
+		if s.cfg.ConnectTimeout > 0 {
+			_ = c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+		}
+		return s.mqtt.EstablishConnection(id, c)
+	}
+	add := func(l listeners.Listener, addr string) error {
+		if err := s.mqtt.AddListener(l); err != nil {
+			return fmt.Errorf("%s listener %s: %w", l.ID(), addr, err)
+		}
+		s.mqtt.Listeners.Serve(l.ID(), establish)
+		return nil
+	}
+	s.tcp = listeners.NewTCP(listeners.Config{ID: "tcp", Address: s.cfg.MQTTAddr})
+	if err := add(s.tcp, s.cfg.MQTTAddr); err != nil {
+		return err
+	}
+	if tc != nil {
+		s.tls = listeners.NewTCP(listeners.Config{ID: "tls", Address: s.cfg.TLSAddr, TLSConfig: tc})
+		if err := add(s.tls, s.cfg.TLSAddr); err != nil {
+			return err
+		}
+	}
+	if s.cfg.WSAddr != "" {
+		s.ws = newWSListener("ws", s.cfg.WSAddr, tc)
+		if err := add(s.ws, s.cfg.WSAddr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TLSAddr returns the MQTTS listener's address, or "".
+func (s *Server) TLSAddr() string {
+	if s.tls == nil {
+		return ""
+	}
+	return s.tls.Address()
+}
+
+// WSAddr returns the WebSocket listener's address, or "".
+func (s *Server) WSAddr() string {
+	if s.ws == nil {
+		return ""
+	}
+	return s.ws.Address()
+}

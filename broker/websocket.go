@@ -1,0 +1,138 @@
+package broker
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/mochi-mqtt/server/v2/listeners"
+)
+
+// wsListener serves MQTT over WebSocket (subprotocol "mqtt") for browser
+// dashboards. mochi has one, but it binds only when it starts serving, so
+// a port taken is a log line rather than a start-up error and ":0" cannot
+// be used; this one binds in Init like the TCP listener.
+type wsListener struct {
+	id, addr  string
+	tlsConfig *tls.Config
+	ln        net.Listener
+	srv       *http.Server
+	establish listeners.EstablishFn
+	log       *slog.Logger
+	closeOnce sync.Once
+}
+
+var _ listeners.Listener = (*wsListener)(nil)
+
+func newWSListener(id, addr string, tc *tls.Config) *wsListener {
+	return &wsListener{id: id, addr: addr, tlsConfig: tc}
+}
+
+func (l *wsListener) ID() string { return l.id }
+
+func (l *wsListener) Address() string {
+	if l.ln != nil {
+		return l.ln.Addr().String()
+	}
+	return l.addr
+}
+
+func (l *wsListener) Protocol() string {
+	if l.tlsConfig != nil {
+		return "wss"
+	}
+	return "ws"
+}
+
+func (l *wsListener) Init(log *slog.Logger) error {
+	l.log = log
+	ln, err := net.Listen("tcp", l.addr)
+	if err != nil {
+		return err
+	}
+	if l.tlsConfig != nil {
+		ln = tls.NewListener(ln, l.tlsConfig)
+	}
+	l.ln = ln
+	upgrader := &websocket.Upgrader{
+		Subprotocols: []string{"mqtt"},
+		// Dashboards are served from anywhere; the MQTT credentials, not
+		// the page's origin, decide what a connection may do.
+		CheckOrigin:      func(*http.Request) bool { return true },
+		HandshakeTimeout: 10 * time.Second,
+	}
+	l.srv = &http.Server{
+		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := upgrader.Upgrade(w, r, nil)
+			if err != nil {
+				return // the upgrader has answered
+			}
+			defer c.Close()
+			if err := l.establish(l.id, &wsConn{Conn: c.UnderlyingConn(), c: c}); err != nil {
+				l.log.Debug("websocket client ended", "error", err)
+			}
+		}),
+	}
+	return nil
+}
+
+func (l *wsListener) Serve(establish listeners.EstablishFn) {
+	l.establish = establish
+	if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		l.log.Error("websocket listener stopped", "error", err)
+	}
+}
+
+func (l *wsListener) Close(closeClients listeners.CloseFn) {
+	l.closeOnce.Do(func() {
+		_ = l.srv.Close() // hijacked connections are closed by closeClients
+		closeClients(l.id)
+	})
+}
+
+// wsConn is an MQTT byte stream over WebSocket binary messages: a packet
+// may span messages and a message may hold several packets.
+type wsConn struct {
+	net.Conn
+	c *websocket.Conn
+	r io.Reader // the message being read, nil between messages
+}
+
+var errTextFrame = errors.New("websocket: MQTT needs binary messages")
+
+func (ws *wsConn) Read(p []byte) (int, error) {
+	for {
+		if ws.r == nil {
+			op, r, err := ws.c.NextReader()
+			if err != nil {
+				return 0, err
+			}
+			if op != websocket.BinaryMessage {
+				return 0, errTextFrame
+			}
+			ws.r = r
+		}
+		n, err := ws.r.Read(p)
+		if errors.Is(err, io.EOF) {
+			ws.r, err = nil, nil
+			if n == 0 {
+				continue // an empty message, or the end of one: read on
+			}
+		}
+		return n, err
+	}
+}
+
+func (ws *wsConn) Write(p []byte) (int, error) {
+	if err := ws.c.WriteMessage(websocket.BinaryMessage, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,132 @@
+package hooks
+
+import (
+	"crypto/tls"
+	"log/slog"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/auth"
+)
+
+// Access is edgefence's only authentication and ACL hook. mochi OR-s the
+// answers of auth hooks, so nothing else that allows may be registered
+// beside it: with no user file it is also the "anonymous" policy.
+type Access struct {
+	mqtt.HookBase
+	users     *auth.File // nil: anonymous, every client may do what an admin may
+	telemetry []TelemetryFilter
+	reserved  []string // filters only the server publishes on
+	readable  []string // filters a dashboard may read
+	prefix    string
+	log       *slog.Logger
+}
+
+// NewAccess returns the hook. users nil means anonymous access (for a
+// loopback or trusted network); the server's own topics stay reserved
+// either way.
+func NewAccess(users *auth.File, telemetry []TelemetryFilter, prefix, late, reject string, log *slog.Logger) *Access {
+	return &Access{
+		users:     users,
+		telemetry: telemetry,
+		prefix:    prefix,
+		reserved:  []string{prefix + "/#", late + "/#", reject + "/#", "$SYS/#"},
+		readable:  []string{prefix + "/#", late + "/#", reject + "/#"},
+		log:       log,
+	}
+}
+
+// ID names the hook.
+func (h *Access) ID() string { return "edgefence-access" }
+
+// Provides says which hook events the hook handles.
+func (h *Access) Provides(b byte) bool {
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+}
+
+// OnConnectAuthenticate admits a client by password or, when it presented
+// a verified client certificate, by the certificate's common name; a
+// username given beside a certificate must be the same name.
+func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if h.users == nil {
+		return true
+	}
+	name := string(pk.Connect.Username)
+	if cn := certName(cl); cn != "" {
+		if (name == "" || name == cn) && h.users.User(cn) != nil {
+			cl.Properties.Username = []byte(cn) // the ACL reads the name from here
+			return true
+		}
+		h.log.Warn("refused connection: certificate name does not match a user", "cn", cn, "username", name, "remote", cl.Net.Remote)
+		return false
+	}
+	if h.users.Authenticate(name, pk.Connect.Password) == nil {
+		h.log.Warn("refused connection: bad username or password", "username", name, "remote", cl.Net.Remote)
+		return false
+	}
+	return true
+}
+
+// certName is the common name of a client's verified certificate, or "".
+func certName(cl *mqtt.Client) string {
+	c, ok := cl.Net.Conn.(*tls.Conn)
+	if !ok {
+		return ""
+	}
+	st := c.ConnectionState()
+	if len(st.VerifiedChains) == 0 || len(st.PeerCertificates) == 0 {
+		return ""
+	}
+	return st.PeerCertificates[0].Subject.CommonName
+}
+
+// OnACLCheck decides publishes (write) and subscriptions (read). A
+// refused MQTT 5 QoS 1 publish gets 0x87 from mochi; a refused filter gets
+// 0x87 in the SUBACK.
+func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	if write {
+		for _, r := range h.reserved {
+			if matches(r, topic) {
+				return false // nobody forges the server's output, whatever its role
+			}
+		}
+	}
+	if h.users == nil {
+		return true
+	}
+	u := h.users.User(string(cl.Properties.Username))
+	if u == nil {
+		return false
+	}
+	switch u.Role {
+	case auth.RoleAdmin:
+		return true
+	case auth.RoleDevice:
+		if write {
+			return h.ownTelemetry(u.Name, topic)
+		}
+		return u.ReadOwn && covers(h.prefix+"/+/"+u.Name, unshare(topic))
+	case auth.RoleDashboard:
+		if write {
+			return false
+		}
+		f := unshare(topic)
+		for _, r := range h.readable {
+			if covers(r, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ownTelemetry reports whether topic is a telemetry topic of device name.
+func (h *Access) ownTelemetry(name, topic string) bool {
+	for i := range h.telemetry {
+		if id, ok, err := h.telemetry[i].match(topic); ok && err == nil && id == name {
+			return true
+		}
+	}
+	return false
+}
