@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string) error {
 			serveCommand(),
 			replayCommand(),
 			simulateCommand(),
+			passwdCommand(),
 			versionCommand(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },

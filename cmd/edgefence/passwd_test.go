@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/edgefence/edgefence/auth"
+)
+
+// raceEnabled is set by passwd_race_test.go: bcrypt at the production
+// cost 12 takes seconds a hash under the race detector.
+var raceEnabled bool
+
+// What a script pipes in comes out as a hash line the user file accepts
+// and Authenticate matches against that password, and no other.
+func TestPasswdHashAuthenticates(t *testing.T) {
+	for _, tc := range []struct {
+		algorithm, stdin, password string
+	}{
+		{"bcrypt", "s3cret", "s3cret"}, // echo -n
+		{"argon2id", "correct horse battery staple\n", "correct horse battery staple"}, // echo
+	} {
+		if tc.algorithm == "bcrypt" && raceEnabled {
+			t.Logf("bcrypt skipped under -race (cost 12); package auth covers it at a low cost")
+			continue
+		}
+		var out bytes.Buffer
+		if err := passwd(strings.NewReader(tc.stdin), &out, tc.algorithm); err != nil {
+			t.Fatalf("%s: passwd: %v", tc.algorithm, err)
+		}
+		line, ok := strings.CutSuffix(out.String(), "\n")
+		if !ok || strings.Contains(line, "\n") {
+			t.Fatalf("%s: output %q: want one line", tc.algorithm, out.String())
+		}
+		f, err := auth.Parse(fmt.Appendf(nil, "users:\n  - username: truck-42\n    password: %q\n    role: device\n", line))
+		if err != nil {
+			t.Fatalf("%s: the hash does not load: %v", tc.algorithm, err)
+		}
+		if u := f.Authenticate("truck-42", []byte(tc.password)); u == nil {
+			t.Errorf("%s: Authenticate(%q) = nil", tc.algorithm, tc.password)
+		}
+		if u := f.Authenticate("truck-42", []byte(tc.stdin+"x")); u != nil {
+			t.Errorf("%s: Authenticate accepts another password", tc.algorithm)
+		}
+	}
+}
+
+// One line, without its line ending, is the password; spaces are part of
+// it.
+func TestPasswdReadsOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"secret":        "secret",
+		"secret\n":      "secret",
+		"secret\r\n":    "secret",
+		" pass word \n": " pass word ",
+		"tab\tin\n":     "tab\tin",
+	} {
+		got, err := readPassword(strings.NewReader(in))
+		if err != nil || string(got) != want {
+			t.Errorf("readPassword(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestPasswdRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, stdin, algorithm, want string
+	}{
+		{"empty", "", "bcrypt", "empty password"},
+		{"empty line", "\n", "bcrypt", "empty password"},
+		{"two lines", "one\ntwo\n", "bcrypt", "more than one line"},
+		{"blank second line", "one\n\n", "bcrypt", "more than one line"},
+		{"huge input", strings.Repeat("x", 5000), "argon2id", "longer than 4096 bytes"},
+		{"too long for bcrypt", strings.Repeat("x", 73), "bcrypt", "use argon2id"},
+		{"unknown algorithm", "secret", "md5", "unknown hash algorithm"},
+	} {
+		var out bytes.Buffer
+		err := passwd(strings.NewReader(tc.stdin), &out, tc.algorithm)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: passwd = %v, want an error containing %q", tc.name, err, tc.want)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%s: printed %q despite the error", tc.name, out.String())
+		}
+	}
+	if err := passwd(iotest.ErrReader(iotest.ErrTimeout), new(bytes.Buffer), "bcrypt"); err == nil || !strings.Contains(err.Error(), "reading the password") {
+		t.Errorf("read error: passwd = %v", err)
+	}
+}
+
+// The subcommand is registered and refuses a password on the command line.
+func TestPasswdCommandRefusesArguments(t *testing.T) {
+	err := run(t.Context(), []string{"passwd", "secret"})
+	if err == nil || !strings.Contains(err.Error(), "read from stdin") {
+		t.Errorf("edgefence passwd secret: %v", err)
+	}
+}
