@@ -81,9 +81,30 @@ func (e *Engine) Metrics() *Metrics { return e.m }
 // Fences returns the current fence snapshot.
 func (e *Engine) Fences() *fence.Set { return e.fences.Load() }
 
-// SetFences swaps the fence snapshot. Shards pick it up at their next
-// evaluation; device state is keyed by fence ID, so unchanged fences keep it.
-func (e *Engine) SetFences(s *fence.Set) { e.fences.Store(s) }
+// SetFences swaps the fence snapshot atomically and reconciles every
+// shard with it (see Processor.Reconcile): devices inside a removed fence
+// get their EXIT before SetFences returns. Device state is keyed by fence
+// ID, so unchanged fences keep it.
+func (e *Engine) SetFences(s *fence.Set) error {
+	e.fences.Store(s)
+	return e.Reconcile()
+}
+
+// Reconcile runs Processor.Reconcile on every shard and waits for it; a
+// restart calls it after restoring state that may name removed fences.
+func (e *Engine) Reconcile() error {
+	now := time.Now()
+	for _, sh := range e.shards {
+		done := make(chan struct{})
+		select {
+		case sh.ctl <- func(p *Processor) { p.Reconcile(now); close(done) }:
+			<-done
+		case <-e.stop:
+			return ErrClosed
+		}
+	}
+	return nil
+}
 
 // Ping builds the engine's record of a decoded position received now,
 // clamping an implausible stamp and counting it per reason.

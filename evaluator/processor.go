@@ -232,6 +232,52 @@ func compactStates(s []fenceState) []fenceState {
 	return out
 }
 
+// Reconcile brings device state in line with the current fence set after
+// a swap: a device inside a fence that no longer exists gets its EXIT now
+// (Reason ReasonFenceRemoved), at its estimated clock, whose instant then
+// bounds what is late. Fences that stayed keep every device's state; a
+// changed geometry is re-evaluated at each device's next ping, and so is a
+// new fence (a device parked inside one gets its ENTER with its next ping).
+func (p *Processor) Reconcile(now time.Time) {
+	set := p.fences()
+	n := p.at(now)
+	for _, d := range p.devices {
+		gone := false
+		for i := range d.states {
+			if d.states[i].inside && set.ByID(d.states[i].fence) == nil {
+				gone = true
+				break
+			}
+		}
+		if !gone {
+			continue
+		}
+		at := now.UnixNano()
+		if d.high != noTime {
+			at = d.estimate(n)
+		}
+		at = max(at, d.wm)
+		d.wm = at
+		k := 0
+		for _, st := range d.states {
+			if !st.inside || set.ByID(st.fence) != nil {
+				d.states[k] = st
+				k++
+				continue
+			}
+			p.out = Transition{
+				Device: d.id, Fence: st.fence, Type: Exit, Event: at,
+				Lat: float64(d.lat), Lon: float64(d.lon), Ingest: now, Decided: now,
+				Timer: true, Reason: ReasonFenceRemoved,
+			}
+			p.m.Transitions[Exit].Inc()
+			p.sink.Transition(&p.out)
+		}
+		clear(d.states[k:])
+		d.states = d.states[:k]
+	}
+}
+
 // Forget drops a device's buffer and state without evaluating its
 // buffered pings (a deprovisioned device; a simulator done with one).
 func (p *Processor) Forget(id string) {

@@ -384,3 +384,22 @@ func TestFlushReleasesEverything(t *testing.T) {
 		t.Fatalf("after flush: %q, %d buffered", h.rec.lines(), h.proc.Buffered())
 	}
 }
+
+func TestRemovedFenceExitsAtOnceAndKeptFencesKeepState(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepotZ, 0, 0) // inside depot and zone
+	h.send("outside", outside, 0, 0)
+	h.at(ms(600))
+	// A reload drops depot and keeps zone (same id, same geometry).
+	h.set = mustFences(t, `{"type":"FeatureCollection","features":[
+	 {"type":"Feature","id":"zone","properties":{"dwell":3},"geometry":{"type":"Polygon","coordinates":[[[13.405,52.500],[13.415,52.500],[13.415,52.510],[13.405,52.510],[13.405,52.500]]]}}]}`)
+	h.proc.Reconcile(t0.Add(ms(1000)))
+	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 depot EXIT +1s")
+	if tr := h.rec.trans[2]; tr.Reason != ReasonFenceRemoved || !tr.Timer {
+		t.Fatalf("EXIT = %+v, want reason fence_removed", tr)
+	}
+	// Its next ping changes nothing: no second EXIT, no new ENTER for zone.
+	h.send("truck-1", inDepotZ, ms(1500), ms(1500))
+	h.at(3 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 depot EXIT +1s")
+}

@@ -62,7 +62,14 @@ type Transition struct {
 	// Reversal is set when this transition undoes the one committed for the
 	// same device and fence on the previous in-order ping.
 	Reversal bool
+	// Reason explains a transition no ping caused: ReasonFenceRemoved for
+	// the EXIT of a fence that a reload removed.
+	Reason string
 }
+
+// ReasonFenceRemoved marks the EXIT of every device inside a fence that
+// is no longer in the fence set.
+const ReasonFenceRemoved = "fence_removed"
 
 // EventTime returns Event as a time.Time in UTC.
 func (t *Transition) EventTime() time.Time { return time.Unix(0, t.Event).UTC() }
