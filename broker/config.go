@@ -14,10 +14,11 @@ import (
 
 // Config is the broker's configuration, filled by the CLI.
 type Config struct {
-	MQTTAddr         string // TCP listener; ":0" picks a free port
-	HTTPAddr         string // metrics and health; "" disables
-	Fences           string // GeoJSON fence file
-	DataDir          string // retained state store; "" keeps it in memory
+	MQTTAddr         string        // TCP listener; ":0" picks a free port
+	HTTPAddr         string        // metrics and health; "" disables
+	Fences           string        // GeoJSON fence file
+	FencesPoll       time.Duration // reload the fence file when it changes, checked this often; 0 disables
+	DataDir          string        // retained state store; "" keeps it in memory
 	Telemetry        []hooks.TelemetryFilter
 	TransitionPrefix string
 	LateTopic        string
@@ -61,6 +62,7 @@ func DefaultConfig() Config {
 		MQTTAddr:         "127.0.0.1:1883",
 		HTTPAddr:         "127.0.0.1:9090",
 		Fences:           "fences.geojson",
+		FencesPoll:       5 * time.Second,
 		DataDir:          "./data",
 		Telemetry:        tf,
 		TransitionPrefix: "geofence",

@@ -72,6 +72,9 @@ func transitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	if t.Timer {
 		b = appendBool(b, "timer", true)
 	}
+	if t.Reason != "" {
+		b = appendString(b, "reason", t.Reason)
+	}
 	b = appendTime(b, "ingest_time", t.Ingest.UnixNano())
 	b = appendTime(b, "decided_time", decided.UnixNano())
 	return append(b, '}')

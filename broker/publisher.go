@@ -126,6 +126,13 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 		// which is also what no message says.
 		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
 	}
+	if t.Reason == evaluator.ReasonFenceRemoved {
+		// The fence is gone: subscribers see the EXIT, and its retained
+		// topics are cleared (an empty retained publish deletes).
+		m.retain = false
+		p.queue <- m
+		m = message{topic: m.topic, retain: true}
+	}
 	p.queue <- m
 }
 

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +44,11 @@ type Server struct {
 	httpLn  net.Listener
 	ready   atomic.Bool
 	closed  atomic.Bool
+
+	reloads, reloadErrors *metrics.Counter
+	pollStop, pollDone    chan struct{}
+	reloadMu              sync.Mutex // serialises reloads; guards fencesSum
+	fencesSum             [sha256.Size]byte
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -68,11 +75,15 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	fences, err := fence.Load(cfg.Fences)
+	fenceData, err := os.ReadFile(cfg.Fences)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load fences: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet()}
+	fences, err := fence.Parse(fenceData)
+	if err != nil {
+		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fencesSum: sha256.Sum256(fenceData)}
 	if err := s.startHTTP(); err != nil {
 		return nil, err
 	}
@@ -118,12 +129,17 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	s.registerGauges(fences)
+	s.reloads = s.set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`)
+	s.reloadErrors = s.set.NewCounter(`edgefence_fence_reloads_total{result="error"}`)
 	hm := hooks.NewMetrics(s.set)
 	var eng hooks.Engine = s.engine
 	if cfg.Capture != "" {
 		if eng, err = s.startCapture(); err != nil {
 			return nil, s.abort(err)
 		}
+	}
+	if err := s.mqtt.AddHook(hooks.NewAdmin(s.ApplyFences), nil); err != nil {
+		return nil, s.abort(err)
 	}
 	tel := hooks.NewTelemetry(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
@@ -136,8 +152,16 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, s.abort(fmt.Errorf("restore retained state: %w", err))
 	}
+	// Restored state may name fences removed while the broker was down.
+	if err := s.engine.Reconcile(); err != nil {
+		return nil, s.abort(err)
+	}
 	if err := s.listen(tlsConfig); err != nil {
 		return nil, s.abort(err)
+	}
+	if cfg.FencesPoll > 0 {
+		s.pollStop, s.pollDone = make(chan struct{}), make(chan struct{})
+		go s.pollFences(cfg.FencesPoll)
 	}
 	s.ready.Store(true)
 	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
@@ -195,6 +219,10 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.ready.Store(false)
+	if s.pollStop != nil {
+		close(s.pollStop)
+		<-s.pollDone
+	}
 	if s.engine != nil {
 		s.engine.Close()
 	}

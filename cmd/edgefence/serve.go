@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -81,7 +83,8 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
-	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file")
+	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
+	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
 	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
@@ -168,7 +171,16 @@ func serve(ctx context.Context, cfg broker.Config) error {
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for ctx.Err() == nil {
+		select {
+		case <-hup:
+			_ = srv.ReloadFences() // logged and counted; the old fences stay live on error
+		case <-ctx.Done():
+		}
+	}
 	cfg.Log.Info("shutting down: flushing reorder buffers and publishing their transitions")
 	if err := srv.Close(context.Background()); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
