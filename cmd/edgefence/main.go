@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"syscall"
@@ -61,17 +62,23 @@ func versionCommand() *ffcli.Command {
 	}
 }
 
-// version is the module version, or the VCS revision of a source build.
+// buildVersion is stamped by scripts/build (-ldflags "-X main.buildVersion=...").
+var buildVersion string
+
+// version is the stamped version, else the module version or VCS revision
+// of a source build.
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
-			v = s.Value
+	v := buildVersion
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
+		v = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
+				v = s.Value
+			}
 		}
 	}
-	return "edgefence " + v
+	if v == "" {
+		v = "unknown"
+	}
+	return "edgefence " + v + " " + runtime.GOOS + "/" + runtime.GOARCH
 }

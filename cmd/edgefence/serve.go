@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,35 @@ func (v uint32Value) Set(s string) error {
 	return nil
 }
 
+// byteSize is a size flag: bytes, or with a KiB, MiB or GiB suffix.
+type byteSize struct{ p *int64 }
+
+func (b byteSize) String() string {
+	if b.p == nil || *b.p == 0 {
+		return "0"
+	}
+	return strconv.FormatInt(*b.p, 10)
+}
+
+func (b byteSize) Set(s string) error {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a size such as 512MiB, got %q", s)
+	}
+	*b.p = n * mult
+	return nil
+}
+
 // timeFlag is an RFC 3339 instant.
 type timeFlag struct{ t *time.Time }
 
@@ -77,7 +107,7 @@ func (f timeFlag) Set(v string) error {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence.
-func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.FlagSet {
+func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string, memLimit *int64) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
@@ -118,6 +148,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string) *flag.
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
 	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per client (0: unlimited); over it: 0x96, then cut off")
 	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per client above --rate")
+	fs.Var(byteSize{memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: none): the GC works harder near it instead of the box running out")
 	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
 	return fs
 }
@@ -126,7 +157,8 @@ func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
 	topics := &stringList{values: hooks.DefaultTelemetryFilters}
 	logLevel := "info"
-	fs := serveFlags(&cfg, topics, &logLevel)
+	var memLimit int64
+	fs := serveFlags(&cfg, topics, &logLevel, &memLimit)
 	return &ffcli.Command{
 		Name:       "serve",
 		ShortUsage: "edgefence serve [flags]",
@@ -150,6 +182,9 @@ func serveCommand() *ffcli.Command {
 				return fmt.Errorf("log level: %w", err)
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if memLimit > 0 {
+				debug.SetMemoryLimit(memLimit)
+			}
 			cfg.Telemetry = nil
 			for _, t := range topics.values {
 				tf, err := hooks.ParseTelemetryFilter(t)
