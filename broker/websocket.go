@@ -69,6 +69,9 @@ func (l *wsListener) Init(log *slog.Logger) error {
 	}
 	l.srv = &http.Server{
 		ReadHeaderTimeout: 10 * time.Second,
+		// Failed handshakes of scanners and plain-ws clients on a wss
+		// port: at debug level, not unconditionally on stderr.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c, err := upgrader.Upgrade(w, r, nil)
 			if err != nil {
@@ -106,6 +109,15 @@ type wsConn struct {
 }
 
 var errTextFrame = errors.New("websocket: MQTT needs binary messages")
+
+// ConnectionState is the TLS state of a wss connection (empty for ws), so
+// that a client certificate logs in over WebSocket as over MQTTS.
+func (ws *wsConn) ConnectionState() tls.ConnectionState {
+	if tc, ok := ws.Conn.(*tls.Conn); ok {
+		return tc.ConnectionState()
+	}
+	return tls.ConnectionState{}
+}
 
 func (ws *wsConn) Read(p []byte) (int, error) {
 	for {

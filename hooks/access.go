@@ -3,6 +3,7 @@ package hooks
 import (
 	"crypto/tls"
 	"log/slog"
+	"strings"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -42,7 +43,47 @@ func (h *Access) ID() string { return "edgefence-access" }
 
 // Provides says which hook events the hook handles.
 func (h *Access) Provides(b byte) bool {
-	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck || b == mqtt.OnPacketRead
+}
+
+// OnPacketRead readies a client's PUBLISH for mochi's ACL check, which
+// sees the packet as it was sent:
+//   - an MQTT 5 publish by topic alias alone has no topic name: the alias
+//     is resolved here (as mochi would, later), so that the ACL decides on
+//     the topic it stands for; otherwise a device's aliased telemetry would
+//     be refused.
+//   - mochi drops a publish on $SYS before asking the ACL, without an
+//     acknowledgement, so an MQTT 5 QoS 1 or 2 publisher would wait for one
+//     forever. It is refused here as the other reserved topics are: 0x87
+//     for MQTT 5, a disconnect for 3.1.1 (what mochi does to a refused QoS
+//     1 publish); QoS 0 is left to mochi to drop.
+func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.FixedHeader.Type != packets.Publish || cl.Net.Inline {
+		return pk, nil
+	}
+	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
+		// Set with an empty topic returns the alias's topic, or registers
+		// "" as mochi's own resolution would.
+		pk.TopicName = cl.State.TopicAliases.Inbound.Set(pk.Properties.TopicAlias, "")
+	}
+	t := pk.TopicName
+	if pk.FixedHeader.Qos == 0 || len(t) < len(mqtt.SysPrefix) || !strings.EqualFold(t[:len(mqtt.SysPrefix)], mqtt.SysPrefix) {
+		return pk, nil
+	}
+	if cl.Properties.ProtocolVersion < 5 {
+		return pk, packets.ErrRejectPacket // mochi closes the connection
+	}
+	ack := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Puback},
+		PacketID:    pk.PacketID,
+		ReasonCode:  packets.ErrNotAuthorized.Code,
+		Properties:  packets.Properties{ReasonString: packets.ErrNotAuthorized.Reason},
+	}
+	if pk.FixedHeader.Qos == 2 {
+		ack.FixedHeader.Type = packets.Pubrec
+	}
+	_ = cl.WritePacket(ack) // mochi then drops the packet unacknowledged
+	return pk, nil
 }
 
 // OnConnectAuthenticate admits a client by password or, when it presented
@@ -69,8 +110,10 @@ func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool 
 }
 
 // certName is the common name of a client's verified certificate, or "".
+// The connection is a *tls.Conn on MQTTS, and on secure WebSocket a
+// wrapper that passes on the TLS state.
 func certName(cl *mqtt.Client) string {
-	c, ok := cl.Net.Conn.(*tls.Conn)
+	c, ok := cl.Net.Conn.(interface{ ConnectionState() tls.ConnectionState })
 	if !ok {
 		return ""
 	}
