@@ -234,6 +234,9 @@ func TestFullEngineQueueRefusesWithQuotaExceeded(t *testing.T) {
 	cfg.Engine.Queue = 1
 	cfg.Engine.Shards = 1
 	cfg.Engine.Hold = 0 // evaluate on arrival: every ping walks the heavy fence
+	// No rate limit: the queue may take more than a burst (100) to fill,
+	// and then 0x96 would come first.
+	cfg.PublishRate = 0
 	srv := start(t, cfg)
 	tracker := connect5(t, srv.MQTTAddr(), "flood")
 
