@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -12,43 +14,66 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-func (s *Server) startHTTP() error {
-	if s.cfg.HTTPAddr == "" {
-		return nil
-	}
+// HTTP serves /metrics, /healthz, /readyz and, on request, /debug/pprof/:
+// the operational endpoints of both serve and bridge.
+type HTTP struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// StartHTTP listens on addr and serves the metrics of set; /readyz answers
+// 200 while ready reports true, 503 otherwise.
+func StartHTTP(addr string, set *metrics.Set, ready func() bool, withPprof bool, log *slog.Logger) (*HTTP, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		s.set.WritePrometheus(w)
+		set.WritePrometheus(w)
 		metrics.WriteProcessMetrics(w)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.ready.Load() {
+		if !ready() {
 			http.Error(w, "not ready: fences or retained state not loaded yet, or shutting down", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n")
 	})
-	if s.cfg.Pprof {
+	if withPprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("http listener %s: %w", s.cfg.HTTPAddr, err)
+		return nil, fmt.Errorf("http listener %s: %w", addr, err)
 	}
-	s.httpLn = ln
-	s.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	h := &HTTP{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("http server stopped", "error", err)
+		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "error", err)
 		}
 	}()
+	return h, nil
+}
+
+// Addr returns the listener's address (with the port chosen).
+func (h *HTTP) Addr() string { return h.ln.Addr().String() }
+
+// Shutdown stops the server, waiting for requests in progress up to ctx.
+func (h *HTTP) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
+
+func (s *Server) startHTTP() error {
+	if s.cfg.HTTPAddr == "" {
+		return nil
+	}
+	h, err := StartHTTP(s.cfg.HTTPAddr, s.set, s.ready.Load, s.cfg.Pprof, s.log)
+	if err != nil {
+		return err
+	}
+	s.http = h
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/output"
 )
 
 // message is one publish the server makes itself.
@@ -114,8 +115,8 @@ func (p *publisher) close() {
 // trackers as full engine queues (QoS 1: "quota exceeded").
 func (p *publisher) Transition(t *evaluator.Transition) {
 	m := message{
-		topic:   p.cfg.TransitionPrefix + "/" + t.Fence + "/" + t.Device,
-		payload: transitionJSON(t, t.Decided),
+		topic:   output.TransitionTopic(p.cfg.TransitionPrefix, t.Fence, t.Device),
+		payload: output.TransitionJSON(t, t.Decided),
 		retain:  true,
 	}
 	if !t.Timer {
@@ -138,17 +139,16 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 
 // Late implements evaluator.Sink.
 func (p *publisher) Late(l *evaluator.Late) {
-	p.side(message{topic: p.cfg.LateTopic + "/" + l.Ping.Device, payload: lateJSON(l)})
+	p.side(message{topic: output.LateTopic(p.cfg.LateTopic, l.Ping.Device), payload: output.LateJSON(l)})
 }
 
 // Rejected implements hooks.Rejects. A device id that is not a usable
 // topic level is reported on the reject topic itself.
 func (p *publisher) Rejected(device, topic, reason, message_ string, body []byte) {
-	t := p.cfg.RejectTopic
-	if device != "" && len(device) <= 128 {
-		t += "/" + device
-	}
-	p.side(message{topic: t, payload: rejectJSON(device, topic, reason, message_, body)})
+	p.side(message{
+		topic:   output.RejectTopic(p.cfg.RejectTopic, device),
+		payload: output.RejectJSON(device, topic, reason, message_, body),
+	})
 }
 
 // side queues a late or reject report without blocking the caller (a

@@ -11,6 +11,9 @@ import (
 
 // ReloadFences reads the fences file again and swaps it in (SIGHUP).
 func (s *Server) ReloadFences() error {
+	if s.engine == nil {
+		return ErrEngineOff
+	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	return s.reloadFile()
@@ -32,6 +35,9 @@ func (s *Server) reloadFile() error {
 // fences stay live. Devices inside a removed fence get their EXIT now.
 // Reloads are serialised, so sources racing each other apply in turn.
 func (s *Server) ApplyFences(geojson []byte, source string) error {
+	if s.engine == nil {
+		return ErrEngineOff
+	}
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	return s.applyFences(geojson, source)

@@ -1,21 +1,13 @@
 package broker
 
 import (
-	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/output"
 )
-
-// restored is what a restart needs from a retained transition.
-type restored struct {
-	Device      string    `json:"device"`
-	Fence       string    `json:"fence"`
-	Type        string    `json:"type"`
-	Ts          int64     `json:"ts"`
-	DecidedTime time.Time `json:"decided_time"`
-}
 
 // restore rebuilds every device's fence state from the retained transition
 // topics, which mochi has just loaded from the store, so that a restart
@@ -30,31 +22,29 @@ func (s *Server) restore() (int, error) {
 		if !strings.HasPrefix(topic, prefix) {
 			continue
 		}
-		var r restored
-		if err := json.Unmarshal(pk.Payload, &r); err != nil {
-			s.log.Warn("ignoring unreadable retained transition", "topic", topic, "error", err)
+		r, err := output.ParseRetained(s.cfg.TransitionPrefix, topic, pk.Payload)
+		if err != nil {
+			if errors.Is(err, output.ErrUnreadable) {
+				s.log.Warn("ignoring unreadable retained transition", "topic", topic, "error", err)
+			} else {
+				s.log.Warn("ignoring retained message that is not a transition", "topic", topic)
+			}
 			continue
 		}
-		typ, ok := evaluator.ParseType(r.Type)
-		fenceID, device, _ := strings.Cut(strings.TrimPrefix(topic, prefix), "/")
-		if !ok || fenceID != r.Fence || device != r.Device {
-			s.log.Warn("ignoring retained message that is not a transition", "topic", topic)
-			continue
-		}
-		if typ == evaluator.Exit {
-			expires := r.DecidedTime.Add(s.cfg.ExitExpiry)
-			if r.DecidedTime.IsZero() || !expires.After(now) {
+		if r.Type == evaluator.Exit {
+			expires := r.Decided.Add(s.cfg.ExitExpiry)
+			if r.Decided.IsZero() || !expires.After(now) {
 				// An empty retained publish deletes it from memory and store.
 				s.pub.publish(message{topic: topic, retain: true})
 				continue
 			}
-			pk.Created = r.DecidedTime.Unix()
+			pk.Created = r.Decided.Unix()
 			pk.Expiry = expires.Unix()
 			pk.ProtocolVersion = 5
 			pk.Properties.MessageExpiryInterval = uint32(time.Until(expires) / time.Second)
 			s.mqtt.Topics.RetainMessage(pk.Copy(false))
 		}
-		if err := s.engine.Restore(device, fenceID, typ, r.Ts*1e6); err != nil {
+		if err := s.engine.Restore(r.Device, r.Fence, r.Type, r.Event); err != nil {
 			return n, err
 		}
 		n++

@@ -41,6 +41,7 @@ type Telemetry struct {
 	maxSize int
 	pool    sync.Pool // *payload.Decoder: one per concurrent publisher
 	logged  [numReasons]atomic.Int64
+	dropped atomic.Int64 // second of the last dropped-message log line
 }
 
 // NewTelemetry returns the hook. maxSize is the payload limit in bytes
@@ -57,6 +58,55 @@ func (h *Telemetry) ID() string { return "edgefence-telemetry" }
 // Provides says which hook events the hook handles.
 func (h *Telemetry) Provides(b byte) bool { return b == mqtt.OnPublish || b == mqtt.OnPublishDropped }
 
+// Outcome is what Read made of a publish.
+type Outcome uint8
+
+// Outcomes of Read.
+const (
+	// NotTelemetry: no telemetry filter matches the topic.
+	NotTelemetry Outcome = iota
+	// Accepted: a valid position, to be clamped and submitted.
+	Accepted
+	// Ignored: an OwnTracks message that is not a location; routed, not evaluated.
+	Ignored
+	// Rejected: malformed or out of range, or a bad device id; already
+	// counted, reported on the reject topic and logged.
+	Rejected
+)
+
+// Read is the transport-neutral part of OnPublish, shared with the bridge:
+// it matches topic against the telemetry filters, decodes and validates
+// body, and counts, reports and logs what it refuses. client names the
+// publisher in the log. For an Accepted publish it returns the device id,
+// the position and the ingest instant, taken once, right after decoding.
+func (h *Telemetry) Read(topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
+	for i := range h.filters {
+		tf := &h.filters[i]
+		id, ok, err := tf.match(topic)
+		if !ok {
+			continue
+		}
+		h.m.Received.Inc()
+		if err != nil {
+			h.reject(client, topic, body, id, reasonDeviceID)
+			return id, pos, ingest, Rejected
+		}
+		dec := h.pool.Get().(*payload.Decoder)
+		pos, err = dec.Decode(body, tf.Format)
+		h.pool.Put(dec)
+		if err != nil {
+			if errors.Is(err, payload.Ignored) {
+				h.m.Ignored.Inc()
+				return id, pos, ingest, Ignored // an OwnTracks event or waypoint
+			}
+			h.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
+			return id, pos, ingest, Rejected
+		}
+		return id, pos, time.Now(), Accepted
+	}
+	return "", pos, ingest, NotTelemetry
+}
+
 // OnPublish decodes tracker telemetry and hands it to the engine. What is
 // returned decides the packet's fate in mochi:
 //   - nil: routed to ordinary subscribers, as any broker would;
@@ -71,42 +121,30 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	if cl.Net.Inline {
 		return pk, nil // the server's own transitions: never fed back
 	}
-	for i := range h.filters {
-		tf := &h.filters[i]
-		id, ok, err := tf.match(pk.TopicName)
-		if !ok {
-			continue
+	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
+	switch out {
+	case Accepted:
+		return pk, h.submit(cl, &pk, id, &pos, ingest)
+	case Rejected:
+		// Never routed. Not at QoS 2: mochi answers a reason code with a
+		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
+		if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 {
+			return pk, packets.ErrPayloadFormatInvalid // 0x99
 		}
-		h.m.Received.Inc()
-		if err != nil {
-			return pk, h.reject(cl, &pk, id, reasonDeviceID)
-		}
-		return pk, h.ingest(cl, &pk, tf, id)
+		return pk, packets.CodeSuccessIgnore
 	}
 	return pk, nil
 }
 
-func (h *Telemetry) ingest(cl *mqtt.Client, pk *packets.Packet, tf *TelemetryFilter, id string) error {
-	dec := h.pool.Get().(*payload.Decoder)
-	pos, err := dec.Decode(pk.Payload, tf.Format)
-	h.pool.Put(dec)
-	if err != nil {
-		if errors.Is(err, payload.Ignored) {
-			h.m.Ignored.Inc()
-			return nil // an OwnTracks event or waypoint: route it, do not evaluate it
-		}
-		return h.reject(cl, pk, id, reasonOf(err.(payload.Reason)))
-	}
-	ingest := time.Now() // the ingest instant: once, right after decoding
-	pg := h.engine.Ping(id, &pos, ingest)
+func (h *Telemetry) submit(cl *mqtt.Client, pk *packets.Packet, id string, pos *payload.Position, ingest time.Time) error {
+	pg := h.engine.Ping(id, pos, ingest)
 	if err := h.engine.Submit(&pg); err != nil {
 		switch {
 		case pk.FixedHeader.Qos == 0:
 			h.m.Shed.Inc()
 			return packets.CodeSuccessIgnore
 		case pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5:
-			// Only at QoS 1: mochi answers a reason code with a PUBACK,
-			// which a QoS 2 publisher (expecting PUBREC) cannot take.
+			// Only at QoS 1: see OnPublish.
 			h.m.Refused.Inc()
 			return packets.ErrQuotaExceeded // 0x97: the tracker retries later
 		default:
@@ -117,29 +155,31 @@ func (h *Telemetry) ingest(cl *mqtt.Client, pk *packets.Packet, tf *TelemetryFil
 	return nil
 }
 
-// reject counts, reports and refuses a bad publish; it is never routed.
-func (h *Telemetry) reject(cl *mqtt.Client, pk *packets.Packet, id string, r reason) error {
+// reject counts, reports and logs a bad publish.
+func (h *Telemetry) reject(client, topic string, body []byte, id string, r reason) {
 	h.m.Rejected[r].Inc()
 	if h.rejects != nil {
-		h.rejects.Rejected(id, pk.TopicName, r.String(), r.Error(), pk.Payload)
+		h.rejects.Rejected(id, topic, r.String(), r.Error(), body)
 	}
 	now := time.Now().Unix()
 	// One log line per reason per second: a broken tracker fleet must not
 	// flood the log; the counter has the total.
 	if last := h.logged[r].Load(); last != now && h.logged[r].CompareAndSwap(last, now) {
 		h.log.Warn("rejected telemetry (further rejections for this reason are only counted this second)",
-			"reason", r.String(), "error", r.Error(), "device", id, "topic", pk.TopicName,
-			"client", cl.ID, "payload", string(pk.Payload[:min(len(pk.Payload), 120)]))
+			"reason", r.String(), "error", r.Error(), "device", id, "topic", topic,
+			"client", client, "payload", string(body[:min(len(body), 120)]))
 	}
-	if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 { // not QoS 2: see ingest
-		return packets.ErrPayloadFormatInvalid // 0x99
-	}
-	return packets.CodeSuccessIgnore
 }
 
 // OnPublishDropped counts messages mochi dropped because a subscriber's
-// outbound queue was full.
-func (h *Telemetry) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) { h.m.Dropped.Inc() }
+// outbound queue was full, and logs one line per second at most.
+func (h *Telemetry) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
+	h.m.Dropped.Inc()
+	if now, last := time.Now().Unix(), h.dropped.Load(); last != now && h.dropped.CompareAndSwap(last, now) {
+		h.log.Warn("subscriber too slow: its outbound queue is full and a message was dropped (further drops this second are only counted in edgefence_shed_total{stage=\"subscriber\"})",
+			"client", cl.ID, "topic", pk.TopicName)
+	}
+}
 
 // reason is a payload.Reason or one of the hook's own.
 type reason uint8

@@ -15,17 +15,24 @@ const MaxDeviceID = 128
 // payloads are read. The filter's single-level wildcards ('+') carry the
 // device id: one wildcard is the id itself; several are joined with '-', so
 // OwnTracks' owntracks/<user>/<device> becomes "<user>-<device>".
+//
+// A filter may be an MQTT 5 shared subscription, $share/<group>/<filter>:
+// what a bridge subscribes to so that several bridges split the telemetry.
+// Topics are matched against <filter>; to an embedded broker, which
+// subscribes to nothing, the prefix means nothing.
 type TelemetryFilter struct {
-	Filter string
+	Filter string // as given: what a bridge subscribes to
+	Share  string // the shared-subscription group, or ""
 	Format payload.Format
-	levels []string
+	levels []string // of the filter without $share/<group>/
 }
 
 // DefaultTelemetryFilters are the filters served when none are configured.
 var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+"}
 
 // ParseTelemetryFilter reads "filter" or "filter=format" (format: auto,
-// canonical or owntracks; default auto, recognised from the payload).
+// canonical or owntracks; default auto, recognised from the payload). The
+// filter may start with $share/<group>/.
 func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
 	filter, format, hasFormat := strings.Cut(s, "=")
 	tf := TelemetryFilter{Filter: filter, Format: payload.Auto}
@@ -35,6 +42,13 @@ func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
 			return tf, fmt.Errorf("telemetry topic %q: %w", s, err)
 		}
 		tf.Format = f
+	}
+	if rest, shared := strings.CutPrefix(filter, "$share/"); shared {
+		group, f, ok := strings.Cut(rest, "/")
+		if !ok || group == "" || f == "" || strings.ContainsAny(group, "+#") {
+			return tf, fmt.Errorf("telemetry topic %q: a shared subscription is $share/<group>/<filter>, the group a non-empty name without wildcards", s)
+		}
+		tf.Share, filter = group, f
 	}
 	tf.levels = strings.Split(filter, "/")
 	wild := 0
@@ -56,8 +70,15 @@ func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
 // or longer than MaxDeviceID.
 var ErrDeviceID = errors.New("device id level empty or too long")
 
-// match reports whether topic matches the filter and returns the device
-// id. A single-wildcard id is a substring of topic: no allocation.
+// Match reports whether topic matches the filter (without any $share
+// prefix) and returns the device id; err is ErrDeviceID when the id is
+// empty or too long, with ok true.
+func (tf *TelemetryFilter) Match(topic string) (id string, ok bool, err error) {
+	return tf.match(topic)
+}
+
+// match is Match. A single-wildcard id is a substring of topic: no
+// allocation.
 func (tf *TelemetryFilter) match(topic string) (id string, ok bool, err error) {
 	rest := topic
 	var parts [4]string

@@ -1,4 +1,8 @@
-package broker
+// Package output builds what edgefence publishes: the topics and JSON
+// payloads of transitions, late pings and rejected telemetry, and the
+// reading of a retained transition back on restart. serve and bridge both
+// use it, so their output is the same byte for byte.
+package output
 
 import (
 	"strconv"
@@ -49,10 +53,10 @@ func appendBool(b []byte, key string, v bool) []byte {
 	return strconv.AppendBool(b, v)
 }
 
-// transitionJSON is the retained payload of <prefix>/<fence>/<device>.
+// TransitionJSON is the retained payload of <prefix>/<fence>/<device>.
 // decided is the server's wall clock at the decision: a restart uses it
 // to restore an EXIT's expiry.
-func transitionJSON(t *evaluator.Transition, decided time.Time) []byte {
+func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
 	b = strconv.AppendQuote(b, t.Device)
@@ -80,9 +84,9 @@ func transitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	return append(b, '}')
 }
 
-// lateJSON is the payload of <late-topic>/<device>: the ping's own fields
+// LateJSON is the payload of <late-topic>/<device>: the ping's own fields
 // plus why it was late and the watermark it fell behind.
-func lateJSON(l *evaluator.Late) []byte {
+func LateJSON(l *evaluator.Late) []byte {
 	p := &l.Ping
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
@@ -107,18 +111,18 @@ func lateJSON(l *evaluator.Late) []byte {
 	return append(b, '}')
 }
 
-// maxEcho bounds how much of a rejected payload is echoed back.
-const maxEcho = 512
+// MaxEcho bounds how much of a rejected payload is echoed back.
+const MaxEcho = 512
 
-// rejectJSON is the payload of <reject-topic>/<device>.
-func rejectJSON(device, topic, reason, message string, body []byte) []byte {
-	b := make([]byte, 0, 192+min(len(body), maxEcho)*2)
+// RejectJSON is the payload of <reject-topic>/<device>.
+func RejectJSON(device, topic, reason, message string, body []byte) []byte {
+	b := make([]byte, 0, 192+min(len(body), MaxEcho)*2)
 	b = append(b, `{"device":`...)
 	b = strconv.AppendQuote(b, device)
 	b = appendString(b, "topic", topic)
 	b = appendString(b, "reason", reason)
 	b = appendString(b, "error", message)
-	echo := body[:min(len(body), maxEcho)]
+	echo := body[:min(len(body), MaxEcho)]
 	if utf8.Valid(echo) {
 		b = appendString(b, "payload", string(echo))
 	}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/edgefence/edgefence/bridge"
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/hooks"
+)
+
+// engineFlags binds the engine's settings, named as serve names them.
+func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
+	fs.DurationVar(&e.Hold, "hold", e.Hold, "reorder hold (allowed lateness); 0 evaluates in arrival order")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server clock a device stamp may be")
+	fs.Var(timeFlag{&e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
+	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
+	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")
+	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
+	fs.IntVar(&e.Queue, "queue", e.Queue, "ingest queue capacity per shard")
+	fs.IntVar(&e.Shards, "shards", e.Shards, "engine shards (owner goroutines)")
+	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell time; a fence's 'dwell' property overrides; 0 disables")
+}
+
+// bridgeFlags binds every bridge flag to cfg; ff fills them from the
+// command line, EDGEFENCE_* environment variables and a config file.
+func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, logLevel *string, memLimit *int64) *flag.FlagSet {
+	fs := flag.NewFlagSet("edgefence bridge", flag.ContinueOnError)
+	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
+	fs.StringVar(&cfg.Upstream, "upstream", cfg.Upstream, "the broker: mqtt://host:port or mqtts://host:port (also ws://, wss://)")
+	fs.StringVar(&cfg.CA, "ca", cfg.CA, "PEM CA bundle to verify an mqtts:// broker (default: the system's)")
+	fs.StringVar(&cfg.Cert, "cert", cfg.Cert, "PEM client certificate for mqtts:// (mutual TLS)")
+	fs.StringVar(&cfg.Key, "key", cfg.Key, "PEM key of --cert")
+	fs.StringVar(&cfg.Username, "username", cfg.Username, "MQTT username")
+	fs.StringVar(&cfg.Password, "password", cfg.Password, "MQTT password (prefer EDGEFENCE_PASSWORD or --config: the command line is visible to other users)")
+	fs.StringVar(&cfg.ClientID, "client-id", cfg.ClientID, "MQTT client id of the persistent session: stable across restarts, unique per bridge")
+	fs.DurationVar(&cfg.SessionExpiry, "session-expiry", cfg.SessionExpiry, "how long the broker keeps the session (and queues telemetry) while the bridge is away")
+	fs.DurationVar(&cfg.KeepAlive, "keepalive", cfg.KeepAlive, "MQTT keepalive")
+	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "bound of one connection attempt")
+	fs.DurationVar(&cfg.ReconnectMin, "reconnect-min", cfg.ReconnectMin, "first delay between connection attempts")
+	fs.DurationVar(&cfg.ReconnectMax, "reconnect-max", cfg.ReconnectMax, "longest delay between connection attempts")
+	fs.IntVar(receiveMax, "receive-maximum", *receiveMax, "QoS 1 telemetry publishes the broker may have unacknowledged with the bridge (1-65535)")
+	fs.StringVar(&cfg.QueueDir, "queue-dir", cfg.QueueDir, "directory of the outbound queue of transitions")
+	fs.BoolVar(&cfg.QueueSync, "queue-sync", cfg.QueueSync, "fsync each queued transition: survive power loss, not only a crash (slower)")
+	fs.IntVar(&cfg.MaxQueued, "max-queued", cfg.MaxQueued, "circuit breaker: with this many transitions queued, stop acknowledging telemetry until the queue drains")
+	fs.IntVar(&cfg.MaxInflight, "max-inflight", cfg.MaxInflight, "publishes awaiting a PUBACK at once (one per device)")
+	fs.DurationVar(&cfg.RestoreQuiet, "restore-quiet", cfg.RestoreQuiet, "at start, the retained state is complete after this long without a retained transition")
+	fs.DurationVar(&cfg.RestoreTimeout, "restore-timeout", cfg.RestoreTimeout, "bound of reading the retained state at start")
+	fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for the queue to drain upstream")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
+	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
+	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP and on change)")
+	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
+	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id; $share/<group>/FILTER for a shared subscription")
+	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
+	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
+	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
+	fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
+	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
+	engineFlags(fs, &cfg.Engine)
+	fs.Var(byteSize{memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: none)")
+	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
+	return fs
+}
+
+func bridgeCommand() *ffcli.Command {
+	cfg := bridge.DefaultConfig()
+	topics := &stringList{values: hooks.DefaultTelemetryFilters}
+	receiveMax := int(cfg.ReceiveMaximum)
+	logLevel := "info"
+	var memLimit int64
+	fs := bridgeFlags(&cfg, topics, &receiveMax, &logLevel, &memLimit)
+	return &ffcli.Command{
+		Name:       "bridge",
+		ShortUsage: "edgefence bridge --upstream mqtt://host:1883 [flags]",
+		ShortHelp:  "run the engine as a client of an existing MQTT broker",
+		LongHelp: "Run the geofence engine against a broker the site already has (Mosquitto, EMQX,\n" +
+			"HiveMQ, ...): subscribe to the telemetry there with a persistent MQTT 5 session,\n" +
+			"and publish transitions, late pings and rejects back to it, as serve would.\n" +
+			"Transitions go through an on-disk queue. Every flag can also be set as an\n" +
+			"EDGEFENCE_* environment variable (EDGEFENCE_PASSWORD=...) or in the --config file.",
+		FlagSet: fs,
+		Options: []ff.Option{
+			ff.WithEnvVarPrefix("EDGEFENCE"),
+			ff.WithEnvVarSplit(","),
+			ff.WithConfigFileFlag("config"),
+			ff.WithConfigFileParser(ff.PlainParser),
+		},
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("bridge takes no arguments, got %q", args)
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("log level: %w", err)
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if memLimit > 0 {
+				debug.SetMemoryLimit(memLimit)
+			}
+			if receiveMax < 1 || receiveMax > 65535 {
+				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
+			}
+			cfg.ReceiveMaximum = uint16(receiveMax)
+			cfg.Telemetry = nil
+			for _, t := range topics.values {
+				tf, err := hooks.ParseTelemetryFilter(t)
+				if err != nil {
+					return err
+				}
+				cfg.Telemetry = append(cfg.Telemetry, tf)
+			}
+			return runBridge(ctx, cfg)
+		},
+	}
+}
+
+// runBridge runs until ctx is done (SIGINT, SIGTERM), reloading the fences
+// on SIGHUP.
+func runBridge(ctx context.Context, cfg bridge.Config) error {
+	b, err := bridge.Start(cfg)
+	if err != nil {
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for ctx.Err() == nil {
+		select {
+		case <-hup:
+			_ = b.ReloadFences() // logged and counted; the old fences stay live on error
+		case <-ctx.Done():
+		}
+	}
+	cfg.Log.Info("shutting down: flushing reorder buffers and publishing their transitions")
+	if err := b.Close(context.Background()); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	cfg.Log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,53 @@
+package output
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+)
+
+// A retained transition reads back into what a restart restores.
+func TestParseRetainedRoundTrip(t *testing.T) {
+	decided := time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC)
+	tr := &evaluator.Transition{Device: "truck-42", Fence: "depot-7", Type: evaluator.Exit,
+		Event: time.Date(2026, 12, 1, 10, 0, 0, 123_456_789, time.UTC).UnixNano(), Ingest: decided, Decided: decided}
+	topic := TransitionTopic("geofence", tr.Fence, tr.Device)
+	r, err := ParseRetained("geofence", topic, TransitionJSON(tr, decided))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Device != "truck-42" || r.Fence != "depot-7" || r.Type != evaluator.Exit || !r.Decided.Equal(decided) {
+		t.Errorf("read back %+v", r)
+	}
+	if want := tr.Event / 1e6 * 1e6; r.Event != want { // the payload keeps milliseconds
+		t.Errorf("event %d, want %d", r.Event, want)
+	}
+	for _, tc := range []struct {
+		topic, payload string
+		err            error
+	}{
+		{"geofence/depot-7/truck-42", "not json", ErrUnreadable},
+		{"geofence/other/truck-42", string(TransitionJSON(tr, decided)), ErrNotTransition},
+		{"elsewhere/depot-7/truck-42", string(TransitionJSON(tr, decided)), ErrNotTransition},
+		{"geofence/depot-7/truck-42", `{"device":"truck-42","fence":"depot-7","type":"LEAVE"}`, ErrNotTransition},
+	} {
+		if _, err := ParseRetained("geofence", tc.topic, []byte(tc.payload)); !errors.Is(err, tc.err) {
+			t.Errorf("%s %s: %v, want %v", tc.topic, tc.payload, err, tc.err)
+		}
+	}
+}
+
+func TestRejectTopic(t *testing.T) {
+	for device, want := range map[string]string{
+		"truck-1":                "edgefence/rejected/truck-1",
+		"":                       "edgefence/rejected",
+		strings.Repeat("x", 129): "edgefence/rejected",
+	} {
+		if got := RejectTopic("edgefence/rejected", device); got != want {
+			t.Errorf("RejectTopic(%.10q) = %q, want %q", device, got, want)
+		}
+	}
+}
