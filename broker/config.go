@@ -4,6 +4,7 @@
 package broker
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -46,6 +47,19 @@ type Config struct {
 	ConnectTimeout time.Duration // a connection must send CONNECT within this
 	PublishRate    float64       // publishes per second per client; 0 disables the limit
 	PublishBurst   int           // burst above the rate
+
+	// EngineOff runs a bare mochi broker with the same listeners, access
+	// control and limits, and no telemetry hook, engine, publisher or
+	// store: the load harness's baseline for the cost of the engine.
+	EngineOff bool
+
+	// mochi's per-client resources, sized for trackers that mostly
+	// publish small pings (each is paid 10,000 times over at 10,000
+	// trackers).
+	ClientReadBuffer  int    // bytes of each connection's read buffer
+	ClientWriteBuffer int    // bytes of outbound writes coalesced before a flush
+	ClientQueue       int32  // outbound messages queued per client; a subscriber that falls further behind loses messages (shed_total{stage="subscriber"})
+	MaxInflight       uint16 // outbound QoS 1/2 messages awaiting an acknowledgement per client
 }
 
 // DefaultConfig returns the documented defaults.
@@ -59,27 +73,60 @@ func DefaultConfig() Config {
 		tf = append(tf, t)
 	}
 	return Config{
-		MQTTAddr:         "127.0.0.1:1883",
-		HTTPAddr:         "127.0.0.1:9090",
-		Fences:           "fences.geojson",
-		FencesPoll:       5 * time.Second,
-		DataDir:          "./data",
-		Telemetry:        tf,
-		TransitionPrefix: "geofence",
-		LateTopic:        "edgefence/late",
-		RejectTopic:      "edgefence/rejected",
-		ExitExpiry:       24 * time.Hour,
-		MaxPayload:       4096,
-		CloseTimeout:     10 * time.Second,
-		CaptureMaxBytes:  capture.DefaultMaxBytes,
-		CaptureKeep:      capture.DefaultKeep,
-		Engine:           evaluator.DefaultConfig(),
-		Log:              slog.Default(),
-		TLSAddr:          ":8883",
-		MaxPacketSize:    64 << 10,
-		MaxConnections:   100_000,
-		ConnectTimeout:   10 * time.Second,
-		PublishRate:      50,
-		PublishBurst:     100,
+		MQTTAddr:          "127.0.0.1:1883",
+		HTTPAddr:          "127.0.0.1:9090",
+		Fences:            "fences.geojson",
+		FencesPoll:        5 * time.Second,
+		DataDir:           "./data",
+		Telemetry:         tf,
+		TransitionPrefix:  "geofence",
+		LateTopic:         "edgefence/late",
+		RejectTopic:       "edgefence/rejected",
+		ExitExpiry:        24 * time.Hour,
+		MaxPayload:        4096,
+		CloseTimeout:      10 * time.Second,
+		CaptureMaxBytes:   capture.DefaultMaxBytes,
+		CaptureKeep:       capture.DefaultKeep,
+		Engine:            evaluator.DefaultConfig(),
+		Log:               slog.Default(),
+		TLSAddr:           ":8883",
+		MaxPacketSize:     64 << 10,
+		MaxConnections:    100_000,
+		ConnectTimeout:    10 * time.Second,
+		PublishRate:       50,
+		PublishBurst:      100,
+		ClientReadBuffer:  DefaultClientReadBuffer,
+		ClientWriteBuffer: DefaultClientWriteBuffer,
+		ClientQueue:       DefaultClientQueue,
+		MaxInflight:       DefaultMaxInflight,
 	}
+}
+
+// Defaults of mochi's per-client resources, sized for trackers that
+// mostly publish (mochi's own are 2 KiB, 2 KiB, 8192 and 8192). mochi
+// allocates each client's outbound queue whole when it connects, a slice
+// of pointers the GC scans every cycle: 8192 entries are 64 KiB per
+// client, 640 MB and a GC at 98% of the CPU at 10,000 trackers
+// (docs/performance.md). A tracker's PUBACKs do not use the queue; a
+// dashboard's transitions do, behind its socket's send buffer.
+const (
+	DefaultClientReadBuffer  = 512
+	DefaultClientWriteBuffer = 2048
+	DefaultClientQueue       = 1024
+	DefaultMaxInflight       = 1024
+)
+
+// validateClients checks mochi's per-client settings.
+func (c *Config) validateClients() error {
+	switch {
+	case c.ClientReadBuffer < 16:
+		return errors.New("--client-read-buffer: want at least 16 bytes")
+	case c.ClientWriteBuffer < 0:
+		return errors.New("--client-write-buffer: want 0 or more bytes")
+	case c.ClientQueue < 1:
+		return errors.New("--client-queue: want at least 1 message")
+	case c.MaxInflight < 1:
+		return errors.New("--max-inflight: want at least 1 message")
+	}
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,8 +38,7 @@ type Server struct {
 	tcp     *listeners.TCP
 	tls     *listeners.TCP
 	ws      *wsListener
-	httpSrv *http.Server
-	httpLn  net.Listener
+	http    *HTTP // nil without --http-addr
 	ready   atomic.Bool
 	closed  atomic.Bool
 
@@ -62,6 +59,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("exit expiry %v: must be between 1s and %v (an MQTT 5 expiry is whole seconds)", cfg.ExitExpiry, math.MaxUint32*time.Second)
 	}
 	if err := cfg.checkExposure(); err != nil {
+		return nil, err
+	}
+	if err := cfg.validateClients(); err != nil {
 		return nil, err
 	}
 	var users *auth.File
@@ -94,9 +94,13 @@ func Start(cfg Config) (*Server, error) {
 	caps.MaximumMessageExpiryInterval = 0
 	caps.MaximumPacketSize = cfg.MaxPacketSize
 	caps.MaximumClients = cfg.MaxConnections
+	caps.MaximumClientWritesPending = cfg.ClientQueue
+	caps.MaximumInflight = cfg.MaxInflight
 	s.mqtt = mqtt.New(&mqtt.Options{
-		Capabilities: caps,
-		Logger:       slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
+		Capabilities:             caps,
+		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
+		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
+		Logger:                   slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
 	})
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
@@ -109,6 +113,9 @@ func Start(cfg Config) (*Server, error) {
 		if err := s.mqtt.AddHook(hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log), nil); err != nil {
 			return nil, s.abort(err)
 		}
+	}
+	if cfg.EngineOff {
+		return s.startBare(tlsConfig)
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -128,7 +135,7 @@ func Start(cfg Config) (*Server, error) {
 	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
 	}
-	s.registerGauges(fences)
+	s.registerGauges()
 	s.reloads = s.set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`)
 	s.reloadErrors = s.set.NewCounter(`edgefence_fence_reloads_total{result="error"}`)
 	hm := hooks.NewMetrics(s.set)
@@ -175,11 +182,17 @@ func (s *Server) abort(err error) error {
 	return err
 }
 
-func (s *Server) registerGauges(fences *fence.Set) {
-	s.set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(s.engine.Stats().Devices) })
-	s.set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(s.engine.Stats().Buffered) })
-	s.set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(s.engine.Stats().Queued) })
-	s.set.NewGauge(`edgefence_fences`, func() float64 { return float64(s.engine.Fences().Len()) })
+// RegisterEngineGauges adds the gauges of the engine's size to set:
+// edgefence_active_devices, _buffered_pings, _queued_pings, _fences.
+func RegisterEngineGauges(set *metrics.Set, e *evaluator.Engine) {
+	set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(e.Stats().Devices) })
+	set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(e.Stats().Buffered) })
+	set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(e.Stats().Queued) })
+	set.NewGauge(`edgefence_fences`, func() float64 { return float64(e.Fences().Len()) })
+}
+
+func (s *Server) registerGauges() {
+	RegisterEngineGauges(s.set, s.engine)
 	s.set.NewGauge(`edgefence_publish_queue`, func() float64 { return float64(len(s.pub.queue)) })
 	s.set.NewGauge(`edgefence_mqtt_clients_connected`, func() float64 {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
@@ -199,10 +212,10 @@ func (s *Server) MQTTAddr() string {
 
 // HTTPAddr returns the HTTP listener's address, or "".
 func (s *Server) HTTPAddr() string {
-	if s.httpLn == nil {
+	if s.http == nil {
 		return ""
 	}
-	return s.httpLn.Addr().String()
+	return s.http.Addr()
 }
 
 // Engine returns the running engine (for fence swaps and tests).
@@ -248,8 +261,8 @@ func (s *Server) Close(ctx context.Context) error {
 			s.log.Error("mqtt server did not close in time; exiting anyway", "timeout", s.cfg.CloseTimeout)
 		}
 	}
-	if s.httpSrv != nil {
-		err = errors.Join(err, s.httpSrv.Shutdown(ctx))
+	if s.http != nil {
+		err = errors.Join(err, s.http.Shutdown(ctx))
 	}
 	return err
 }

@@ -44,8 +44,13 @@ const (
 	DefaultSweep       = 250 * time.Millisecond
 	DefaultIdleTimeout = 10 * time.Minute
 	DefaultBufferCap   = 64
-	DefaultQueue       = 8192
-	DefaultDwell       = 5 * time.Minute
+	// DefaultQueue absorbs a whole scheduling round of the broker's
+	// client goroutines: with thousands of connections on one core, a
+	// shard goroutine that misses its turn waits behind every runnable
+	// client, each submitting its buffered pings (measured: 8,192 refused
+	// pings in bursts at 1,000 connections × 8 in flight; docs/performance.md).
+	DefaultQueue = 32768
+	DefaultDwell = 5 * time.Minute
 )
 
 // MaxHold is the longest hold a device may have: the buffer exists to

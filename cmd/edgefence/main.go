@@ -40,8 +40,10 @@ func run(ctx context.Context, args []string) error {
 		LongHelp:   "An MQTT edge broker that turns tracker pings into geofence transitions, ordered by event time.",
 		Subcommands: []*ffcli.Command{
 			serveCommand(),
+			bridgeCommand(),
 			replayCommand(),
 			simulateCommand(),
+			loadgenCommand(),
 			passwdCommand(),
 			versionCommand(),
 		},

@@ -85,6 +85,66 @@ func (b byteSize) Set(s string) error {
 	return nil
 }
 
+// engineFlag is --engine=on|off, stored as "off".
+type engineFlag struct{ off *bool }
+
+func (f engineFlag) String() string {
+	if f.off != nil && *f.off {
+		return "off"
+	}
+	return "on"
+}
+
+func (f engineFlag) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "on", "true", "1":
+		*f.off = false
+	case "off", "false", "0":
+		*f.off = true
+	default:
+		return fmt.Errorf("want on or off, got %q", v)
+	}
+	return nil
+}
+
+// int32Value is a flag for an int32 setting.
+type int32Value struct{ p *int32 }
+
+func (v int32Value) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*v.p), 10)
+}
+
+func (v int32Value) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return err
+	}
+	*v.p = int32(n)
+	return nil
+}
+
+// uint16Value is a flag for a uint16 setting.
+type uint16Value struct{ p *uint16 }
+
+func (v uint16Value) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(*v.p), 10)
+}
+
+func (v uint16Value) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil {
+		return err
+	}
+	*v.p = uint16(n)
+	return nil
+}
+
 // timeFlag is an RFC 3339 instant.
 type timeFlag struct{ t *time.Time }
 
@@ -149,6 +209,11 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string, memLim
 	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per client (0: unlimited); over it: 0x96, then cut off")
 	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per client above --rate")
 	fs.Var(byteSize{memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: none): the GC works harder near it instead of the box running out")
+	fs.Var(engineFlag{&cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
+	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
+	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
+	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"})")
+	fs.Var(uint16Value{&cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
 	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
 	return fs
 }

@@ -1,0 +1,33 @@
+package broker
+
+import (
+	"crypto/tls"
+	"errors"
+	"sync/atomic"
+)
+
+// ErrEngineOff is returned by fence operations of a broker started with
+// the engine off.
+var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to reload")
+
+// startBare finishes Start with the engine off: mochi with the access
+// (and rate limit) hooks only, the same listeners and HTTP endpoints, and
+// nothing of edgefence's own in the publish path. No telemetry hook, no
+// engine, no publisher, no store: pings are routed like any broker's and
+// nothing is evaluated. It is the baseline the load harness measures the
+// engine's cost against.
+func (s *Server) startBare(tc *tls.Config) (*Server, error) {
+	s.set.NewGauge(`edgefence_mqtt_clients_connected`, func() float64 {
+		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
+	})
+	if err := s.mqtt.Serve(); err != nil {
+		return nil, s.abort(err)
+	}
+	if err := s.listen(tc); err != nil {
+		return nil, s.abort(err)
+	}
+	s.ready.Store(true)
+	s.log.Info("edgefence serving with the engine off (a bare MQTT broker)", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(),
+		"ws", s.WSAddr(), "http", s.HTTPAddr(), "auth", s.cfg.Auth != "")
+	return s, nil
+}

@@ -1,0 +1,526 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Suite runs brokers side by side under the same loads.
+type Suite struct {
+	Bin       string // edgefence binary
+	Mosquitto string // mosquitto binary; "": skipped
+	BrokerCPU string // taskset CPU list for the broker; "": not pinned
+	Runs      int
+	Out       string // results directory; "": a new temp dir
+	Only      string // comma-separated scenarios
+	Quick     bool   // small and short: a smoke test
+	Profile   string // CPU profile of edgefence's first ceiling run
+	Log       io.Writer
+}
+
+// DefaultSuite pins the broker to CPU 1 when taskset exists and there are
+// two CPUs or more, and finds mosquitto on PATH or in /usr/sbin.
+func DefaultSuite() Suite {
+	s := Suite{Runs: 3}
+	if _, err := exec.LookPath("taskset"); err == nil && onlineCPUs() >= 2 {
+		s.BrokerCPU = "1"
+	}
+	if p, err := exec.LookPath("mosquitto"); err == nil {
+		s.Mosquitto = p
+	} else if _, err := os.Stat("/usr/sbin/mosquitto"); err == nil {
+		s.Mosquitto = "/usr/sbin/mosquitto"
+	}
+	return s
+}
+
+// onlineCPUs counts the machine's CPUs, whatever this process's affinity
+// (runtime.NumCPU counts only the CPUs it may run on).
+func onlineCPUs() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	return strings.Count(string(b), "\nprocessor") + strings.Count(string(b[:min(len(b), 9)]), "processor")
+}
+
+// Broker kinds.
+const (
+	kindEdgefence = "edgefence"
+	kindEngineOff = "engine-off"
+	kindMosquitto = "mosquitto"
+)
+
+// brokerSpec is one broker configuration under test.
+type brokerSpec struct {
+	name string // row label
+	kind string
+	hold time.Duration
+	sub  string // the loadgen subscriber's filter
+}
+
+// scenario is one load, run against several brokers.
+type scenario struct {
+	name     string
+	conns    int
+	devices  int     // per connection
+	rate     float64 // 0: unthrottled; <0: a share of edgefence's median ceiling
+	window   int     // QoS 1 pings in flight per connection (and per write, unthrottled)
+	warmup   time.Duration
+	duration time.Duration
+	brokers  []brokerSpec
+}
+
+// Row is the runs of one scenario against one broker.
+type Row struct {
+	Scenario string    `json:"scenario"`
+	Broker   string    `json:"broker"`
+	Runs     []*Result `json:"runs"`
+}
+
+const benchFences = 1000
+
+func (s *Suite) scenarios() []scenario {
+	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence, hold: 500 * time.Millisecond, sub: "geofence/#"}
+	off := brokerSpec{name: "edgefence --engine=off", kind: kindEngineOff, sub: "geofence/#"}
+	mosq := brokerSpec{name: "mosquitto, sub devices/#", kind: kindMosquitto, sub: "devices/#"}
+	mosqBare := brokerSpec{name: "mosquitto, no subscriber traffic", kind: kindMosquitto, sub: "geofence/#"}
+	all := []brokerSpec{edge, off, mosq, mosqBare}
+	if s.Mosquitto == "" {
+		all = all[:2]
+	}
+	hold0 := edge
+	hold0.name, hold0.hold = "edgefence --hold 0", 0
+	sc := []scenario{
+		{name: "ceiling", conns: 1000, devices: 10, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: all},
+		{name: "paced", conns: 10000, devices: 1, rate: 50000, window: 8, warmup: 3 * time.Second, duration: 8 * time.Second, brokers: all},
+		{name: "latency", conns: 1000, devices: 10, rate: -0.5, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: []brokerSpec{edge, hold0}},
+	}
+	if s.Quick {
+		for i := range sc {
+			sc[i].conns /= 10
+			if sc[i].rate > 0 {
+				sc[i].rate /= 10
+			}
+			sc[i].warmup, sc[i].duration = 500*time.Millisecond, 2*time.Second
+		}
+	}
+	if s.Only != "" {
+		keep := strings.Split(s.Only, ",")
+		sc = slices.DeleteFunc(sc, func(x scenario) bool { return !slices.Contains(keep, x.name) })
+	}
+	return sc
+}
+
+func (s *Suite) logf(format string, args ...any) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "suite: "+format+"\n", args...)
+	}
+}
+
+// RunSuite runs every scenario s.Runs times against each of its brokers,
+// interleaving the brokers within each round, and prints the table.
+func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
+	if s.Runs < 1 {
+		return errors.New("runs: want at least 1")
+	}
+	if s.Out == "" {
+		dir, err := os.MkdirTemp("", "edgefence-bench-")
+		if err != nil {
+			return err
+		}
+		s.Out = dir
+	}
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return err
+	}
+	if _, err := RaiseFileLimit(30000); err != nil {
+		return fmt.Errorf("raise the open-file limit: %w", err)
+	}
+	fencesPath := filepath.Join(s.Out, "fences-1000.geojson")
+	fences, err := WriteFences(fencesPath, benchFences)
+	if err != nil {
+		return err
+	}
+	results, err := os.Create(filepath.Join(s.Out, "results.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer results.Close()
+	s.logf("results in %s; broker pinned to CPU %q; %d runs per row", s.Out, s.BrokerCPU, s.Runs)
+	began := time.Now()
+	var rows []*Row
+	ceiling := 0.0
+	profiled := s.Profile == ""
+	for _, sc := range s.scenarios() {
+		rate := sc.rate
+		if rate < 0 {
+			if ceiling == 0 {
+				ceiling = 40000 // no ceiling run: a fixed guess
+			}
+			rate = -rate * ceiling
+		}
+		scRows := make([]*Row, len(sc.brokers))
+		for i, b := range sc.brokers {
+			scRows[i] = &Row{Scenario: sc.name, Broker: b.name}
+		}
+		for run := range s.Runs {
+			for i, b := range sc.brokers {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				cfg := DefaultConfig()
+				cfg.Conns, cfg.DevicesPerConn, cfg.Rate, cfg.Warmup, cfg.Duration = sc.conns, sc.devices, rate, sc.warmup, sc.duration
+				cfg.Window, cfg.Batch = sc.window, sc.window
+				cfg.Drain = b.hold + 2*time.Second
+				cfg.Sub = b.sub
+				cfg.Fences = fences
+				cfg.Seed = uint64(run + 1)
+				cfg.Tag = fmt.Sprintf("%s%d%c", sc.name[:2], run, 'a'+i)
+				profile := ""
+				if !profiled && sc.name == "ceiling" && b.kind == kindEdgefence {
+					profile, profiled = s.Profile, true
+				}
+				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, b.kind, run))
+				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
+				if err != nil {
+					return fmt.Errorf("%s / %s run %d: %w", sc.name, b.name, run+1, err)
+				}
+				scRows[i].Runs = append(scRows[i].Runs, res)
+				line, _ := json.Marshal(struct {
+					Scenario string  `json:"scenario"`
+					Broker   string  `json:"broker"`
+					Run      int     `json:"run"`
+					Result   *Result `json:"result"`
+				}{sc.name, b.name, run + 1, res})
+				fmt.Fprintf(results, "%s\n", line)
+				s.logf("%s / %s run %d: %.0f pings/s, %.2f µs CPU/ping, RSS %.0f MB, p99 %.1f ms, missing %d, unacked %d, loadgen %.2f cores",
+					sc.name, b.name, run+1, res.PingsPerSec, res.CPUPerPingUs, res.RSSMaxMB, res.LatP99Ms, res.Missing, res.Unacked, res.LoadgenCores)
+			}
+		}
+		if sc.name == "ceiling" && len(scRows) > 0 && scRows[0].Runs != nil {
+			ceiling = median(scRows[0].values(func(r *Result) float64 { return r.PingsPerSec }))
+		}
+		rows = append(rows, scRows...)
+	}
+	var table strings.Builder
+	s.writeTable(&table, rows, time.Since(began))
+	if err := os.WriteFile(filepath.Join(s.Out, "table.md"), []byte(table.String()), 0o644); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, table.String())
+	return err
+}
+
+// runOne starts the broker, runs the load against it and stops it.
+func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath, logPath, profile string) (*Result, error) {
+	mqttAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	httpAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	var argv []string
+	switch b.kind {
+	case kindEdgefence, kindEngineOff:
+		argv = []string{s.Bin, "serve", "--mqtt-addr", mqttAddr, "--http-addr", httpAddr, "--fences", fencesPath,
+			"--data-dir", "", "--rate", "0", "--hold", b.hold.String(), "--log-level", "warn", "--close-timeout", "5s"}
+		if b.kind == kindEngineOff {
+			argv = append(argv, "--engine=off")
+		}
+		if profile != "" {
+			argv = append(argv, "--pprof")
+		}
+		cfg.MetricsURL = "http://" + httpAddr + "/metrics"
+	case kindMosquitto:
+		conf := filepath.Join(filepath.Dir(logPath), "mosquitto.conf")
+		if err := os.WriteFile(conf, []byte(mosquittoConf(mqttAddr)), 0o644); err != nil {
+			return nil, err
+		}
+		argv = []string{s.Mosquitto, "-c", conf}
+	}
+	if s.BrokerCPU != "" {
+		argv = append([]string{"taskset", "-c", s.BrokerCPU}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "GOGC=") // the broker's own defaults
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+	defer stop()
+	if err := waitReady(ctx, mqttAddr, cfg.MetricsURL, exited); err != nil {
+		return nil, fmt.Errorf("%s did not start (log %s): %w", b.kind, logPath, err)
+	}
+	cfg.Addr = mqttAddr
+	cfg.PID = cmd.Process.Pid
+	if profile != "" {
+		cfg.OnMeasure = func() { s.fetchProfile("http://"+httpAddr+"/debug/pprof/profile?seconds=5", profile) }
+	}
+	return Run(ctx, cfg)
+}
+
+func (s *Suite) fetchProfile(url, path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.logf("profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		s.logf("profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		s.logf("profile: %v", err)
+	}
+	s.logf("CPU profile written to %s", path)
+}
+
+// mosquittoConf is Mosquitto 2 set up like the edgefence under test:
+// loopback, anonymous, no persistence, TCP_NODELAY, and queues deep
+// enough that the one subscriber is not the limit.
+func mosquittoConf(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return fmt.Sprintf(`listener %s %s
+allow_anonymous true
+persistence false
+max_connections -1
+max_queued_messages 8192
+max_inflight_messages 1024
+set_tcp_nodelay true
+log_dest stderr
+log_type error
+log_type warning
+`, port, host)
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitReady waits until the broker accepts MQTT connections (and, with a
+// metrics URL, answers /readyz), for 20 s at most.
+func waitReady(ctx context.Context, addr, metricsURL string, exited <-chan error) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			continue
+		}
+		c.Close()
+		if metricsURL == "" {
+			return nil
+		}
+		resp, err := http.Get(strings.TrimSuffix(metricsURL, "/metrics") + "/readyz")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+	}
+	return errors.New("not ready within 20s")
+}
+
+func (r *Row) values(f func(*Result) float64) []float64 {
+	v := make([]float64, len(r.Runs))
+	for i, x := range r.Runs {
+		v[i] = f(x)
+	}
+	return v
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// mmm formats min/median/max.
+func mmm(v []float64, prec int) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+	return f(slices.Min(v)) + " / **" + f(median(v)) + "** / " + f(slices.Max(v))
+}
+
+func sum(v []float64) float64 {
+	t := 0.0
+	for _, x := range v {
+		t += x
+	}
+	return t
+}
+
+func (s *Suite) writeTable(w io.Writer, rows []*Row, took time.Duration) {
+	fmt.Fprintf(w, "\n%d runs per row, min / **median** / max; broker pinned to CPU %q, loadgen to the other (scripts/bench); whole suite %v\n\n",
+		s.Runs, s.BrokerCPU, took.Round(time.Second))
+	fmt.Fprintln(w, "| scenario | broker | pings/s | broker CPU µs/ping | broker cores | GC share | allocs/ping | RSS MB | e2e p50 ms | e2e p99 ms | e2e max ms | transitions expected / received | shed+refused, unacked | loadgen cores |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		get := func(f func(*Result) float64) []float64 { return r.values(f) }
+		lat := func(f func(*Result) float64) string {
+			if sum(get(func(x *Result) float64 { return float64(x.Matched) })) == 0 {
+				return "–"
+			}
+			return mmm(get(f), 1)
+		}
+		gc := "–"
+		if g := get(func(x *Result) float64 { return x.GCShare }); slices.Min(g) >= 0 {
+			gc = fmt.Sprintf("%.1f%%", 100*median(g))
+		}
+		allocs := "–"
+		if a := get(func(x *Result) float64 { return x.AllocsPerPing }); slices.Min(a) >= 0 {
+			allocs = fmt.Sprintf("%.1f", median(a))
+		}
+		tr := "–"
+		if strings.HasPrefix(r.Runs[0].Config.Sub, "geofence") && !strings.Contains(r.Broker, "off") && !strings.Contains(r.Broker, "mosquitto") {
+			tr = fmt.Sprintf("%.0f / %.0f", sum(get(func(x *Result) float64 { return float64(x.Expected) })),
+				sum(get(func(x *Result) float64 { return float64(x.Matched) })))
+		} else if strings.HasPrefix(r.Runs[0].Config.Sub, "devices") {
+			tr = fmt.Sprintf("%.0f / %.0f (pings)", sum(get(func(x *Result) float64 { return float64(x.Expected) })),
+				sum(get(func(x *Result) float64 { return float64(x.Matched) })))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f, %.0f | %s |\n",
+			r.Scenario, r.Broker,
+			mmm(get(func(x *Result) float64 { return x.PingsPerSec }), 0),
+			mmm(get(func(x *Result) float64 { return x.CPUPerPingUs }), 2),
+			mmm(get(func(x *Result) float64 { return x.BrokerCores }), 2),
+			gc, allocs,
+			mmm(get(func(x *Result) float64 { return x.RSSMaxMB }), 0),
+			lat(func(x *Result) float64 { return x.LatP50Ms }),
+			lat(func(x *Result) float64 { return x.LatP99Ms }),
+			lat(func(x *Result) float64 { return x.LatMaxMs }),
+			tr,
+			sum(get(func(x *Result) float64 { return x.ShedTotal() })),
+			sum(get(func(x *Result) float64 { return float64(x.Unacked) })),
+			mmm(get(func(x *Result) float64 { return x.LoadgenCores }), 2))
+	}
+	s.writeRatios(w, rows)
+}
+
+func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
+	find := func(scenario, broker string) *Row {
+		for _, r := range rows {
+			if r.Scenario == scenario && strings.HasPrefix(r.Broker, broker) {
+				return r
+			}
+		}
+		return nil
+	}
+	med := func(r *Row, f func(*Result) float64) float64 { return median(r.values(f)) }
+	pps := func(x *Result) float64 { return x.PingsPerSec }
+	cpu := func(x *Result) float64 { return x.CPUPerPingUs }
+	fmt.Fprintln(w, "\nRatios of medians, and the bars:")
+	fmt.Fprintln(w)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	if on, off := find("ceiling", "edgefence (engine on)"), find("ceiling", "edgefence --engine=off"); on != nil && off != nil {
+		ratio := med(on, pps) / med(off, pps)
+		fmt.Fprintf(w, "- ceiling, 1,000 connections unthrottled: engine on ÷ engine off throughput = **%.2f×** (bar ≥ 0.8×: %s); CPU per ping %.2f×\n",
+			ratio, verdict(ratio >= 0.8), med(on, cpu)/med(off, cpu))
+		if m := find("ceiling", "mosquitto, sub"); m != nil {
+			fmt.Fprintf(w, "- ceiling: edgefence ÷ Mosquitto routing to a devices/# subscriber = %.2f× throughput\n", med(on, pps)/med(m, pps))
+		}
+		if m := find("ceiling", "mosquitto, no"); m != nil {
+			fmt.Fprintf(w, "- ceiling: engine off ÷ Mosquitto without subscriber traffic = %.2f× throughput (mochi vs Mosquitto, ingest only)\n", med(off, pps)/med(m, pps))
+		}
+	}
+	if on := find("paced", "edgefence (engine on)"); on != nil {
+		if m := find("paced", "mosquitto, sub"); m != nil {
+			fmt.Fprintf(w, "- paced 50k pings/s, 10,000 connections: CPU per ping edgefence %.2f µs vs Mosquitto (routing to devices/#) %.2f µs = **%.2f×**",
+				med(on, cpu), med(m, cpu), med(on, cpu)/med(m, cpu))
+			if mb := find("paced", "mosquitto, no"); mb != nil {
+				fmt.Fprintf(w, "; vs Mosquitto ingest only %.2f µs = %.2f×", med(mb, cpu), med(on, cpu)/med(mb, cpu))
+			}
+			fmt.Fprintln(w)
+		}
+		if off := find("paced", "edgefence --engine=off"); off != nil {
+			fmt.Fprintf(w, "- paced: engine on ÷ engine off CPU per ping = %.2f×\n", med(on, cpu)/med(off, cpu))
+		}
+		rss := slices.Max(on.values(func(x *Result) float64 { return x.RSSMaxMB }))
+		fmt.Fprintf(w, "- paced: edgefence RSS with 10,000 trackers under load, worst run %.0f MB (bar ≤ 300 MB: %s)\n", rss, verdict(rss <= 300))
+		rate := med(on, pps)
+		missing := sum(on.values(func(x *Result) float64 { return float64(x.Missing) }))
+		dropped := 0.0
+		for _, x := range on.Runs {
+			dropped += x.Shed[`edgefence_shed_total{stage="subscriber"}`]
+		}
+		fmt.Fprintf(w, "- paced: sustained %.0f pings/s (target 50,000); the geofence/# dashboard missed %.0f transitions, %.0f dropped by its queue (bar: none missed: %s)\n",
+			rate, missing, dropped, verdict(missing == 0 && dropped == 0 && rate >= 0.98*50000))
+	}
+	for _, name := range []string{"edgefence (engine on)", "edgefence --hold 0"} {
+		r := find("latency", name)
+		if r == nil {
+			continue
+		}
+		hold := 500.0
+		if strings.Contains(name, "hold 0") {
+			hold = 0
+		}
+		p99 := median(r.values(func(x *Result) float64 { return x.LatP99Ms }))
+		fmt.Fprintf(w, "- latency at 50%% of the ceiling (%.0f pings/s), %s: p99 %.1f ms vs hold + 5 ms = %.0f ms: %s\n",
+			r.Runs[0].Config.Rate, name, p99, hold+5, verdict(p99 <= hold+5))
+	}
+}
