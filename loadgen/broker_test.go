@@ -51,7 +51,7 @@ func tinyLoad(srv *broker.Server, fences []loadgen.Fence, sub string) loadgen.Co
 	cfg.MetricsURL = "http://" + srv.HTTPAddr() + "/metrics"
 	cfg.Conns, cfg.DevicesPerConn = 10, 2
 	cfg.Rate = 400
-	cfg.Warmup, cfg.Duration, cfg.Drain = 200*time.Millisecond, 800*time.Millisecond, 3*time.Second
+	cfg.Warmup, cfg.Duration, cfg.Drain = 200*time.Millisecond, 800*time.Millisecond, 5*time.Second
 	cfg.Sub = sub
 	cfg.Fences = fences
 	cfg.CrossEvery = 4
