@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -131,20 +129,5 @@ func runBridge(ctx context.Context, cfg bridge.Config) error {
 	if err != nil {
 		return err
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	for ctx.Err() == nil {
-		select {
-		case <-hup:
-			_ = b.ReloadFences() // logged and counted; the old fences stay live on error
-		case <-ctx.Done():
-		}
-	}
-	cfg.Log.Info("shutting down: flushing reorder buffers and publishing their transitions")
-	if err := b.Close(context.Background()); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	cfg.Log.Info("stopped")
-	return nil
+	return runUntilDone(ctx, cfg.Log, b)
 }

@@ -263,20 +263,32 @@ func serve(ctx context.Context, cfg broker.Config) error {
 	if err != nil {
 		return err
 	}
+	return runUntilDone(ctx, cfg.Log, srv)
+}
+
+// runner is what serve and bridge run until a signal stops them.
+type runner interface {
+	ReloadFences() error
+	Close(context.Context) error
+}
+
+// runUntilDone runs r until ctx is done (SIGINT, SIGTERM), reloading the
+// fences on SIGHUP, then shuts it down (which flushes the engine).
+func runUntilDone(ctx context.Context, log *slog.Logger, r runner) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	for ctx.Err() == nil {
 		select {
 		case <-hup:
-			_ = srv.ReloadFences() // logged and counted; the old fences stay live on error
+			_ = r.ReloadFences() // logged and counted; the old fences stay live on error
 		case <-ctx.Done():
 		}
 	}
-	cfg.Log.Info("shutting down: flushing reorder buffers and publishing their transitions")
-	if err := srv.Close(context.Background()); err != nil {
+	log.Info("shutting down: flushing reorder buffers and publishing their transitions")
+	if err := r.Close(context.Background()); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	cfg.Log.Info("stopped")
+	log.Info("stopped")
 	return nil
 }
