@@ -17,6 +17,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/broker"
+	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/hooks"
 )
 
@@ -162,6 +163,19 @@ func (f timeFlag) Set(v string) error {
 	}
 	*f.t = t
 	return nil
+}
+
+// engineFlags binds the engine's settings, named as serve names them.
+func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
+	fs.DurationVar(&e.Hold, "hold", e.Hold, "reorder hold (allowed lateness); 0 evaluates in arrival order")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server clock a device stamp may be")
+	fs.Var(timeFlag{&e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
+	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
+	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")
+	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
+	fs.IntVar(&e.Queue, "queue", e.Queue, "ingest queue capacity per shard")
+	fs.IntVar(&e.Shards, "shards", e.Shards, "engine shards (owner goroutines)")
+	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell time; a fence's 'dwell' property overrides; 0 disables")
 }
 
 // serveFlags binds every serve flag to cfg; ff fills them from the command
