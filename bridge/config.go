@@ -85,14 +85,6 @@ type Config struct {
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
-	var tf []hooks.TelemetryFilter
-	for _, f := range hooks.DefaultTelemetryFilters {
-		t, err := hooks.ParseTelemetryFilter(f)
-		if err != nil {
-			panic(err) // the defaults are constants
-		}
-		tf = append(tf, t)
-	}
 	return Config{
 		Upstream:         "mqtt://127.0.0.1:1883",
 		ClientID:         "edgefence-bridge",
@@ -111,7 +103,7 @@ func DefaultConfig() Config {
 		HTTPAddr:         "127.0.0.1:9090",
 		Fences:           "fences.geojson",
 		FencesPoll:       5 * time.Second,
-		Telemetry:        tf,
+		Telemetry:        hooks.DefaultFilters(),
 		TransitionPrefix: "geofence",
 		LateTopic:        "edgefence/late",
 		RejectTopic:      "edgefence/rejected",

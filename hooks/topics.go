@@ -30,6 +30,28 @@ type TelemetryFilter struct {
 // DefaultTelemetryFilters are the filters served when none are configured.
 var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+"}
 
+// ParseTelemetryFilters parses each filter of list (see ParseTelemetryFilter).
+func ParseTelemetryFilters(list []string) ([]TelemetryFilter, error) {
+	out := make([]TelemetryFilter, 0, len(list))
+	for _, s := range list {
+		tf, err := ParseTelemetryFilter(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tf)
+	}
+	return out, nil
+}
+
+// DefaultFilters parses DefaultTelemetryFilters.
+func DefaultFilters() []TelemetryFilter {
+	tf, err := ParseTelemetryFilters(DefaultTelemetryFilters)
+	if err != nil {
+		panic(err) // the defaults are constants
+	}
+	return tf
+}
+
 // ParseTelemetryFilter reads "filter" or "filter=format" (format: auto,
 // canonical or owntracks; default auto, recognised from the payload). The
 // filter may start with $share/<group>/.

@@ -4,11 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
-	"os"
-	"runtime/debug"
 
-	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/bridge"
@@ -73,35 +69,21 @@ func bridgeCommand() *ffcli.Command {
 			"Transitions go through an on-disk queue. Every flag can also be set as an\n" +
 			"EDGEFENCE_* environment variable (EDGEFENCE_PASSWORD=...) or in the --config file.",
 		FlagSet: fs,
-		Options: []ff.Option{
-			ff.WithEnvVarPrefix("EDGEFENCE"),
-			ff.WithEnvVarSplit(","),
-			ff.WithConfigFileFlag("config"),
-			ff.WithConfigFileParser(ff.PlainParser),
-		},
+		Options: configOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("bridge takes no arguments, got %q", args)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("log level: %w", err)
-			}
-			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			if memLimit > 0 {
-				debug.SetMemoryLimit(memLimit)
+			var err error
+			if cfg.Log, err = setupProcess(logLevel, memLimit); err != nil {
+				return err
 			}
 			if receiveMax < 1 || receiveMax > 65535 {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}
 			cfg.ReceiveMaximum = uint16(receiveMax)
-			cfg.Telemetry = nil
-			for _, t := range topics.values {
-				tf, err := hooks.ParseTelemetryFilter(t)
-				if err != nil {
-					return err
-				}
-				cfg.Telemetry = append(cfg.Telemetry, tf)
+			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
+				return err
 			}
 			return runBridge(ctx, cfg)
 		},

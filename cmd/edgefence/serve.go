@@ -238,31 +238,17 @@ func serveCommand() *ffcli.Command {
 			"EDGEFENCE_* environment variable (EDGEFENCE_HOLD=750ms; lists comma-separated)\n" +
 			"or in the --config file.",
 		FlagSet: fs,
-		Options: []ff.Option{
-			ff.WithEnvVarPrefix("EDGEFENCE"),
-			ff.WithEnvVarSplit(","),
-			ff.WithConfigFileFlag("config"),
-			ff.WithConfigFileParser(ff.PlainParser),
-		},
+		Options: configOptions(),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("serve takes no arguments, got %q", args)
 			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("log level: %w", err)
+			var err error
+			if cfg.Log, err = setupProcess(logLevel, memLimit); err != nil {
+				return err
 			}
-			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			if memLimit > 0 {
-				debug.SetMemoryLimit(memLimit)
-			}
-			cfg.Telemetry = nil
-			for _, t := range topics.values {
-				tf, err := hooks.ParseTelemetryFilter(t)
-				if err != nil {
-					return err
-				}
-				cfg.Telemetry = append(cfg.Telemetry, tf)
+			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
+				return err
 			}
 			return serve(ctx, cfg)
 		},
@@ -305,4 +291,29 @@ func runUntilDone(ctx context.Context, log *slog.Logger, r runner) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// configOptions is how serve and bridge read their flags: command line,
+// then EDGEFENCE_* environment variables (lists comma-separated), then the
+// --config file of "flag value" lines.
+func configOptions() []ff.Option {
+	return []ff.Option{
+		ff.WithEnvVarPrefix("EDGEFENCE"),
+		ff.WithEnvVarSplit(","),
+		ff.WithConfigFileFlag("config"),
+		ff.WithConfigFileParser(ff.PlainParser),
+	}
+}
+
+// setupProcess applies the process-wide flags: the log level (the returned
+// logger) and the Go soft memory limit.
+func setupProcess(logLevel string, memLimit int64) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return nil, fmt.Errorf("log level: %w", err)
+	}
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
 }
