@@ -238,13 +238,16 @@ func TestFullEngineQueueRefusesWithQuotaExceeded(t *testing.T) {
 	// and then 0x96 would come first.
 	cfg.PublishRate = 0
 	srv := start(t, cfg)
-	tracker := connect5(t, srv.MQTTAddr(), "flood")
 
+	// Several connections: a client goroutine evaluates its ping itself
+	// when the shard is free, so the queue fills only while one client's
+	// goroutine owns the shard and others bring pings.
 	const limit = 20_000
 	var sent, refused, other atomic.Int64
 	var wg sync.WaitGroup
 	t0 := nowMs() - 60_000
 	for w := range 8 {
+		tracker := connect5(t, srv.MQTTAddr(), fmt.Sprintf("flood-%d", w))
 		wg.Go(func() {
 			for refused.Load() == 0 {
 				i := sent.Add(1)

@@ -19,9 +19,18 @@ var (
 	ErrClosed = errors.New("engine: closed")
 )
 
-// Engine runs Processors on shard goroutines. A device is hashed to one
-// shard, whose goroutine alone owns its buffer and state, so the per-device
-// path takes no lock. Pings come in from any goroutine through Submit.
+// Engine runs Processors in shards. A device is hashed to one shard, and
+// one goroutine at a time owns a shard: whoever holds its owner token (a
+// mutex only ever tried, never waited for, on the ping path). A client
+// goroutine that brings a ping to a free shard evaluates it there and
+// then; one that finds the shard owned leaves the ping in the shard's
+// bounded queue for the owner, which drains it before letting go. So
+// per-device state is only ever touched by one goroutine at a time, in the
+// order pings were handed over, and engine work is done by the goroutine
+// that brings it: there is no hand-off to a goroutine that the Go
+// scheduler may leave waiting behind thousands of runnable connections
+// (docs/performance.md). Each shard also has a goroutine of its own for
+// what no ping triggers: hold deadlines, sweeps, and shutdown.
 type Engine struct {
 	cfg    Config
 	clamp  Clamper
@@ -35,15 +44,20 @@ type Engine struct {
 }
 
 type shard struct {
-	in       chan Ping
-	ctl      chan func(*Processor)
-	proc     *Processor
+	mu       sync.Mutex    // the owner token; guards everything below it to closed
+	proc     *Processor    //
+	timer    *time.Timer   // fires at the earliest hold deadline
+	armed    time.Time     // when timer fires; zero when it is not armed
+	closed   bool          // flushed by Close: takes no more pings
+	in       chan Ping     // pings brought while another goroutine owned the shard
+	wake     chan struct{} // asks the shard goroutine to take over a backlog
 	devices  atomic.Int64
 	buffered atomic.Int64
 }
 
 // New starts an engine evaluating against fences. sink receives its
-// output from the shard goroutines; m may be nil.
+// output from whichever goroutine owns a shard at the time (never from two
+// at once for one shard), including Submit's caller; m may be nil.
 func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) {
 	if m == nil {
 		m = NewMetrics(nil)
@@ -56,10 +70,13 @@ func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) 
 		if err != nil {
 			return nil, err
 		}
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
 		e.shards = append(e.shards, &shard{
-			in:   make(chan Ping, cfg.Queue),
-			ctl:  make(chan func(*Processor)),
-			proc: proc,
+			proc:  proc,
+			timer: timer,
+			in:    make(chan Ping, cfg.Queue),
+			wake:  make(chan struct{}, 1),
 		})
 	}
 	if len(e.shards) == 0 {
@@ -90,17 +107,13 @@ func (e *Engine) SetFences(s *fence.Set) error {
 	return e.Reconcile()
 }
 
-// Reconcile runs Processor.Reconcile on every shard and waits for it; a
-// restart calls it after restoring state that may name removed fences.
+// Reconcile runs Processor.Reconcile on every shard; a restart calls it
+// after restoring state that may name removed fences.
 func (e *Engine) Reconcile() error {
 	now := time.Now()
-	for _, sh := range e.shards {
-		done := make(chan struct{})
-		select {
-		case sh.ctl <- func(p *Processor) { p.Reconcile(now); close(done) }:
-			<-done
-		case <-e.stop:
-			return ErrClosed
+	for _, s := range e.shards {
+		if err := e.own(s, func(p *Processor) { p.Reconcile(now) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -116,17 +129,90 @@ func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) Pi
 	return p
 }
 
-// Submit hands a ping to its device's shard without blocking.
+// Submit hands a ping to its device's shard without waiting for another
+// goroutine: if the shard is free, the caller evaluates the ping (and any
+// queued before it) itself, and the sink is called from the caller's
+// goroutine; if the shard is owned, the ping is queued for the owner, or
+// refused with ErrQueueFull when the queue is full.
 func (e *Engine) Submit(p *Ping) error {
 	if e.closed.Load() {
 		return ErrClosed
 	}
-	select {
-	case e.shards[e.shardOf(p.Device)].in <- *p:
+	s := e.shards[e.shardOf(p.Device)]
+	if s.mu.TryLock() {
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		s.drain()
+		s.proc.Ingest(p)
+		s.settle(p.Ingest)
+		s.unlock()
 		return nil
+	}
+	select {
+	case s.in <- *p:
 	default:
 		e.m.QueueFull.Inc()
 		return ErrQueueFull
+	}
+	// The owner may have let go between the TryLock and the send, and
+	// then nobody would look at the queue until the next deadline.
+	if s.mu.TryLock() {
+		s.drain()
+		s.settle(time.Now())
+		s.unlock()
+	}
+	return nil
+}
+
+// drain ingests the queued pings, in the order they were queued; the
+// caller owns the shard.
+func (s *shard) drain() {
+	for {
+		select {
+		case pg := <-s.in:
+			s.proc.Ingest(&pg)
+		default:
+			return
+		}
+	}
+}
+
+// settle releases what is due at now, arms the timer for the next hold
+// deadline if it is earlier than the armed one, and publishes the shard's
+// size; the caller owns the shard.
+func (s *shard) settle(now time.Time) {
+	p := s.proc
+	p.Advance(now)
+	if next, ok := p.NextDeadline(); ok && (s.armed.IsZero() || next.Before(s.armed)) {
+		s.timer.Reset(max(next.Sub(now), 0))
+		s.armed = next
+	}
+	s.devices.Store(int64(p.Devices()))
+	s.buffered.Store(int64(p.Buffered()))
+}
+
+// handovers bounds how many times a goroutine takes over the backlog
+// others left while it owned the shard, before it leaves the rest to the
+// shard goroutine: a client's goroutine must get back to its client.
+const handovers = 2
+
+// unlock gives up ownership without stranding pings that were queued
+// after the owner's last drain.
+func (s *shard) unlock() {
+	for range handovers {
+		s.mu.Unlock()
+		if len(s.in) == 0 || !s.mu.TryLock() {
+			return
+		}
+		s.drain()
+		s.settle(time.Now())
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default: // already asked
 	}
 }
 
@@ -140,16 +226,23 @@ func (e *Engine) shardOf(id string) int {
 	return int(h % uint32(len(e.shards)))
 }
 
-// do runs f on the shard that owns device and waits for it.
-func (e *Engine) do(device string, f func(*Processor)) error {
-	done := make(chan struct{})
-	select {
-	case e.shards[e.shardOf(device)].ctl <- func(p *Processor) { f(p); close(done) }:
-		<-done
-		return nil
-	case <-e.stop:
+// own runs f as the owner of shard s, after the pings queued before it.
+func (e *Engine) own(s *shard, f func(*Processor)) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
+	s.drain()
+	f(s.proc)
+	s.settle(time.Now())
+	s.unlock()
+	return nil
+}
+
+// do runs f as the owner of device's shard.
+func (e *Engine) do(device string, f func(*Processor)) error {
+	return e.own(e.shards[e.shardOf(device)], f)
 }
 
 // Restore sets a device's state in a fence from a committed transition;
@@ -170,7 +263,7 @@ type Stats struct {
 	Queued   int64 // pings waiting in shard queues
 }
 
-// Stats returns the engine's size as of each shard's last loop.
+// Stats returns the engine's size as of each shard's last owner.
 func (e *Engine) Stats() Stats {
 	var st Stats
 	for _, s := range e.shards {
@@ -192,60 +285,37 @@ func (e *Engine) Close() {
 	e.wg.Wait()
 }
 
-// batch bounds how many queued pings a shard takes before it looks at its
-// timers again, so a flood cannot delay hold deadlines indefinitely.
-const batch = 256
-
+// run is the shard's own goroutine: it takes ownership for the work no
+// ping brings — hold deadlines of devices that went quiet, sweeps, a
+// backlog a client goroutine left — and flushes the shard on Close.
 func (e *Engine) run(s *shard) {
 	defer e.wg.Done()
-	p := s.proc
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
+	defer s.timer.Stop()
 	sweep := time.NewTicker(e.cfg.Sweep)
 	defer sweep.Stop()
-	var armed time.Time // when the timer fires; zero when it is not armed
 	for {
 		select {
-		case pg := <-s.in:
-			p.Ingest(&pg)
-		drain:
-			for range batch - 1 {
-				select {
-				case pg = <-s.in:
-					p.Ingest(&pg)
-				default:
-					break drain
-				}
-			}
-		case <-timer.C:
-			armed = time.Time{}
+		case <-s.timer.C:
+			s.mu.Lock()
+			s.armed = time.Time{}
+		case <-s.wake:
+			s.mu.Lock()
 		case now := <-sweep.C:
-			p.Sweep(now)
-		case f := <-s.ctl:
-			f(p)
+			s.mu.Lock()
+			s.drain()
+			s.proc.Sweep(now)
 		case <-e.stop:
-			for {
-				select {
-				case pg := <-s.in:
-					p.Ingest(&pg)
-					continue
-				default:
-				}
-				break
-			}
-			p.Flush(time.Now())
-			s.devices.Store(int64(p.Devices()))
+			s.mu.Lock()
+			s.drain()
+			s.proc.Flush(time.Now())
+			s.closed = true
+			s.devices.Store(int64(s.proc.Devices()))
 			s.buffered.Store(0)
+			s.mu.Unlock()
 			return
 		}
-		now := time.Now()
-		p.Advance(now)
-		if next, ok := p.NextDeadline(); ok && (armed.IsZero() || next.Before(armed)) {
-			timer.Reset(next.Sub(now))
-			armed = next
-		}
-		s.devices.Store(int64(p.Devices()))
-		s.buffered.Store(int64(p.Buffered()))
+		s.drain()
+		s.settle(time.Now())
+		s.unlock()
 	}
 }

@@ -3,7 +3,9 @@ package evaluator
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,5 +194,112 @@ func TestEngineRejectsBadConfig(t *testing.T) {
 	cfg.BufferCap = 0
 	if _, err := New(cfg, &fence.Set{}, newChanSink(), nil); !errors.Is(err, ErrConfig) {
 		t.Fatalf("New with buffer cap 0 = %v, want ErrConfig", err)
+	}
+}
+
+// A ping brought to a free shard is evaluated by the goroutine that brings
+// it: with no hold, its transition is out before Submit returns, with no
+// other goroutine to wait for.
+func TestEngineFreeShardEvaluatesInTheCaller(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = 0; c.Sweep = time.Hour })
+	submit(t, e, "walker", inDepot, time.Now())
+	select {
+	case tr := <-sink.trans:
+		if tr.Type != Enter || tr.Device != "walker" {
+			t.Fatalf("got %v %s, want ENTER of walker", tr.Type, tr.Device)
+		}
+	default:
+		t.Fatal("Submit returned before the ping to a free shard was evaluated")
+	}
+}
+
+// Many goroutines (connections) bring pings to one shard with a small
+// queue, retrying refusals as trackers do. Every accepted ping is
+// evaluated — none is stranded in the queue when its owner lets go, even
+// with the sweep (which would drain a stranded queue) an hour away — and
+// each device's transitions come in its own order.
+func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string][]Type{}
+	sink := sinkFunc(func(tr *Transition) {
+		mu.Lock()
+		got[tr.Device] = append(got[tr.Device], tr.Type)
+		mu.Unlock()
+	})
+	e := newEngine(t, sink, func(c *Config) { c.Hold = 0; c.Shards = 1; c.Queue = 2; c.Sweep = time.Hour })
+	const workers, devices, crossings = 8, 4, 50
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for w := range workers {
+		wg.Go(func() {
+			for i := range crossings * 2 {
+				for d := range devices {
+					p := inDepot
+					if i%2 == 1 {
+						p = outside
+					}
+					pos := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: time.Now().UnixNano(), HasTs: true}
+					pg := e.Ping(fmt.Sprintf("w%d-d%d", w, d), &pos, time.Now())
+					for e.Submit(&pg) != nil {
+						refused.Add(1)
+						runtime.Gosched()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := crossings * 2
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := 0
+		for _, ts := range got {
+			n += len(ts)
+		}
+		mu.Unlock()
+		if n == workers*devices*want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d transitions after 10 s (queued %d): accepted pings were stranded", n, workers*devices*want, e.Stats().Queued)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for dev, ts := range got {
+		for i, typ := range ts {
+			if wantT := []Type{Enter, Exit}[i%2]; typ != wantT {
+				t.Fatalf("%s: transition %d is %v, want %v (order lost)", dev, i, typ, wantT)
+			}
+		}
+	}
+	t.Logf("%d refusals retried", refused.Load())
+}
+
+type sinkFunc func(*Transition)
+
+func (f sinkFunc) Transition(t *Transition) { f(t) }
+func (f sinkFunc) Late(*Late)               {}
+
+// A ping brought while another goroutine owns the shard waits in the
+// queue, and the owner evaluates it before it lets go.
+func TestEngineOwnerTakesPingsQueuedWhileItOwned(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *Config) { c.Hold = 0; c.Shards = 1; c.Sweep = time.Hour })
+	s := e.shards[0]
+	s.mu.Lock() // the test owns the shard, as a client's goroutine would
+	submit(t, e, "walker", inDepot, time.Now())
+	if len(sink.trans) != 0 || e.Stats().Queued != 1 {
+		t.Fatalf("the ping was not queued for the owner (%d transitions, %d queued)", len(sink.trans), e.Stats().Queued)
+	}
+	s.unlock()
+	select {
+	case tr := <-sink.trans:
+		if tr.Type != Enter {
+			t.Fatalf("got %v, want ENTER", tr.Type)
+		}
+	default:
+		t.Fatal("the owner let go of the shard without evaluating the queued ping")
 	}
 }

@@ -100,10 +100,12 @@ type Late struct {
 	Watermark int64 // the device's watermark when it arrived, Unix ns
 }
 
-// Sink receives the engine's output. The engine calls it from its shard
-// goroutines, so an implementation must be safe for concurrent use; the
-// pointers are valid only during the call. Calls for one device are
-// sequential and in event-time order.
+// Sink receives the engine's output. The engine calls it from whichever
+// goroutine owns a shard at the time — its own, or a client's inside
+// Engine.Submit — so an implementation must be safe for concurrent use and
+// should not block for long (a blocked owner makes the shard's queue fill,
+// and Submit refuse); the pointers are valid only during the call. Calls
+// for one device are sequential and in event-time order.
 type Sink interface {
 	Transition(t *Transition)
 	Late(l *Late)
