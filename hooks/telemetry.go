@@ -35,6 +35,7 @@ type Telemetry struct {
 	mqtt.HookBase
 	filters []TelemetryFilter
 	engine  Engine
+	direct  *evaluator.Engine // engine, when it is one: calls through Engine make each ping escape to the heap
 	rejects Rejects
 	m       *Metrics
 	log     *slog.Logger
@@ -48,6 +49,7 @@ type Telemetry struct {
 // (0: payload.DefaultMaxSize).
 func NewTelemetry(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Telemetry {
 	h := &Telemetry{filters: filters, engine: engine, rejects: rejects, m: m, log: log, maxSize: maxSize}
+	h.direct, _ = engine.(*evaluator.Engine)
 	h.pool.New = func() any { return &payload.Decoder{MaxSize: maxSize} }
 	return h
 }
@@ -124,7 +126,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
 	case Accepted:
-		return pk, h.submit(cl, &pk, id, &pos, ingest)
+		return pk, h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
 	case Rejected:
 		// Never routed. Not at QoS 2: mochi answers a reason code with a
 		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
@@ -136,14 +138,24 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	return pk, nil
 }
 
-func (h *Telemetry) submit(cl *mqtt.Client, pk *packets.Packet, id string, pos *payload.Position, ingest time.Time) error {
-	pg := h.engine.Ping(id, pos, ingest)
-	if err := h.engine.Submit(&pg); err != nil {
+func (h *Telemetry) submit(cl *mqtt.Client, qos byte, pos *payload.Position, id string, ingest time.Time) error {
+	var err error
+	if h.direct != nil {
+		pg := h.direct.Ping(id, pos, ingest)
+		err = h.direct.Submit(&pg)
+	} else {
+		// Only this branch allocates: the interface calls leak their
+		// arguments, so copies are made here.
+		p := *pos
+		pg := h.engine.Ping(id, &p, ingest)
+		err = h.engine.Submit(&pg)
+	}
+	if err != nil {
 		switch {
-		case pk.FixedHeader.Qos == 0:
+		case qos == 0:
 			h.m.Shed.Inc()
 			return packets.CodeSuccessIgnore
-		case pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5:
+		case qos == 1 && cl.Properties.ProtocolVersion == 5:
 			// Only at QoS 1: see OnPublish.
 			h.m.Refused.Inc()
 			return packets.ErrQuotaExceeded // 0x97: the tracker retries later
