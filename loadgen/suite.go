@@ -28,7 +28,7 @@ type Suite struct {
 	Out       string // results directory; "": a new temp dir
 	Only      string // comma-separated scenarios
 	Quick     bool   // small and short: a smoke test
-	Profile   string // CPU profile of edgefence's first ceiling run
+	Profile   string // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"
 	Log       io.Writer
 }
 
@@ -164,7 +164,7 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 	began := time.Now()
 	var rows []*Row
 	ceiling := 0.0
-	profiled := s.Profile == ""
+	profiled := map[string]bool{} // broker kind → its first ceiling run profiled
 	for _, sc := range s.scenarios() {
 		rate := sc.rate
 		if rate < 0 {
@@ -191,8 +191,14 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				cfg.Seed = uint64(run + 1)
 				cfg.Tag = fmt.Sprintf("%s%d%c", sc.name[:2], run, 'a'+i)
 				profile := ""
-				if !profiled && sc.name == "ceiling" && b.kind == kindEdgefence {
-					profile, profiled = s.Profile, true
+				if s.Profile != "" && sc.name == "ceiling" && !profiled[b.kind] {
+					switch b.kind {
+					case kindEdgefence:
+						profile = s.Profile
+					case kindEngineOff:
+						profile = s.Profile + ".off" // to diff against: go tool pprof -diff_base
+					}
+					profiled[b.kind] = true
 				}
 				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, b.kind, run))
 				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
