@@ -100,7 +100,7 @@ func Start(cfg Config) (*Server, error) {
 		Capabilities:             caps,
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
 		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
-		Logger:                   slog.New(quietHandler{cfg.Log.Handler()}).With("component", "mqtt"),
+		Logger:                   slog.New(newQuietHandler(cfg.Log.Handler())).With("component", "mqtt"),
 	})
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
@@ -155,6 +155,7 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
 		return nil, s.abort(err)
 	}
+	tel.Watch(s.mqtt) // stored sessions' subscriptions are loaded now
 	n, err := s.restore()
 	if err != nil {
 		return nil, s.abort(fmt.Errorf("restore retained state: %w", err))
@@ -194,6 +195,17 @@ func RegisterEngineGauges(set *metrics.Set, e *evaluator.Engine) {
 func (s *Server) registerGauges() {
 	RegisterEngineGauges(s.set, s.engine)
 	s.set.NewGauge(`edgefence_publish_queue`, func() float64 { return float64(len(s.pub.queue)) })
+	s.registerMQTTGauges()
+}
+
+// registerMQTTGauges exposes figures mochi keeps itself.
+func (s *Server) registerMQTTGauges() {
+	// A counter, read from mochi: outbound QoS 1/2 messages it dropped for
+	// a subscriber at --max-inflight unacknowledged ones (it logs those,
+	// see quietHandler, but calls no hook).
+	s.set.NewGauge(`edgefence_shed_total{stage="subscriber_inflight"}`, func() float64 {
+		return float64(atomic.LoadInt64(&s.mqtt.Info.InflightDropped))
+	})
 	s.set.NewGauge(`edgefence_mqtt_clients_connected`, func() float64 {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
 	})

@@ -43,6 +43,7 @@ type Telemetry struct {
 	pool    sync.Pool // *payload.Decoder: one per concurrent publisher
 	logged  [numReasons]atomic.Int64
 	dropped atomic.Int64 // second of the last dropped-message log line
+	routes  routing
 }
 
 // NewTelemetry returns the hook. maxSize is the payload limit in bytes
@@ -50,6 +51,9 @@ type Telemetry struct {
 func NewTelemetry(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Telemetry {
 	h := &Telemetry{filters: filters, engine: engine, rejects: rejects, m: m, log: log, maxSize: maxSize}
 	h.direct, _ = engine.(*evaluator.Engine)
+	for _, tf := range filters {
+		h.routes.filters = append(h.routes.filters, unshare(tf.Filter))
+	}
 	h.pool.New = func() any { return &payload.Decoder{MaxSize: maxSize} }
 	return h
 }
@@ -58,7 +62,13 @@ func NewTelemetry(filters []TelemetryFilter, engine Engine, rejects Rejects, m *
 func (h *Telemetry) ID() string { return "edgefence-telemetry" }
 
 // Provides says which hook events the hook handles.
-func (h *Telemetry) Provides(b byte) bool { return b == mqtt.OnPublish || b == mqtt.OnPublishDropped }
+func (h *Telemetry) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnSubscribed, mqtt.OnUnsubscribed:
+		return true
+	}
+	return false
+}
 
 // Outcome is what Read made of a publish.
 type Outcome uint8
@@ -111,7 +121,9 @@ func (h *Telemetry) Read(topic string, body []byte, client string) (id string, p
 
 // OnPublish decodes tracker telemetry and hands it to the engine. What is
 // returned decides the packet's fate in mochi:
-//   - nil: routed to ordinary subscribers, as any broker would;
+//   - nil: routed to ordinary subscribers, as any broker would (when no
+//     subscription could receive telemetry, CodeSuccessIgnore instead:
+//     the same acknowledgement, without mochi's routing work);
 //   - a reason code: an MQTT 5 QoS 1 publisher gets it in its PUBACK, and
 //     the packet is not routed;
 //   - CodeSuccessIgnore: acknowledged (QoS 1 and 2) but not routed, for
@@ -126,7 +138,13 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
 	case Accepted:
-		return pk, h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
+		if err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest); err != nil {
+			return pk, err
+		}
+		if !pk.FixedHeader.Retain && !h.routes.routed() {
+			return pk, packets.CodeSuccessIgnore // acknowledged as usual; nobody to route to
+		}
+		return pk, nil
 	case Rejected:
 		// Never routed. Not at QoS 2: mochi answers a reason code with a
 		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
