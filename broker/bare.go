@@ -3,7 +3,6 @@ package broker
 import (
 	"crypto/tls"
 	"errors"
-	"sync/atomic"
 )
 
 // ErrEngineOff is returned by fence operations of a broker started with
@@ -17,9 +16,7 @@ var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to re
 // nothing is evaluated. It is the baseline the load harness measures the
 // engine's cost against.
 func (s *Server) startBare(tc *tls.Config) (*Server, error) {
-	s.set.NewGauge(`edgefence_mqtt_clients_connected`, func() float64 {
-		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
-	})
+	s.registerMQTTGauges()
 	if err := s.mqtt.Serve(); err != nil {
 		return nil, s.abort(err)
 	}

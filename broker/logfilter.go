@@ -3,25 +3,44 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 )
 
-// quietHandler drops mochi's per-packet "publish packet error" lines: mochi
-// logs one at error level for every publish a hook refuses, which a broken
-// tracker would turn into a log flood. The telemetry hook logs refusals
-// itself, rate-limited, and counts every one.
-type quietHandler struct{ slog.Handler }
+// quietHandler keeps mochi's per-packet log lines from flooding the log:
+//   - "publish packet error"/"rejected" (one per publish a hook refuses) are
+//     dropped: the telemetry hook logs refusals itself, rate-limited, and
+//     counts every one;
+//   - "client store quota reached" (one per outbound QoS 1 message mochi
+//     drops because a subscriber has --max-inflight messages unacknowledged)
+//     is let through once per second, naming the metric that counts them all.
+type quietHandler struct {
+	slog.Handler
+	quota *atomic.Int64 // Unix second of the last quota line let through
+}
+
+func newQuietHandler(h slog.Handler) quietHandler {
+	return quietHandler{Handler: h, quota: new(atomic.Int64)}
+}
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "publish packet error" || r.Message == "publish packet rejected" {
+	switch r.Message {
+	case "publish packet error", "publish packet rejected":
 		return nil
+	case "client store quota reached":
+		now := r.Time.Unix()
+		if last := h.quota.Load(); last == now || !h.quota.CompareAndSwap(last, now) {
+			return nil
+		}
+		r = r.Clone()
+		r.Message = "subscriber too slow: it has --max-inflight QoS 1 messages unacknowledged, so a message to it was dropped (further drops this second are only counted in edgefence_shed_total{stage=\"subscriber_inflight\"})"
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
 func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{h.Handler.WithAttrs(as)}
+	return quietHandler{h.Handler.WithAttrs(as), h.quota}
 }
 
 func (h quietHandler) WithGroup(name string) slog.Handler {
-	return quietHandler{h.Handler.WithGroup(name)}
+	return quietHandler{h.Handler.WithGroup(name), h.quota}
 }
