@@ -73,6 +73,7 @@ type Result struct {
 var shedMetrics = []string{
 	`edgefence_shed_total{stage="queue"}`,
 	`edgefence_shed_total{stage="subscriber"}`,
+	`edgefence_shed_total{stage="subscriber_inflight"}`,
 	`edgefence_shed_total{stage="side_output"}`,
 	`edgefence_refused_total{reason="queue_full"}`,
 	`edgefence_queue_full_total`,

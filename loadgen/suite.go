@@ -511,9 +511,9 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		missing := sum(on.values(func(x *Result) float64 { return float64(x.Missing) }))
 		dropped := 0.0
 		for _, x := range on.Runs {
-			dropped += x.Shed[`edgefence_shed_total{stage="subscriber"}`]
+			dropped += x.Shed[`edgefence_shed_total{stage="subscriber"}`] + x.Shed[`edgefence_shed_total{stage="subscriber_inflight"}`]
 		}
-		fmt.Fprintf(w, "- paced: sustained %.0f pings/s (target 50,000); the geofence/# dashboard missed %.0f transitions, %.0f dropped by its queue (bar: none missed: %s)\n",
+		fmt.Fprintf(w, "- paced: sustained %.0f pings/s (target 50,000); the geofence/# dashboard missed %.0f transitions, %.0f dropped by its queue or inflight limit (bar: none missed: %s)\n",
 			rate, missing, dropped, verdict(missing == 0 && dropped == 0 && rate >= 0.98*50000))
 	}
 	for _, name := range []string{"edgefence (engine on)", "edgefence --hold 0"} {
