@@ -119,16 +119,26 @@ func (h *Telemetry) Read(topic string, body []byte, client string) (id string, p
 	return "", pos, ingest, NotTelemetry
 }
 
+// Outcomes of a publish, as mochi reads them. Pre-boxed: converting a
+// packets.Code to an error allocates on every return.
+var (
+	errFormatInvalid error = packets.ErrPayloadFormatInvalid // 0x99
+	errQuotaExceeded error = packets.ErrQuotaExceeded        // 0x97
+	errRejectPacket  error = packets.ErrRejectPacket
+	errIgnore        error = packets.CodeSuccessIgnore
+)
+
 // OnPublish decodes tracker telemetry and hands it to the engine. What is
 // returned decides the packet's fate in mochi:
-//   - nil: routed to ordinary subscribers, as any broker would (when no
-//     subscription could receive telemetry, CodeSuccessIgnore instead:
-//     the same acknowledgement, without mochi's routing work);
+//   - nil: routed to ordinary subscribers, as any broker would;
+//   - the packet marked Ignore (what CodeSuccessIgnore does, without an
+//     error that mochi's errors.Is calls would box twice): acknowledged
+//     (QoS 1 and 2) but not routed — for a valid ping when no subscription
+//     could receive telemetry, and for a refused one whose client cannot
+//     receive a reason code (QoS 0, MQTT 3.1.1, and QoS 2, which mochi
+//     would answer with a PUBACK);
 //   - a reason code: an MQTT 5 QoS 1 publisher gets it in its PUBACK, and
 //     the packet is not routed;
-//   - CodeSuccessIgnore: acknowledged (QoS 1 and 2) but not routed, for
-//     clients that cannot receive a reason code (QoS 0, MQTT 3.1.1, and
-//     QoS 2, which mochi would answer with a PUBACK);
 //   - ErrRejectPacket: dropped without an acknowledgement, so a 3.1.1 or
 //     QoS 2 tracker sends it again after it reconnects.
 func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
@@ -138,24 +148,26 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
 	case Accepted:
-		if err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest); err != nil {
-			return pk, err
+		err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
+		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
+			pk.Ignore = true
+			return pk, nil
 		}
-		if !pk.FixedHeader.Retain && !h.routes.routed() {
-			return pk, packets.CodeSuccessIgnore // acknowledged as usual; nobody to route to
-		}
-		return pk, nil
+		return pk, err
 	case Rejected:
 		// Never routed. Not at QoS 2: mochi answers a reason code with a
 		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
 		if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 {
-			return pk, packets.ErrPayloadFormatInvalid // 0x99
+			return pk, errFormatInvalid
 		}
-		return pk, packets.CodeSuccessIgnore
+		pk.Ignore = true
+		return pk, nil
 	}
 	return pk, nil
 }
 
+// submit hands the ping to the engine; when the engine refuses it, it
+// returns what OnPublish answers (errIgnore: shed, acknowledged).
 func (h *Telemetry) submit(cl *mqtt.Client, qos byte, pos *payload.Position, id string, ingest time.Time) error {
 	var err error
 	if h.direct != nil {
@@ -172,14 +184,14 @@ func (h *Telemetry) submit(cl *mqtt.Client, qos byte, pos *payload.Position, id 
 		switch {
 		case qos == 0:
 			h.m.Shed.Inc()
-			return packets.CodeSuccessIgnore
+			return errIgnore
 		case qos == 1 && cl.Properties.ProtocolVersion == 5:
 			// Only at QoS 1: see OnPublish.
 			h.m.Refused.Inc()
-			return packets.ErrQuotaExceeded // 0x97: the tracker retries later
+			return errQuotaExceeded // 0x97: the tracker retries later
 		default:
 			h.m.Refused.Inc()
-			return packets.ErrRejectPacket
+			return errRejectPacket
 		}
 	}
 	return nil

@@ -92,3 +92,28 @@ func BenchmarkTelemetryOnPublish(b *testing.B) {
 		i++
 	}
 }
+
+// With nobody subscribed to telemetry, a valid ping is acknowledged and not
+// routed (marked Ignore, with no error: a returned packets.Code would be
+// boxed, per ping, by mochi's errors.Is checks) — still without allocating.
+func TestTelemetryUnroutedPingIsIgnoredWithoutAllocating(t *testing.T) {
+	h := newTelemetry(t)
+	h.routes.known.Store(true) // counted: no subscriber
+	cl := &mqtt.Client{}
+	pks := telemetryPackets(4096)
+	i := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		out, err := h.OnPublish(cl, pks[i%len(pks)])
+		if err != nil || !out.Ignore {
+			t.Fatalf("OnPublish = ignore %v, %v; want the packet marked Ignore and no error", out.Ignore, err)
+		}
+		i++
+	})
+	if allocs != 0 {
+		t.Fatalf("OnPublish allocates %.1f times per ping, want 0", allocs)
+	}
+	h.routes.wanted.Store(true) // a subscriber appeared
+	if out, err := h.OnPublish(cl, pks[0]); err != nil || out.Ignore {
+		t.Fatalf("with a subscriber: ignore %v, %v; want routed", out.Ignore, err)
+	}
+}

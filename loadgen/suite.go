@@ -28,7 +28,7 @@ type Suite struct {
 	Out       string // results directory; "": a new temp dir
 	Only      string // comma-separated scenarios
 	Quick     bool   // small and short: a smoke test
-	Profile   string // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"
+	Profile   string // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"; other scenarios: Profile+"."+scenario
 	Log       io.Writer
 }
 
@@ -191,14 +191,16 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				cfg.Seed = uint64(run + 1)
 				cfg.Tag = fmt.Sprintf("%s%d%c", sc.name[:2], run, 'a'+i)
 				profile := ""
-				if s.Profile != "" && sc.name == "ceiling" && !profiled[b.kind] {
-					switch b.kind {
-					case kindEdgefence:
+				if key := sc.name + "/" + b.kind; s.Profile != "" && !profiled[key] {
+					switch {
+					case sc.name == "ceiling" && b.kind == kindEdgefence:
 						profile = s.Profile
-					case kindEngineOff:
+					case sc.name == "ceiling" && b.kind == kindEngineOff:
 						profile = s.Profile + ".off" // to diff against: go tool pprof -diff_base
+					case b.kind == kindEdgefence:
+						profile = s.Profile + "." + sc.name
 					}
-					profiled[b.kind] = true
+					profiled[key] = true
 				}
 				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, b.kind, run))
 				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
@@ -292,7 +294,10 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 	cfg.Addr = mqttAddr
 	cfg.PID = cmd.Process.Pid
 	if profile != "" {
-		cfg.OnMeasure = func() { s.fetchProfile("http://"+httpAddr+"/debug/pprof/profile?seconds=5", profile) }
+		cfg.OnMeasure = func() {
+			s.fetchProfile("http://"+httpAddr+"/debug/pprof/profile?seconds=5", profile)
+			s.fetchProfile("http://"+httpAddr+"/debug/pprof/heap", profile+".heap")
+		}
 	}
 	return Run(ctx, cfg)
 }

@@ -144,7 +144,7 @@ func suiteCommand() *ffcli.Command {
 	fs.StringVar(&o.Out, "out", o.Out, "directory for results.jsonl, table.md and broker logs")
 	fs.StringVar(&o.Only, "only", o.Only, "comma-separated scenarios to run: ceiling, paced, latency (empty: all)")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "short windows and small loads: a smoke test of the suite, not a measurement")
-	fs.StringVar(&o.Profile, "profile", o.Profile, "write a 5 s CPU profile of edgefence's first ceiling run to this file (and of --engine=off to FILE.off)")
+	fs.StringVar(&o.Profile, "profile", o.Profile, "write a 5 s CPU profile of edgefence's first ceiling run to this file (--engine=off: FILE.off; the first run of other scenarios: FILE.<scenario>)")
 	return &ffcli.Command{
 		Name:       "suite",
 		ShortUsage: "edgefence loadgen suite [flags]",
