@@ -20,7 +20,7 @@ type Processor struct {
 	search *fence.Searcher
 
 	devices  map[string]*device
-	timers   deadlineHeap
+	timers   deadlines
 	buffered int
 
 	// scratch, reused so the per-ping path does not allocate
@@ -164,7 +164,7 @@ func (p *Processor) schedule(d *device) {
 // time, so the pings stamped before it go first and later ones are late.
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
-	for len(p.timers) > 0 && p.timers[0].at <= n {
+	for p.timers.len() > 0 && p.timers.next() <= n {
 		e := p.timers.pop()
 		d := e.dev
 		if d.deadline != e.at {
@@ -185,10 +185,10 @@ func (p *Processor) Advance(now time.Time) {
 // NextDeadline returns the earliest instant at which Advance has work, if
 // any. It may be early (a stale entry); never late.
 func (p *Processor) NextDeadline() (time.Time, bool) {
-	if len(p.timers) == 0 {
+	if p.timers.len() == 0 {
 		return time.Time{}, false
 	}
-	return p.base.Add(time.Duration(p.timers[0].at)), true
+	return p.base.Add(time.Duration(p.timers.next())), true
 }
 
 // Sweep does the housekeeping that no ping triggers: DWELL timers of silent
@@ -298,8 +298,7 @@ func (p *Processor) Flush(now time.Time) {
 		p.releaseThrough(d, n)
 		d.deadline = noTime
 	}
-	clear(p.timers)
-	p.timers = p.timers[:0]
+	p.timers.reset()
 }
 
 // Restore sets a device's state in a fence from a committed transition (as
