@@ -18,7 +18,6 @@ type device struct {
 	high     int64 // event-time high-water mark, never beyond ingest wall time
 	wm       int64 // watermark: nothing at or before it reaches the state machine again
 	highAt   int64 // arrival of the ping that set high: clock estimate and idleness
-	deadline int64 // scheduled hold deadline of the oldest-arrived buffered ping
 	holdUs   int32 // allowed lateness in µs; per device so it can be widened
 	seq      uint32
 	lat, lon float32 // last position, for a DWELL fired while silent (±0.5 m)

@@ -65,7 +65,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, deadline: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond)}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond)}
 		p.devices[d.id] = d
 	}
 	return d
@@ -74,7 +74,12 @@ func (p *Processor) device(id string) *device {
 // SetHold sets one device's allowed lateness (a device with an unstable
 // clock may need more than the default), capped at MaxHold.
 func (p *Processor) SetHold(id string, hold time.Duration) {
-	p.device(id).holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
+	d := p.device(id)
+	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
+	// The queued deadlines were computed with the old hold: queue the new ones.
+	for i := range d.buf {
+		p.timers.push(d.buf[i].arrived+d.hold(), d)
+	}
 }
 
 // Ingest takes one ping. It is buffered, released at once (if the watermark
@@ -104,6 +109,9 @@ func (p *Processor) Ingest(pg *Ping) {
 	pg.Device = d.id // buffered copies share the device's string
 	d.buf.push(pg)
 	p.buffered++
+	// One deadline per buffered ping: they come in arrival order, so the
+	// queue is a FIFO (see deadlines).
+	p.timers.push(now+d.hold(), d)
 	p.raise(d, pg, wall, now)
 	if w := d.high - d.hold(); w > d.wm {
 		d.wm = w
@@ -120,7 +128,6 @@ func (p *Processor) Ingest(pg *Ping) {
 		d.wm = max(d.wm, p.ping.Event)
 		p.release(d, &p.ping, now)
 	}
-	p.schedule(d)
 }
 
 // raise moves the high-water mark. It never passes the ingest wall time,
@@ -142,35 +149,16 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 	}
 }
 
-// schedule arms the device's hold deadline: when its oldest-arrived
-// buffered ping will have waited the hold.
-func (p *Processor) schedule(d *device) {
-	if len(d.buf) == 0 {
-		d.deadline = noTime
-		return
-	}
-	first := d.buf[0].arrived
-	for i := 1; i < len(d.buf); i++ {
-		first = min(first, d.buf[i].arrived)
-	}
-	if at := first + d.hold(); at != d.deadline {
-		d.deadline = at
-		p.timers.push(at, d)
-	}
-}
-
 // Advance releases every ping whose hold has elapsed by now. Releasing a
 // ping on its deadline moves its device's watermark to the ping's event
 // time, so the pings stamped before it go first and later ones are late.
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
 	for p.timers.len() > 0 && p.timers.next() <= n {
-		e := p.timers.pop()
-		d := e.dev
-		if d.deadline != e.at {
-			continue // rescheduled or released by the watermark since
+		d := p.timers.pop().dev
+		if len(d.buf) == 0 {
+			continue // released by the watermark since, or forgotten
 		}
-		d.deadline = noTime
 		hold := d.hold()
 		for i := range d.buf {
 			if d.buf[i].arrived+hold <= n {
@@ -178,7 +166,6 @@ func (p *Processor) Advance(now time.Time) {
 			}
 		}
 		p.releaseThrough(d, n)
-		p.schedule(d)
 	}
 }
 
@@ -283,7 +270,7 @@ func (p *Processor) Reconcile(now time.Time) {
 func (p *Processor) Forget(id string) {
 	if d := p.devices[id]; d != nil {
 		p.buffered -= len(d.buf)
-		d.deadline = noTime // its heap entries are now stale
+		d.buf = nil // its queued deadlines are now stale
 		delete(p.devices, id)
 	}
 }
@@ -296,7 +283,6 @@ func (p *Processor) Flush(now time.Time) {
 			d.wm = max(d.wm, d.buf[i].Event)
 		}
 		p.releaseThrough(d, n)
-		d.deadline = noTime
 	}
 	p.timers.reset()
 }

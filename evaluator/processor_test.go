@@ -351,6 +351,24 @@ func TestPerDeviceHold(t *testing.T) {
 	h.want("steady depot ENTER +0s", "shaky depot ENTER +0s")
 }
 
+// A hold changed while pings wait applies to them: widened, they wait the
+// new hold; narrowed, they go at the new deadline, not the old one.
+func TestHoldChangedWhilePingsWait(t *testing.T) {
+	h := newHarness(t, nil) // 500 ms
+	h.send("widened", inDepot, 0, 0)
+	h.send("narrowed", inDepot, 0, 0)
+	h.proc.SetHold("widened", 2*time.Second)
+	h.proc.SetHold("narrowed", 100*time.Millisecond)
+	h.at(ms(99))
+	h.want()
+	h.at(ms(100))
+	h.want("narrowed depot ENTER +0s")
+	h.at(ms(1999))
+	h.want("narrowed depot ENTER +0s")
+	h.at(ms(2000))
+	h.want("narrowed depot ENTER +0s", "widened depot ENTER +0s")
+}
+
 func TestFenceSwapReevaluatesAtNextPing(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send("truck-1", inDepot, 0, 0)
