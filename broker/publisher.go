@@ -30,6 +30,7 @@ type message struct {
 type publisher struct {
 	srv    *mqtt.Server
 	cl     *mqtt.Client // our inline client, speaking MQTT 5 for expiry
+	store  *store       // nil: retained state in memory only
 	cfg    *Config
 	log    *slog.Logger
 	queue  chan message
@@ -42,12 +43,20 @@ type publisher struct {
 	failed         *metrics.Counter
 }
 
-func newPublisher(srv *mqtt.Server, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
-	cl := srv.NewClient(nil, mqtt.LocalListener, "edgefence-engine", true)
+// publisherID is the client id of the publisher's inline client.
+const publisherID = "edgefence-engine"
+
+// batchMax bounds how many queued messages the publisher persists in one
+// store commit before it publishes them.
+const batchMax = 512
+
+func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
+	cl := srv.NewClient(nil, mqtt.LocalListener, publisherID, true)
 	cl.Properties.ProtocolVersion = 5
 	p := &publisher{
 		srv:            srv,
 		cl:             cl,
+		store:          st,
 		cfg:            cfg,
 		log:            log,
 		queue:          make(chan message, 4096),
@@ -63,28 +72,73 @@ func newPublisher(srv *mqtt.Server, cfg *Config, set *metrics.Set, log *slog.Log
 
 func (p *publisher) run() {
 	defer close(p.done)
+	batch := make([]message, 0, batchMax)
 	for {
 		select {
 		case m := <-p.queue:
-			p.publish(m)
-		case <-p.stop:
-			for {
+			batch = append(batch[:0], m)
+		more:
+			for len(batch) < batchMax {
 				select {
 				case m := <-p.queue:
-					p.publish(m)
+					batch = append(batch, m)
 				default:
+					break more
+				}
+			}
+			p.send(batch)
+		case <-p.stop:
+			for {
+				batch = batch[:0]
+				for len(batch) < batchMax {
+					select {
+					case m := <-p.queue:
+						batch = append(batch, m)
+						continue
+					default:
+					}
+					break
+				}
+				if len(batch) == 0 {
 					return
 				}
+				p.send(batch)
 			}
 		}
 	}
 }
 
-func (p *publisher) publish(m message) {
-	if !m.ingest.IsZero() {
-		p.publishLatency.Observe(time.Since(m.ingest))
+// send persists the batch's retained messages in one store commit, waits
+// for it, and then publishes them: a transition a subscriber has seen is
+// on disk, and the disk sees one commit per batch rather than per message.
+func (p *publisher) send(batch []message) {
+	if p.store != nil {
+		var last uint64
+		now := time.Now().Unix()
+		for i := range batch {
+			m := &batch[i]
+			if !m.retain {
+				continue
+			}
+			if len(m.payload) == 0 {
+				last = p.store.queue(retainedPfx+m.topic, nil) // an empty retained publish deletes
+				continue
+			}
+			pk := p.packet(m)
+			pk.Created, pk.Origin = now, publisherID
+			last = p.store.queue(retainedPfx+m.topic, encodeRetained(p.cl, &pk))
+		}
+		if last != 0 {
+			p.store.Sync(last)
+		}
 	}
-	pk := packets.Packet{
+	for i := range batch {
+		p.publish(&batch[i])
+	}
+}
+
+func (p *publisher) packet(m *message) packets.Packet {
+	return packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: m.retain},
 		TopicName:   m.topic,
 		Payload:     m.payload,
@@ -96,7 +150,13 @@ func (p *publisher) publish(m message) {
 			PayloadFormatFlag:     true,
 		},
 	}
-	if err := p.srv.InjectPacket(p.cl, pk); err != nil {
+}
+
+func (p *publisher) publish(m *message) {
+	if !m.ingest.IsZero() {
+		p.publishLatency.Observe(time.Since(m.ingest))
+	}
+	if err := p.srv.InjectPacket(p.cl, p.packet(m)); err != nil {
 		p.failed.Inc()
 		p.log.Error("publish failed", "topic", m.topic, "error", err)
 	}

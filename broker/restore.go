@@ -35,7 +35,7 @@ func (s *Server) restore() (int, error) {
 			expires := r.Decided.Add(s.cfg.ExitExpiry)
 			if r.Decided.IsZero() || !expires.After(now) {
 				// An empty retained publish deletes it from memory and store.
-				s.pub.publish(message{topic: topic, retain: true})
+				s.pub.send([]message{{topic: topic, retain: true}})
 				continue
 			}
 			pk.Created = r.Decided.Unix()

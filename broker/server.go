@@ -15,9 +15,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/storage/bolt"
 	"github.com/mochi-mqtt/server/v2/listeners"
-	"go.etcd.io/bbolt"
 
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
@@ -35,6 +33,7 @@ type Server struct {
 	engine  *evaluator.Engine
 	capture *capture.Writer // nil without --capture
 	pub     *publisher
+	store   *store // nil without --data-dir
 	tcp     *listeners.TCP
 	tls     *listeners.TCP
 	ws      *wsListener
@@ -122,15 +121,14 @@ func Start(cfg Config) (*Server, error) {
 			return nil, s.abort(fmt.Errorf("data dir: %w", err))
 		}
 		path := filepath.Join(cfg.DataDir, "edgefence.db")
-		err := s.mqtt.AddHook(new(bolt.Hook), &bolt.Options{
-			Path:    path,
-			Options: &bbolt.Options{Timeout: 2 * time.Second}, // another instance holds the lock: fail, do not hang
-		})
-		if err != nil {
+		if s.store, err = openStore(path, s.set, cfg.Log); err != nil {
 			return nil, s.abort(fmt.Errorf("open store %s: %w", path, err))
 		}
+		if err := s.mqtt.AddHook(s.store, nil); err != nil {
+			return nil, s.abort(err)
+		}
 	}
-	s.pub = newPublisher(s.mqtt, &s.cfg, s.set, cfg.Log)
+	s.pub = newPublisher(s.mqtt, s.store, &s.cfg, s.set, cfg.Log)
 	em := evaluator.NewMetrics(s.set)
 	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
@@ -272,6 +270,10 @@ func (s *Server) Close(ctx context.Context) error {
 			err = errors.Join(err, fmt.Errorf("mqtt close: %w", ctx.Err()))
 			s.log.Error("mqtt server did not close in time; exiting anyway", "timeout", s.cfg.CloseTimeout)
 		}
+	}
+	if s.store != nil {
+		// mochi closes its hooks, but not if its close timed out above.
+		err = errors.Join(err, s.store.close())
 	}
 	if s.http != nil {
 		err = errors.Join(err, s.http.Shutdown(ctx))

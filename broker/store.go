@@ -1,0 +1,291 @@
+package broker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"go.etcd.io/bbolt"
+)
+
+// The store's file layout is mochi's bbolt hook's, so that data dirs
+// written by earlier edgefence versions (which used that hook) keep their
+// retained state, and the other way round.
+var (
+	storeBucket = []byte("mochi")
+	retainedPfx = storage.RetainedKey + "_"
+)
+
+// errStoreClosed: a write came after the store was closed.
+var errStoreClosed = errors.New("store closed")
+
+// store is the data dir: the retained messages — edgefence's fence state,
+// its retained transitions, and clients' own retained messages — in a
+// bbolt file. Nothing else is kept: sessions, subscriptions and inflight
+// messages live in memory, as in a broker without persistence, because
+// mochi's bbolt hook wrote each of them (two transactions per QoS 1 ping)
+// and capped the broker at ~3,000 pings/s (docs/performance.md).
+//
+// Writes are group-committed: they are queued in call order (the latest
+// value of a topic wins) and one goroutine commits whatever is queued in
+// one transaction, so the disk sees one commit per batch, not per
+// message. The transition publisher waits for its batch's commit before it
+// publishes (Sync), so a transition a subscriber has seen is on disk;
+// other writers (clients' retained messages, expiries) do not wait.
+type store struct {
+	mqtt.HookBase
+	db   *bbolt.DB
+	log  *slog.Logger
+	errs *metrics.Counter
+
+	mu        sync.Mutex
+	cond      sync.Cond
+	pending   map[string][]byte // key → value; nil deletes
+	queued    uint64            // writes queued so far
+	committed uint64            // writes committed (or failed) so far
+	closed    bool
+
+	kick chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// openStore opens (creating) the store file at path and starts its
+// committer. Keys of mochi's other record kinds, left by earlier versions,
+// are deleted: restoring stale sessions would be wrong.
+func openStore(path string, set *metrics.Set, log *slog.Logger) (*store, error) {
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second}) // another instance holds the lock: fail, do not hang
+	if err != nil {
+		return nil, err
+	}
+	stale := 0
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(storeBucket)
+		if err != nil {
+			return err
+		}
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if !bytes.HasPrefix(k, []byte(retainedPfx)) {
+				if err := c.Delete(); err != nil {
+					return err
+				}
+				stale++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if stale > 0 {
+		log.Info("store: dropped records of sessions, subscriptions and inflight messages left by an earlier version (only retained messages are kept)", "records", stale)
+	}
+	s := &store{
+		db:      db,
+		log:     log,
+		errs:    set.NewCounter(`edgefence_store_errors_total`),
+		pending: map[string][]byte{},
+		kick:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	s.cond.L = &s.mu
+	go s.commitLoop()
+	return s, nil
+}
+
+// ID names the hook.
+func (s *store) ID() string { return "edgefence-store" }
+
+// Provides says which hook events the store handles.
+func (s *store) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnRetainMessage, mqtt.OnRetainedExpired, mqtt.StoredRetainedMessages:
+		return true
+	}
+	return false
+}
+
+// OnRetainMessage queues a retained message (r = -1: its deletion). The
+// transition publisher's own messages are queued, and waited for, before
+// they are published (see publisher.send): skipped here.
+func (s *store) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, r int64) {
+	if cl != nil && cl.Net.Inline && cl.ID == publisherID {
+		return
+	}
+	if r == -1 {
+		s.queue(retainedPfx+pk.TopicName, nil)
+		return
+	}
+	s.queue(retainedPfx+pk.TopicName, encodeRetained(cl, &pk))
+}
+
+// OnRetainedExpired queues the deletion of an expired retained message.
+func (s *store) OnRetainedExpired(topic string) {
+	s.queue(retainedPfx+topic, nil)
+}
+
+// StoredRetainedMessages returns the stored retained messages; mochi
+// retains them again when it starts.
+func (s *store) StoredRetainedMessages() ([]storage.Message, error) {
+	var out []storage.Message
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(storeBucket).Cursor()
+		for k, v := c.Seek([]byte(retainedPfx)); k != nil && bytes.HasPrefix(k, []byte(retainedPfx)); k, v = c.Next() {
+			var m storage.Message
+			if err := m.UnmarshalBinary(v); err != nil {
+				s.log.Warn("store: skipping an unreadable retained message", "key", string(k), "error", err)
+				continue
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// encodeRetained is a retained publish as mochi's bbolt hook stored it.
+func encodeRetained(cl *mqtt.Client, pk *packets.Packet) []byte {
+	m := storage.Message{
+		ID:          retainedPfx + pk.TopicName,
+		T:           storage.RetainedKey,
+		FixedHeader: pk.FixedHeader,
+		TopicName:   pk.TopicName,
+		Payload:     pk.Payload,
+		Created:     pk.Created,
+		Origin:      pk.Origin,
+		Properties: storage.MessageProperties{
+			PayloadFormat:          pk.Properties.PayloadFormat,
+			MessageExpiryInterval:  pk.Properties.MessageExpiryInterval,
+			ContentType:            pk.Properties.ContentType,
+			ResponseTopic:          pk.Properties.ResponseTopic,
+			CorrelationData:        pk.Properties.CorrelationData,
+			SubscriptionIdentifier: pk.Properties.SubscriptionIdentifier,
+			User:                   pk.Properties.User,
+		},
+	}
+	if cl != nil {
+		m.Client = cl.ID
+	}
+	data, _ := m.MarshalBinary() // JSON of plain fields: cannot fail
+	return data
+}
+
+// queue records a write and returns its sequence number, for Sync.
+func (s *store) queue(key string, value []byte) uint64 {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.errs.Inc()
+		s.log.Error("store: write after close, not stored", "key", key)
+		return 0
+	}
+	s.pending[key] = value
+	s.queued++
+	n := s.queued
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return n
+}
+
+// Sync waits until write n (from queue) is committed, or its commit failed.
+func (s *store) Sync(n uint64) {
+	s.mu.Lock()
+	for s.committed < n && !s.closed {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+}
+
+// commitLoop commits whatever is queued, one transaction at a time, until
+// close; while a commit is on its way to the disk the next batch gathers.
+func (s *store) commitLoop() {
+	defer close(s.done)
+	for range s.kick {
+		s.mu.Lock()
+		batch, upto, closing := s.pending, s.queued, s.closed
+		if len(batch) > 0 {
+			s.pending = map[string][]byte{}
+		}
+		s.mu.Unlock()
+		if len(batch) > 0 {
+			if err := s.commit(batch); err != nil {
+				s.errs.Inc()
+				s.log.Error("store: commit failed; the retained state of these topics is not on disk until a later write succeeds", "messages", len(batch), "error", err)
+				s.requeue(batch)
+			}
+		}
+		s.mu.Lock()
+		s.committed = max(s.committed, upto)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		if closing {
+			return
+		}
+	}
+}
+
+func (s *store) commit(batch map[string][]byte) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(storeBucket)
+		for k, v := range batch {
+			var err error
+			if v == nil {
+				err = b.Delete([]byte(k))
+			} else {
+				err = b.Put([]byte(k), v)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		return nil
+	})
+}
+
+// requeue puts a failed batch back, under any newer write of the same
+// keys, to be retried with the next one.
+func (s *store) requeue(batch map[string][]byte) {
+	s.mu.Lock()
+	for k, v := range batch {
+		if _, newer := s.pending[k]; !newer {
+			s.pending[k] = v
+		}
+	}
+	s.mu.Unlock()
+}
+
+// close commits what is queued and closes the file. Later writes are
+// counted as errors and dropped.
+func (s *store) close() error {
+	var err error
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		select {
+		case s.kick <- struct{}{}:
+		default: // a commit is pending anyway and will see closed
+		}
+		<-s.done
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		err = s.db.Close()
+	})
+	return err
+}
+
+// Stop closes the store when mochi stops.
+func (s *store) Stop() error { return s.close() }

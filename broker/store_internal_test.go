@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+func testStore(t *testing.T, path string) *store {
+	t.Helper()
+	s, err := openStore(path, metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func storedTopics(t *testing.T, s *store) map[string]string {
+	t.Helper()
+	msgs, err := s.StoredRetainedMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range msgs {
+		out[m.TopicName] = string(m.Payload)
+	}
+	return out
+}
+
+// Writes from many goroutines are committed in batches, each topic's
+// latest write wins, a deletion deletes, and Sync returns only once a
+// write is on disk: after Sync, a crash (the file reopened without Close)
+// keeps it.
+func TestStoreCommitsEveryWriteLatestWins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edgefence.db")
+	s := testStore(t, path)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				topic := fmt.Sprintf("geofence/f/dev-%d-%d", g, i%20)
+				pk := packets.Packet{TopicName: topic, Payload: fmt.Appendf(nil, "v%d", i), FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}}
+				s.queue(retainedPfx+topic, encodeRetained(nil, &pk))
+			}
+		})
+	}
+	wg.Wait()
+	s.Sync(s.queue(retainedPfx+"geofence/f/dev-0-0", nil))
+	got := storedTopics(t, s)
+	if len(got) != 8*20-1 {
+		t.Fatalf("%d topics stored, want %d", len(got), 8*20-1)
+	}
+	if _, ok := got["geofence/f/dev-0-0"]; ok {
+		t.Fatal("a deleted topic is still stored")
+	}
+	if v := got["geofence/f/dev-3-7"]; v != "v187" {
+		t.Fatalf("geofence/f/dev-3-7 = %q, want the latest write v187", v)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	s.queue(retainedPfx+"late", []byte("x")) // after close: dropped, counted
+	if s.errs.Get() != 1 {
+		t.Fatalf("errors = %d, want 1 for the write after close", s.errs.Get())
+	}
+	again := testStore(t, path)
+	defer again.close()
+	if n := len(storedTopics(t, again)); n != 8*20-1 {
+		t.Fatalf("after reopening: %d topics, want %d", n, 8*20-1)
+	}
+}

@@ -1,0 +1,84 @@
+package broker_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"go.etcd.io/bbolt"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/output"
+)
+
+// A data dir written by mochi's bbolt storage hook (edgefence before it had
+// its own store) keeps its fence state: the retained transitions are
+// restored, and the hook's session, subscription and inflight records,
+// which are no longer kept, are removed.
+func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
+	cfg := testConfig(t)
+	path := filepath.Join(cfg.DataDir, "edgefence.db")
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enter := storage.Message{
+		ID: "RET_geofence/zone-museumsinsel/old-1", T: storage.RetainedKey, TopicName: "geofence/zone-museumsinsel/old-1",
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: true},
+		Payload: output.TransitionJSON(&evaluator.Transition{Device: "old-1", Fence: "zone-museumsinsel", Type: evaluator.Enter,
+			Event: time.Now().Add(-10 * time.Second).UnixNano(), Lat: museumLat, Lon: museumLon}, time.Now().Add(-9*time.Second)),
+		Created: time.Now().Unix(),
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("mochi"))
+		if err != nil {
+			return err
+		}
+		data, _ := enter.MarshalBinary()
+		for k, v := range map[string][]byte{
+			enter.ID:                   data,
+			"CL_dashboard":             []byte(`{"id":"dashboard"}`),
+			"SUB_dashboard:geofence/#": []byte(`{"filter":"geofence/#"}`),
+			"IFM_tracker:12":           []byte(`{}`),
+			"SYS_info":                 []byte(`{}`),
+		} {
+			if err := b.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	srv := start(t, cfg)
+	dash := connect5(t, srv.MQTTAddr(), "dashboard")
+	dash.subscribe("geofence/#")
+	if m := dash.next("the stored ENTER, retained"); m.Topic != enter.TopicName {
+		t.Fatalf("got %s, want %s", m.Topic, enter.TopicName)
+	}
+	// Restored inside: a ping inside makes no second ENTER, one outside EXITs.
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+	tracker.ping("old-1", museumLat, museumLon, nowMs()-3000)
+	tracker.ping("old-1", 52.50, 13.30, nowMs()-2000)
+	expectTransitions(t, dash, "EXIT zone-museumsinsel old-1")
+	closeServer(t, srv)
+
+	db, err = bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("mochi")).ForEach(func(k, _ []byte) error {
+			if len(k) < 4 || string(k[:4]) != "RET_" {
+				t.Errorf("record %s left in the store", k)
+			}
+			return nil
+		})
+	})
+}
