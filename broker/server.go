@@ -208,7 +208,7 @@ func (s *Server) registerMQTTGauges() {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
 	})
 	s.set.NewGauge(`edgefence_mqtt_retained_messages`, func() float64 {
-		return float64(atomic.LoadInt64(&s.mqtt.Info.Retained))
+		return float64(s.mqtt.Topics.Retained.Len()) // Info.Retained misses what was loaded from the store
 	})
 }
 
