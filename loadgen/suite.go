@@ -70,6 +70,7 @@ type brokerSpec struct {
 	kind string
 	hold time.Duration
 	sub  string // the loadgen subscriber's filter
+	disk bool   // edgefence with a data dir (a fresh one per run), as serve runs by default
 }
 
 // scenario is one load, run against several brokers.
@@ -104,8 +105,12 @@ func (s *Suite) scenarios() []scenario {
 	}
 	hold0 := edge
 	hold0.name, hold0.hold = "edgefence --hold 0", 0
+	disk := edge
+	disk.name, disk.disk = "edgefence with --data-dir", true
+	ceiling := append(all[:2:2], disk)
+	ceiling = append(ceiling, all[2:]...)
 	sc := []scenario{
-		{name: "ceiling", conns: 1000, devices: 10, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: all},
+		{name: "ceiling", conns: 1000, devices: 10, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: ceiling},
 		{name: "paced", conns: 10000, devices: 1, rate: 50000, window: 8, warmup: 3 * time.Second, duration: 8 * time.Second, brokers: all},
 		{name: "latency", conns: 1000, devices: 10, rate: -0.5, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: []brokerSpec{edge, hold0}},
 	}
@@ -202,7 +207,11 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 					}
 					profiled[key] = true
 				}
-				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, b.kind, run))
+				kind := b.kind
+				if b.disk {
+					kind += "-disk"
+				}
+				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, kind, run))
 				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
 				if err != nil {
 					return fmt.Errorf("%s / %s run %d: %w", sc.name, b.name, run+1, err)
@@ -252,7 +261,13 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 	switch b.kind {
 	case kindEdgefence, kindEngineOff:
 		argv = []string{s.Bin, "serve", "--mqtt-addr", mqttAddr, "--http-addr", httpAddr, "--fences", fencesPath,
-			"--data-dir", "", "--rate", "0", "--hold", b.hold.String(), "--log-level", "warn", "--close-timeout", "5s"}
+			"--rate", "0", "--hold", b.hold.String(), "--log-level", "warn", "--close-timeout", "5s"}
+		dataDir := ""
+		if b.disk {
+			dataDir = filepath.Join(filepath.Dir(logPath), fmt.Sprintf("data-%s-%d", cfg.Tag, time.Now().UnixNano()))
+			defer os.RemoveAll(dataDir)
+		}
+		argv = append(argv, "--data-dir", dataDir)
 		if b.kind == kindEngineOff {
 			argv = append(argv, "--engine=off")
 		}
@@ -496,6 +511,10 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		}
 		if m := find("ceiling", "mosquitto, no"); m != nil {
 			fmt.Fprintf(w, "- ceiling: engine off ÷ Mosquitto without subscriber traffic = %.2f× throughput (mochi vs Mosquitto, ingest only)\n", med(off, pps)/med(m, pps))
+		}
+		if d := find("ceiling", "edgefence with --data-dir"); d != nil {
+			fmt.Fprintf(w, "- ceiling: edgefence with --data-dir (serve's default) ÷ in memory = %.2f× throughput, %.2f× CPU per ping\n",
+				med(d, pps)/med(on, pps), med(d, cpu)/med(on, cpu))
 		}
 	}
 	if on := find("paced", "edgefence (engine on)"); on != nil {
