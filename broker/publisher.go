@@ -50,6 +50,13 @@ const publisherID = "edgefence-engine"
 // store commit before it publishes them.
 const batchMax = 512
 
+// publishQueue is how many messages may wait for the publisher: a few
+// seconds of transitions at full load, so that a shard's owner waits on a
+// full queue (and its shard refuses pings meanwhile) only when the broker
+// cannot publish as fast as it decides, not when the publisher's goroutine
+// waits a while for its turn on a busy core.
+const publishQueue = 16384
+
 func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
 	cl := srv.NewClient(nil, mqtt.LocalListener, publisherID, true)
 	cl.Properties.ProtocolVersion = 5
@@ -59,7 +66,7 @@ func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, lo
 		store:          st,
 		cfg:            cfg,
 		log:            log,
-		queue:          make(chan message, 4096),
+		queue:          make(chan message, publishQueue),
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
 		publishLatency: evaluator.NewHistogram(set, `edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),

@@ -44,11 +44,11 @@ const (
 	DefaultSweep       = 250 * time.Millisecond
 	DefaultIdleTimeout = 10 * time.Minute
 	DefaultBufferCap   = 64
-	// DefaultQueue absorbs a whole scheduling round of the broker's
-	// client goroutines: with thousands of connections on one core, a
-	// shard goroutine that misses its turn waits behind every runnable
-	// client, each submitting its buffered pings (measured: 8,192 refused
-	// pings in bursts at 1,000 connections × 8 in flight; docs/performance.md).
+	// DefaultQueue holds the pings brought to a shard while another
+	// goroutine owns it. That is brief, unless the owner is preempted or
+	// waits on a full publisher queue: then every runnable client goroutine
+	// may bring its buffered pings (up to connections × pings in flight,
+	// e.g. 1,000 × 8) before the owner runs again.
 	DefaultQueue = 32768
 	DefaultDwell = 5 * time.Minute
 )

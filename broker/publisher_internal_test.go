@@ -1,0 +1,86 @@
+package broker
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Messages handed to the publisher from many goroutines at once (shard
+// owners) all reach a subscriber, each goroutine's in the order it handed
+// them over; with a store, each batch is on disk before it is published.
+func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
+	for _, disk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("store=%v", disk), func(t *testing.T) {
+			srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			var st *store
+			if disk {
+				st = testStore(t, filepath.Join(t.TempDir(), "edgefence.db"))
+				defer st.close()
+			}
+			if err := srv.Serve(); err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			var mu sync.Mutex
+			got := map[string][]int{}
+			err := srv.Subscribe("t/#", 1, func(cl *mqtt.Client, sub packets.Subscription, pk packets.Packet) {
+				src, seq, _ := strings.Cut(string(pk.Payload), ":")
+				n, _ := strconv.Atoi(seq)
+				mu.Lock()
+				got[src] = append(got[src], n)
+				slow := len(got[src])%16 == 0
+				mu.Unlock()
+				if slow { // a slow subscriber keeps the token: others queue meanwhile
+					time.Sleep(100 * time.Microsecond)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			p := newPublisher(srv, st, &cfg, metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+			const sources, each = 8, 500
+			var wg sync.WaitGroup
+			for g := range sources {
+				wg.Go(func() {
+					for i := range each {
+						p.queue <- message{topic: fmt.Sprintf("t/%d/%d", g, i%7), payload: fmt.Appendf(nil, "s%d:%d", g, i), retain: true}
+					}
+				})
+			}
+			wg.Wait()
+			p.close()
+			for g := range sources {
+				seq := got[fmt.Sprintf("s%d", g)]
+				if len(seq) != each {
+					t.Fatalf("source %d: %d of %d messages published", g, len(seq), each)
+				}
+				for i, n := range seq {
+					if n != i {
+						t.Fatalf("source %d: message %d is #%d: order lost", g, i, n)
+					}
+				}
+			}
+			if disk {
+				on := storedTopics(t, st)
+				if len(on) != sources*7 {
+					t.Fatalf("%d retained topics stored, want %d", len(on), sources*7)
+				}
+				if v := on["t/3/6"]; v != fmt.Sprintf("s3:%d", each-1-(each-1-6)%7) {
+					t.Fatalf("t/3/6 stored %q: not the last message published to it", v)
+				}
+			}
+		})
+	}
+}
