@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -75,10 +76,16 @@ func start(t *testing.T, cfg broker.Config) *broker.Server {
 	}
 	t.Cleanup(func() {
 		if err := srv.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
+			t.Errorf("Close: %v\n%s", err, stacks())
 		}
 	})
 	return srv
+}
+
+// stacks returns every goroutine's stack, to see what a hung close waits on.
+func stacks() []byte {
+	buf := make([]byte, 1<<20)
+	return buf[:runtime.Stack(buf, true)]
 }
 
 // closeServer closes srv now (a restart test's first run).
