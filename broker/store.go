@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -22,9 +21,6 @@ var (
 	storeBucket = []byte("mochi")
 	retainedPfx = storage.RetainedKey + "_"
 )
-
-// errStoreClosed: a write came after the store was closed.
-var errStoreClosed = errors.New("store closed")
 
 // store is the data dir: the retained messages — edgefence's fence state,
 // its retained transitions, and clients' own retained messages — in a
