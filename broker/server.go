@@ -16,6 +16,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
@@ -212,6 +213,31 @@ func (s *Server) registerMQTTGauges() {
 	})
 }
 
+// closeListeners stops accepting connections and disconnects every client,
+// before mochi's Close. mochi closes a listener's clients from a list it
+// takes under its clients' read lock, taken twice over (Clients.Len inside
+// Clients.GetByListener): a client removing itself at that moment waits for
+// the write lock, the second read lock waits behind it, and Close hangs
+// (seen in the tests, ~1 close in 10). A listener calls its closer once, so
+// mochi's Close then only waits for the clients' goroutines to end.
+func (s *Server) closeListeners() {
+	noop := func(string) {}
+	if s.tcp != nil {
+		s.tcp.Close(noop)
+	}
+	if s.tls != nil {
+		s.tls.Close(noop)
+	}
+	if s.ws != nil {
+		s.ws.Close(noop)
+	}
+	for _, cl := range s.mqtt.Clients.GetAll() { // one read lock
+		if !cl.Net.Inline {
+			_ = s.mqtt.DisconnectClient(cl, packets.ErrServerShuttingDown)
+		}
+	}
+}
+
 // MQTTAddr returns the MQTT listener's address (with the port chosen).
 func (s *Server) MQTTAddr() string {
 	if s.tcp == nil {
@@ -262,7 +288,10 @@ func (s *Server) Close(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.CloseTimeout)
 		defer cancel()
 		done := make(chan error, 1)
-		go func() { done <- s.mqtt.Close() }()
+		go func() {
+			s.closeListeners()
+			done <- s.mqtt.Close()
+		}()
 		select {
 		case merr := <-done:
 			err = errors.Join(err, merr)

@@ -178,6 +178,26 @@ func (p *proc) waitReady() {
 	p.t.Fatalf("edgefence not ready within %v:\n%s", 2*wait, p.out)
 }
 
+// waitMetric polls /metrics until the sample named series (name and
+// labels, exactly as exposed) reads value, failing after 10 s.
+func (p *proc) waitMetric(series string, value float64) {
+	p.t.Helper()
+	c := &http.Client{Timeout: time.Second}
+	want := fmt.Sprintf("%s %g\n", series, value)
+	deadline := time.Now().Add(2 * wait)
+	for time.Now().Before(deadline) {
+		if resp, err := c.Get("http://" + p.http + "/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), want) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("%s did not reach %g within %v", series, value, 2*wait)
+}
+
 // signal sends sig and waits up to timeout for the process to exit.
 func (p *proc) signal(sig os.Signal, timeout time.Duration) *os.ProcessState {
 	p.t.Helper()
