@@ -62,8 +62,25 @@ func (r *routing) recount() {
 	r.known.Store(true)
 }
 
-// changed is called with the filters of a subscribe or unsubscribe; only
-// those that could reach telemetry change the answer.
+// subscribed notes the filters of a SUBACK: one granted that could reach
+// telemetry makes the answer yes at once. No recount: a connect storm of
+// trackers each subscribing to devices/<id>/# would make it quadratic.
+func (r *routing) subscribed(filters packets.Subscriptions, codes []byte) {
+	for i, f := range filters {
+		if i < len(codes) && codes[i] >= 0x80 {
+			continue // refused
+		}
+		if r.overlapsTelemetry(f.Filter) {
+			r.mu.Lock() // after any recount that started before this subscription
+			r.wanted.Store(true)
+			r.mu.Unlock()
+			return
+		}
+	}
+}
+
+// changed is called with the filters of an unsubscribe; only those that
+// could reach telemetry can change the answer, to no: recount.
 func (r *routing) changed(filters packets.Subscriptions) {
 	for _, f := range filters {
 		if r.overlapsTelemetry(f.Filter) {
@@ -85,7 +102,7 @@ func (r *routing) overlapsTelemetry(filter string) bool {
 
 // OnSubscribed notes a subscription that may receive telemetry.
 func (h *Telemetry) OnSubscribed(cl *mqtt.Client, pk packets.Packet, reasonCodes []byte) {
-	h.routes.changed(pk.Filters)
+	h.routes.subscribed(pk.Filters, reasonCodes)
 }
 
 // OnUnsubscribed notes an unsubscribe, or a session's subscriptions
