@@ -83,36 +83,27 @@ func (p *publisher) run() {
 	for {
 		select {
 		case m := <-p.queue:
-			batch = append(batch[:0], m)
-		more:
-			for len(batch) < batchMax {
-				select {
-				case m := <-p.queue:
-					batch = append(batch, m)
-				default:
-					break more
-				}
-			}
-			p.send(batch)
+			p.send(p.take(append(batch[:0], m)))
 		case <-p.stop:
-			for {
-				batch = batch[:0]
-				for len(batch) < batchMax {
-					select {
-					case m := <-p.queue:
-						batch = append(batch, m)
-						continue
-					default:
-					}
-					break
-				}
-				if len(batch) == 0 {
-					return
-				}
-				p.send(batch)
+			for b := p.take(batch[:0]); len(b) > 0; b = p.take(batch[:0]) {
+				p.send(b)
 			}
+			return
 		}
 	}
+}
+
+// take appends what is queued to batch, up to batchMax, without waiting.
+func (p *publisher) take(batch []message) []message {
+	for len(batch) < batchMax {
+		select {
+		case m := <-p.queue:
+			batch = append(batch, m)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // send persists the batch's retained messages in one store commit, waits
@@ -123,21 +114,13 @@ func (p *publisher) send(batch []message) {
 		var last uint64
 		now := time.Now().Unix()
 		for i := range batch {
-			m := &batch[i]
-			if !m.retain {
-				continue
+			if batch[i].retain {
+				pk := p.packet(&batch[i])
+				pk.Created, pk.Origin = now, publisherID
+				last = p.store.retain(p.cl, &pk)
 			}
-			if len(m.payload) == 0 {
-				last = p.store.queue(retainedPfx+m.topic, nil) // an empty retained publish deletes
-				continue
-			}
-			pk := p.packet(m)
-			pk.Created, pk.Origin = now, publisherID
-			last = p.store.queue(retainedPfx+m.topic, encodeRetained(p.cl, &pk))
 		}
-		if last != 0 {
-			p.store.Sync(last)
-		}
+		p.store.wait(last)
 	}
 	for i := range batch {
 		p.publish(&batch[i])

@@ -33,7 +33,7 @@ var (
 // value of a topic wins) and one goroutine commits whatever is queued in
 // one transaction, so the disk sees one commit per batch, not per
 // message. The transition publisher waits for its batch's commit before it
-// publishes (Sync), so a transition a subscriber has seen is on disk;
+// publishes (wait), so a transition a subscriber has seen is on disk;
 // other writers (clients' retained messages, expiries) do not wait.
 type store struct {
 	mqtt.HookBase
@@ -110,18 +110,25 @@ func (s *store) Provides(b byte) bool {
 	return false
 }
 
-// OnRetainMessage queues a retained message (r = -1: its deletion). The
-// transition publisher's own messages are queued, and waited for, before
-// they are published (see publisher.send): skipped here.
+// OnRetainMessage queues a retained message (an empty one: its deletion,
+// which mochi reports as r = -1). The transition publisher's own messages
+// are queued, and waited for, before they are published (see
+// publisher.send): skipped here.
 func (s *store) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, r int64) {
 	if cl != nil && cl.Net.Inline && cl.ID == publisherID {
 		return
 	}
-	if r == -1 {
-		s.queue(retainedPfx+pk.TopicName, nil)
-		return
+	s.retain(cl, &pk)
+}
+
+// retain queues a retained publish from cl, or with an empty payload the
+// deletion of its topic's retained message, and returns the write's
+// sequence number, for wait.
+func (s *store) retain(cl *mqtt.Client, pk *packets.Packet) uint64 {
+	if len(pk.Payload) == 0 {
+		return s.queue(retainedPfx+pk.TopicName, nil)
 	}
-	s.queue(retainedPfx+pk.TopicName, encodeRetained(cl, &pk))
+	return s.queue(retainedPfx+pk.TopicName, encodeRetained(cl, pk))
 }
 
 // OnRetainedExpired queues the deletion of an expired retained message.
@@ -175,7 +182,7 @@ func encodeRetained(cl *mqtt.Client, pk *packets.Packet) []byte {
 	return data
 }
 
-// queue records a write and returns its sequence number, for Sync.
+// queue records a write and returns its sequence number, for wait.
 func (s *store) queue(key string, value []byte) uint64 {
 	s.mu.Lock()
 	if s.closed {
@@ -195,8 +202,9 @@ func (s *store) queue(key string, value []byte) uint64 {
 	return n
 }
 
-// Sync waits until write n (from queue) is committed, or its commit failed.
-func (s *store) Sync(n uint64) {
+// wait returns once write n (from queue) is committed, or its commit
+// failed; n = 0 returns at once.
+func (s *store) wait(n uint64) {
 	s.mu.Lock()
 	for s.committed < n && !s.closed {
 		s.cond.Wait()

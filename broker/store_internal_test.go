@@ -35,9 +35,8 @@ func storedTopics(t *testing.T, s *store) map[string]string {
 }
 
 // Writes from many goroutines are committed in batches, each topic's
-// latest write wins, a deletion deletes, and Sync returns only once a
-// write is on disk: after Sync, a crash (the file reopened without Close)
-// keeps it.
+// latest write wins, a deletion deletes, wait returns only once a write is
+// committed (a read transaction sees it), and the reopened file has them.
 func TestStoreCommitsEveryWriteLatestWins(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "edgefence.db")
 	s := testStore(t, path)
@@ -47,12 +46,12 @@ func TestStoreCommitsEveryWriteLatestWins(t *testing.T) {
 			for i := range 200 {
 				topic := fmt.Sprintf("geofence/f/dev-%d-%d", g, i%20)
 				pk := packets.Packet{TopicName: topic, Payload: fmt.Appendf(nil, "v%d", i), FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}}
-				s.queue(retainedPfx+topic, encodeRetained(nil, &pk))
+				s.retain(nil, &pk)
 			}
 		})
 	}
 	wg.Wait()
-	s.Sync(s.queue(retainedPfx+"geofence/f/dev-0-0", nil))
+	s.wait(s.retain(nil, &packets.Packet{TopicName: "geofence/f/dev-0-0"})) // empty: deletes
 	got := storedTopics(t, s)
 	if len(got) != 8*20-1 {
 		t.Fatalf("%d topics stored, want %d", len(got), 8*20-1)
