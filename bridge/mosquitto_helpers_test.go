@@ -3,7 +3,6 @@ package bridge
 // mosquittoBin finds Debian's mosquitto (in /usr/sbin, often not on PATH)
 // or skips the test.
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -11,10 +10,11 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 func mosquittoBin(t *testing.T) string {
@@ -37,7 +37,7 @@ type mosquitto struct {
 	port int
 	conf string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 }
 
@@ -92,7 +92,7 @@ func (m *mosquitto) url() string  { return "mqtt://" + m.addr() }
 // start runs the broker and waits until it accepts connections.
 func (m *mosquitto) start() {
 	m.t.Helper()
-	m.out = &lockedBuffer{}
+	m.out = &syncbuf.Buffer{}
 	m.cmd = exec.Command(m.bin, "-c", m.conf)
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
 	if err := m.cmd.Start(); err != nil {
@@ -166,22 +166,4 @@ func inode(path string) uint64 {
 		return 0
 	}
 	return fi.Sys().(*syscall.Stat_t).Ino
-}
-
-// lockedBuffer collects a process's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

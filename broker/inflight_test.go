@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,25 +11,9 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
-
-// lockedBuffer is a log destination the broker's goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A subscriber that stops acknowledging loses messages once it has
 // --max-inflight of them unacknowledged (mochi drops them): never
@@ -38,7 +21,7 @@ func (l *lockedBuffer) String() string {
 func TestSubscriberAtMaxInflightLosesMessagesCountedAndLogged(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxInflight = 3
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	srv := start(t, cfg)
 

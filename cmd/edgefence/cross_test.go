@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 // TestCrossBuiltBinariesRunUnderEmulation runs the arm64 and armv7 release
@@ -37,7 +39,7 @@ func TestCrossBuiltBinariesRunUnderEmulation(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "edgefence") {
 				t.Fatalf("%s version: %v: %s", tc.binary, err, out)
 			}
-			p := &proc{t: t, out: new(lockedBuffer), done: make(chan struct{}), mqtt: freeAddr(t), http: freeAddr(t)}
+			p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{}), mqtt: freeAddr(t), http: freeAddr(t)}
 			p.cmd = exec.Command(emu, binary, "serve", "--mqtt-addr", p.mqtt, "--http-addr", p.http,
 				"--data-dir", t.TempDir(), "--fences", bundledFences, "--hold", "100ms")
 			p.cmd.Env = cleanEnv()

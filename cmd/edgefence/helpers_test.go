@@ -15,13 +15,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 // wait bounds every wait for the broker.
@@ -69,29 +70,11 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// lockedBuffer collects a process's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // proc is one running `edgefence serve`.
 type proc struct {
 	t          *testing.T
 	cmd        *exec.Cmd
-	out        *lockedBuffer
+	out        *syncbuf.Buffer
 	done       chan struct{} // closed when the process has exited
 	state      *os.ProcessState
 	mqtt, http string
@@ -111,7 +94,7 @@ func cleanEnv(env ...string) []string {
 // runBin starts the binary with args and env and returns without waiting.
 func runBin(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, out: new(lockedBuffer), done: make(chan struct{})}
+	p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = cleanEnv(env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
