@@ -2,12 +2,10 @@ package bridge
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/hooks"
 )
 
@@ -58,10 +55,7 @@ type Bridge struct {
 	connChanged chan struct{}
 	attempts    map[*attempt]struct{} // publishes awaiting a PUBACK
 
-	reloadMu  sync.Mutex // serialises fence reloads; guards fencesSum
-	fencesSum [sha256.Size]byte
-	pollStop  chan struct{}
-	pollDone  chan struct{}
+	fences *broker.FenceFile
 
 	cancel      context.CancelFunc // of the session goroutine and the sender
 	workerStop  context.CancelFunc
@@ -87,13 +81,9 @@ func Start(cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	fenceData, err := os.ReadFile(cfg.Fences)
+	ff, fences, err := broker.OpenFenceFile(cfg.Fences, cfg.Log)
 	if err != nil {
-		return nil, fmt.Errorf("load fences: %w", err)
-	}
-	fences, err := fence.Parse(fenceData)
-	if err != nil {
-		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
+		return nil, err
 	}
 	b := &Bridge{
 		cfg: cfg, log: cfg.Log, set: metrics.NewSet(),
@@ -101,7 +91,7 @@ func Start(cfg Config) (*Bridge, error) {
 		connChanged: make(chan struct{}), attempts: map[*attempt]struct{}{},
 		stopWriter: make(chan struct{}), writerDone: make(chan struct{}), workerDone: make(chan struct{}),
 		sessionDone: make(chan struct{}), dead: make(chan struct{}),
-		fencesSum: sha256.Sum256(fenceData), pollStop: make(chan struct{}), pollDone: make(chan struct{}),
+		fences: ff,
 	}
 	if _, err := b.clientConfig(u); err != nil { // TLS files: fail now, not in the background
 		return nil, err
@@ -116,6 +106,7 @@ func Start(cfg Config) (*Bridge, error) {
 	if b.engine, err = evaluator.New(cfg.Engine, fences, b.sink, evaluator.NewMetrics(b.set)); err != nil {
 		return nil, err
 	}
+	b.fences.Attach(b.engine, b.set)
 	b.hm = hooks.NewMetrics(b.set)
 	b.tel = hooks.NewTelemetry(cfg.Telemetry, b.engine, b.sink, b.hm, cfg.Log, cfg.MaxPayload)
 	b.registerMetrics(b.set)
@@ -129,9 +120,7 @@ func Start(cfg Config) (*Bridge, error) {
 		}
 	}
 	if cfg.FencesPoll > 0 {
-		go b.pollFences(cfg.FencesPoll, b.pollStop)
-	} else {
-		close(b.pollDone)
+		b.fences.Poll(cfg.FencesPoll)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
@@ -190,8 +179,7 @@ func (b *Bridge) Close(ctx context.Context) error {
 		return nil
 	}
 	b.isReady.Store(false)
-	close(b.pollStop)
-	<-b.pollDone
+	b.fences.Close()
 	b.workerStop()
 	<-b.workerDone
 	b.engine.Close()
@@ -237,8 +225,7 @@ func (b *Bridge) kill() {
 	b.killed.Store(true)
 	close(b.dead)
 	b.isReady.Store(false)
-	close(b.pollStop)
-	<-b.pollDone
+	b.fences.Close()
 	b.workerStop()
 	b.cancel()
 	<-b.workerDone

@@ -17,8 +17,6 @@ type bridgeMetrics struct {
 	setAside       *metrics.Counter     // entries upstream refused for good
 	connects       *metrics.Counter
 	breakerTrips   *metrics.Counter
-	reloads        *metrics.Counter
-	reloadErrors   *metrics.Counter
 }
 
 func (b *Bridge) registerMetrics(set *metrics.Set) {
@@ -30,8 +28,6 @@ func (b *Bridge) registerMetrics(set *metrics.Set) {
 		setAside:       set.NewCounter(`edgefence_bridge_set_aside_total`),
 		connects:       set.NewCounter(`edgefence_bridge_connects_total`),
 		breakerTrips:   set.NewCounter(`edgefence_bridge_breaker_trips_total`),
-		reloads:        set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
-		reloadErrors:   set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),
 	}
 	broker.RegisterEngineGauges(set, b.engine)
 	set.NewGauge(`edgefence_publish_queue`, func() float64 {

@@ -2,14 +2,12 @@ package broker
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,7 +19,6 @@ import (
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/hooks"
 )
 
@@ -42,10 +39,7 @@ type Server struct {
 	ready   atomic.Bool
 	closed  atomic.Bool
 
-	reloads, reloadErrors *metrics.Counter
-	pollStop, pollDone    chan struct{}
-	reloadMu              sync.Mutex // serialises reloads; guards fencesSum
-	fencesSum             [sha256.Size]byte
+	fences *FenceFile
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -75,15 +69,11 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	fenceData, err := os.ReadFile(cfg.Fences)
+	ff, fences, err := OpenFenceFile(cfg.Fences, cfg.Log)
 	if err != nil {
-		return nil, fmt.Errorf("load fences: %w", err)
+		return nil, err
 	}
-	fences, err := fence.Parse(fenceData)
-	if err != nil {
-		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
-	}
-	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fencesSum: sha256.Sum256(fenceData)}
+	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: ff}
 	if err := s.startHTTP(); err != nil {
 		return nil, err
 	}
@@ -135,8 +125,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	s.registerGauges()
-	s.reloads = s.set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`)
-	s.reloadErrors = s.set.NewCounter(`edgefence_fence_reloads_total{result="error"}`)
+	s.fences.Attach(s.engine, s.set)
 	hm := hooks.NewMetrics(s.set)
 	var eng hooks.Engine = s.engine
 	if cfg.Capture != "" {
@@ -167,8 +156,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	if cfg.FencesPoll > 0 {
-		s.pollStop, s.pollDone = make(chan struct{}), make(chan struct{})
-		go s.pollFences(cfg.FencesPoll)
+		s.fences.Poll(cfg.FencesPoll)
 	}
 	s.ready.Store(true)
 	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
@@ -268,9 +256,8 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.ready.Store(false)
-	if s.pollStop != nil {
-		close(s.pollStop)
-		<-s.pollDone
+	if s.fences != nil {
+		s.fences.Close()
 	}
 	if s.engine != nil {
 		s.engine.Close()
