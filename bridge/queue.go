@@ -354,27 +354,20 @@ func (q *queue) lens() (durable, volatile int) {
 // waitBelow waits until fewer than n durable entries are held, or ctx is
 // done (false then). It is the circuit breaker's wait.
 func (q *queue) waitBelow(ctx context.Context, n int) bool {
-	for {
-		q.mu.Lock()
-		if q.durable < n {
-			q.mu.Unlock()
-			return true
-		}
-		ch := q.shrunk
-		q.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
+	return q.waitUntil(ctx, func() bool { return q.durable < n })
 }
 
 // waitEmpty waits until nothing is held, or ctx is done (false then).
 func (q *queue) waitEmpty(ctx context.Context) bool {
+	return q.waitUntil(ctx, func() bool { return q.durable+q.volatile == 0 })
+}
+
+// waitUntil waits until held reports true (called with q.mu held), or
+// ctx is done (false then); every removal wakes it to look again.
+func (q *queue) waitUntil(ctx context.Context, held func() bool) bool {
 	for {
 		q.mu.Lock()
-		if q.durable+q.volatile == 0 {
+		if held() {
 			q.mu.Unlock()
 			return true
 		}
