@@ -27,15 +27,15 @@ func TestCaptureRecordsAcceptedPings(t *testing.T) {
 	tst := time.Now().Unix() - 3
 	before := time.Now()
 	tracker.ping("cap-1", museumLat, museumLon, t0)
-	if rc := tracker.publish("devices/cap-1/telemetry", 1, []byte(`{"lat":52.5,"lon":13.3}`)); rc != 0 {
+	if rc := tracker.Publish("devices/cap-1/telemetry", 1, []byte(`{"lat":52.5,"lon":13.3}`)); rc != 0 {
 		t.Fatalf("ping without ts: reason %#x", rc)
 	}
-	if rc := tracker.publish("devices/cap-1/telemetry", 1, []byte(`{"lat":1000,"lon":0}`)); rc != 0x99 {
+	if rc := tracker.Publish("devices/cap-1/telemetry", 1, []byte(`{"lat":1000,"lon":0}`)); rc != 0x99 {
 		t.Fatalf("bad ping: reason %#x, want 0x99", rc)
 	}
 	tracker.ping("cap-2", outLat, outLon, t0+500)
 	owntracks := fmt.Appendf(nil, `{"_type":"location","lat":%v,"lon":%v,"tst":%d,"acc":12}`, alexLat, alexLon, tst)
-	if rc := tracker.publish("owntracks/alice/phone", 1, owntracks); rc != 0 {
+	if rc := tracker.Publish("owntracks/alice/phone", 1, owntracks); rc != 0 {
 		t.Fatalf("OwnTracks ping: reason %#x", rc)
 	}
 	after := time.Now()

@@ -42,7 +42,7 @@ func TestGarbageOnTheMQTTPort(t *testing.T) {
 	srv := start(t, cfg)
 	addr := srv.MQTTAddr()
 	observer := connect5(t, addr, "observer")
-	observer.subscribe("#")
+	observer.Subscribe("#")
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	random := make([]byte, 4096)
@@ -157,10 +157,10 @@ func TestGarbageOnTheMQTTPort(t *testing.T) {
 	// A telemetry payload over --max-payload (but within the packet size)
 	// is refused with 0x99 and reported; the connection stays.
 	dash := connect5(t, addr, "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, addr, "tracker")
 	big := `{"lat":52.52,"lon":13.4,"pad":"` + strings.Repeat("p", 2000) + `"}`
-	if rc := tracker.publish("devices/big-1/telemetry", 1, []byte(big)); rc != 0x99 {
+	if rc := tracker.Publish("devices/big-1/telemetry", 1, []byte(big)); rc != 0x99 {
 		t.Errorf("payload of %d bytes over max 1024: PUBACK %#x, want 0x99", len(big), rc)
 	}
 	if v := metric(t, srv, `edgefence_rejected_total{reason="too_large"}`); v != 1 {
@@ -179,7 +179,7 @@ func TestGarbageOnTheMQTTPort(t *testing.T) {
 	// payload's reject report, the good ping and its transition only.
 	tracker.flush() // routes what the tracker sent before (not the flush itself)
 	var topics, routed []string
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		topics = append(topics, m.Topic)
 		if !strings.HasPrefix(m.Topic, "geofence/") && m.Topic != "edgefence-test/flush" {
 			routed = append(routed, m.Topic)

@@ -11,14 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgefence/edgefence/broker"
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 func TestMain(m *testing.M) {
@@ -112,94 +111,25 @@ func writeFences(t *testing.T, features ...string) string {
 
 // ---- MQTT 5 clients ----
 
-var clientSeq atomic.Int64
+// client5 is the tests' MQTT 5 client (internal/mqtttest) with the broker
+// tests' conveniences.
+type client5 struct{ *mqtttest.Client }
 
-// client5 is a paho.golang MQTT 5 client; everything it receives lands in
-// msgs, in the order the broker sent it.
-type client5 struct {
-	t       *testing.T
-	c       *paho.Client
-	msgs    chan *paho.Publish
-	barrier string // a topic only this client subscribes to
-}
-
-// connect5 connects an MQTT 5 client to addr, disconnected when the test ends.
+// connect5 connects an MQTT 5 client to addr, disconnected when the test
+// ends. It subscribes with retain-as-published, so that live messages show
+// whether the broker retained them.
 func connect5(t *testing.T, addr, name string) *client5 {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, wait)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	cl := &client5{t: t, msgs: make(chan *paho.Publish, 4096)}
-	cl.c = paho.NewClient(paho.ClientConfig{
-		Conn: conn,
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
-			func(pr paho.PublishReceived) (bool, error) {
-				select {
-				case cl.msgs <- pr.Packet:
-				default:
-					t.Errorf("%s: receive buffer full, dropped %s", name, pr.Packet.Topic)
-				}
-				return true, nil
-			},
-		},
-		PacketTimeout: wait,
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	id := fmt.Sprintf("%s-%d", name, clientSeq.Add(1))
-	ca, err := cl.c.Connect(ctx, &paho.Connect{ClientID: id, KeepAlive: 30, CleanStart: true})
-	if err != nil {
-		conn.Close()
-		t.Fatalf("connect %s: %v (%+v)", id, err, ca)
-	}
-	t.Cleanup(func() { _ = cl.c.Disconnect(&paho.Disconnect{ReasonCode: 0}) })
-	cl.barrier = "edgefence-test/barrier/" + id
-	cl.subscribe(cl.barrier)
+	cl := &client5{mqtttest.Connect(t, addr, name, wait)}
+	cl.RetainAsPublished = true
 	return cl
-}
-
-// subscribe subscribes at QoS 1 with retain-as-published, so that live
-// messages show whether the broker retained them.
-func (cl *client5) subscribe(filters ...string) {
-	cl.t.Helper()
-	s := &paho.Subscribe{}
-	for _, f := range filters {
-		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: f, QoS: 1, RetainAsPublished: true})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	sa, err := cl.c.Subscribe(ctx, s)
-	if err != nil {
-		cl.t.Fatalf("subscribe %v: %v", filters, err)
-	}
-	for i, rc := range sa.Reasons {
-		if rc >= 0x80 {
-			cl.t.Fatalf("subscribe %s: reason %#x", filters[i], rc)
-		}
-	}
-}
-
-// publish publishes and, for QoS 1, returns the PUBACK reason code.
-func (cl *client5) publish(topic string, qos byte, payload []byte) byte {
-	cl.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	pr, err := cl.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: qos, Payload: payload})
-	if pr == nil {
-		if err != nil {
-			cl.t.Fatalf("publish %s: %v", topic, err)
-		}
-		return 0
-	}
-	return pr.ReasonCode
 }
 
 // ping publishes a canonical ping at QoS 1 and requires a successful PUBACK.
 func (cl *client5) ping(device string, lat, lon float64, tsMs int64) {
-	cl.t.Helper()
-	if rc := cl.publish("devices/"+device+"/telemetry", 1, canonical(lat, lon, tsMs)); rc != 0 {
-		cl.t.Fatalf("ping %s: PUBACK reason %#x", device, rc)
+	cl.T.Helper()
+	if rc := cl.Publish("devices/"+device+"/telemetry", 1, canonical(lat, lon, tsMs)); rc != 0 {
+		cl.T.Fatalf("ping %s: PUBACK reason %#x", device, rc)
 	}
 }
 
@@ -208,49 +138,14 @@ func (cl *client5) ping(device string, lat, lon float64, tsMs int64) {
 // it, but handles a client's packets one at a time, so the PUBACK of one
 // more publish (to a topic nobody subscribes to) comes after the routing.
 func (cl *client5) flush() {
-	cl.t.Helper()
-	if rc := cl.publish("edgefence-test/flush", 1, nil); rc >= 0x80 {
-		cl.t.Fatalf("flush: reason %#x", rc)
+	cl.T.Helper()
+	if rc := cl.Publish("edgefence-test/flush", 1, nil); rc >= 0x80 {
+		cl.T.Fatalf("flush: reason %#x", rc)
 	}
 }
 
 func canonical(lat, lon float64, tsMs int64) []byte {
 	return fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":8.5}`, lat, lon, tsMs)
-}
-
-// next returns the next message, failing the test after wait.
-func (cl *client5) next(what string) *paho.Publish {
-	cl.t.Helper()
-	select {
-	case m := <-cl.msgs:
-		return m
-	case <-time.After(wait):
-		cl.t.Fatalf("no message within %v: want %s", wait, what)
-		return nil
-	}
-}
-
-// sync publishes a QoS 1 message on the client's own barrier topic and
-// returns everything received before it. The broker handles a client's
-// packets in order and queues its outgoing messages in order, so the
-// returned messages are exactly those queued for the client before the
-// barrier was processed (retained messages of an earlier SUBSCRIBE and
-// whatever other clients had published by then included).
-func (cl *client5) sync() []*paho.Publish {
-	cl.t.Helper()
-	topic := cl.barrier
-	marker := fmt.Appendf(nil, "barrier-%d", clientSeq.Add(1))
-	if rc := cl.publish(topic, 1, marker); rc >= 0x80 {
-		cl.t.Fatalf("barrier publish on %s: reason %#x", topic, rc)
-	}
-	var got []*paho.Publish
-	for {
-		m := cl.next("barrier on " + topic)
-		if m.Topic == topic && string(m.Payload) == string(marker) {
-			return got
-		}
-		got = append(got, m)
-	}
 }
 
 // ---- transitions ----
@@ -322,7 +217,7 @@ func decodeTransition(t *testing.T, prefix string, m *paho.Publish) transition {
 // <prefix>/#, skipping nothing.
 func nextTransition(t *testing.T, cl *client5, what string) transition {
 	t.Helper()
-	return decodeTransition(t, "geofence", cl.next(what))
+	return decodeTransition(t, "geofence", cl.Next(what))
 }
 
 // expectTransitions requires the next transitions to be exactly want

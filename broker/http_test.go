@@ -38,7 +38,7 @@ func TestHealthReadinessMetricsAndPprof(t *testing.T) {
 
 	// Exercise the pipeline once so the histograms and counters move.
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 	tracker.ping("m-1", museumLat, museumLon, nowMs()-5000)
 	expectTransitions(t, dash, "ENTER zone-museumsinsel m-1")

@@ -345,7 +345,7 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 	cfg.PublishRate, cfg.PublishBurst = 0.001, 5
 	srv := start(t, cfg)
 	observer := connect5(t, srv.MQTTAddr(), "observer")
-	observer.subscribe("flood/#")
+	observer.Subscribe("flood/#")
 
 	fl, _, err := dialMQTT5(t, dialTCP(t, srv.MQTTAddr()), "flooder", anonymous)
 	if err != nil {
@@ -353,11 +353,11 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 	}
 	var codes []byte
 	var cutAt int
-	connCtx, connCancel := whileConnected(fl.c)
+	connCtx, connCancel := whileConnected(fl.Paho)
 	defer connCancel()
 	for i := 1; i <= 40; i++ {
 		ctx, cancel := context.WithTimeout(connCtx, wait)
-		pr, err := fl.c.Publish(ctx, &paho.Publish{Topic: "flood/x", QoS: 1, Payload: []byte(fmt.Sprint("p", i))})
+		pr, err := fl.Paho.Publish(ctx, &paho.Publish{Topic: "flood/x", QoS: 1, Payload: []byte(fmt.Sprint("p", i))})
 		cancel()
 		if pr == nil {
 			if err == nil {
@@ -379,12 +379,12 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 		t.Errorf("cut off at publish %d, want 25 (5 accepted, the 20th refusal in a row)", cutAt)
 	}
 	select {
-	case <-fl.c.Done():
+	case <-fl.Paho.Done():
 	case <-time.After(wait):
 		t.Error("flooder's connection still open")
 	}
 	var routed []string
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		routed = append(routed, string(m.Payload))
 	}
 	if !slices.Equal(routed, []string{"p1", "p2", "p3", "p4", "p5"}) {
@@ -406,7 +406,7 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 		t.Fatalf("3.1.1 subscribe: %#x", rc)
 	}
 	routed = routed[:0]
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		routed = append(routed, string(m.Payload))
 	}
 	if !slices.Equal(routed, []string{"q1", "q2", "q3", "q4", "q5"}) {
@@ -440,7 +440,7 @@ func TestMaxConnections(t *testing.T) {
 
 	// Free a slot: once the broker has counted the disconnect, a new
 	// client gets in (bounded retries).
-	if err := held[2].c.Disconnect(&paho.Disconnect{}); err != nil {
+	if err := held[2].Paho.Disconnect(&paho.Disconnect{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(wait)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	mqtt3 "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // rejectPayload is the documented payload of <reject-topic>/<device>.
@@ -31,11 +33,11 @@ type rejectPayload struct {
 func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	raw := connect5(t, srv.MQTTAddr(), "raw-subscriber")
-	raw.subscribe("devices/#")
+	raw.Subscribe("devices/#")
 	ops := connect5(t, srv.MQTTAddr(), "ops")
-	ops.subscribe("edgefence/rejected/#")
+	ops.Subscribe("edgefence/rejected/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	ts := itoa(nowMs() - 10_000)
@@ -52,7 +54,7 @@ func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 		{"device id over 128 bytes", "devices/" + long + "/telemetry", `{"lat":52.52,"lon":13.40,"ts":` + ts + `}`, "device_id", "edgefence/rejected"},
 	}
 	for _, tc := range cases {
-		if rc := tracker.publish(tc.topic, 1, []byte(tc.payload)); rc != 0x99 {
+		if rc := tracker.Publish(tc.topic, 1, []byte(tc.payload)); rc != 0x99 {
 			t.Errorf("%s: PUBACK reason %#x, want 0x99", tc.name, rc)
 		}
 	}
@@ -62,7 +64,7 @@ func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 
 	// Of all that, only the good ping was routed to devices/#.
 	tracker.flush()
-	routed := raw.sync()
+	routed := raw.Sync()
 	if len(routed) != 1 || routed[0].Topic != "devices/good-1/telemetry" {
 		var topics []string
 		for _, m := range routed {
@@ -73,7 +75,7 @@ func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 
 	// One report per refusal, in order, each naming its reason.
 	for _, tc := range cases {
-		m := ops.next("reject report for " + tc.name)
+		m := ops.Next("reject report for " + tc.name)
 		var r rejectPayload
 		if err := json.Unmarshal(m.Payload, &r); err != nil {
 			t.Fatalf("%s: reject payload: %v: %s", tc.name, err, m.Payload)
@@ -111,7 +113,7 @@ func connect3(t *testing.T, addr, name string) mqtt3.Client {
 	t.Helper()
 	opts := mqtt3.NewClientOptions().
 		AddBroker("tcp://" + addr).
-		SetClientID(fmt.Sprintf("%s-%d", name, clientSeq.Add(1))).
+		SetClientID(mqtttest.ID(name)).
 		SetProtocolVersion(4).
 		SetCleanSession(true).
 		SetAutoReconnect(false).
@@ -143,9 +145,9 @@ func publish3(t *testing.T, c mqtt3.Client, topic string, qos byte, payload []by
 func TestMQTT311TrackerAtQoS1AndQoS0(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	raw := connect5(t, srv.MQTTAddr(), "raw-subscriber")
-	raw.subscribe("devices/#")
+	raw.Subscribe("devices/#")
 	tracker := connect3(t, srv.MQTTAddr(), "tracker-311")
 
 	t0 := nowMs() - 10_000
@@ -185,7 +187,7 @@ func TestMQTT311TrackerAtQoS1AndQoS0(t *testing.T) {
 	}
 
 	publish3(t, tracker, "edgefence-test/flush", 1, nil) // see client5.flush
-	routed := raw.sync()
+	routed := raw.Sync()
 	var topics []string
 	for _, m := range routed {
 		topics = append(topics, m.Topic+" "+clip(m.Payload))
@@ -255,7 +257,7 @@ func TestFullEngineQueueRefusesWithQuotaExceeded(t *testing.T) {
 					return
 				}
 				dev := fmt.Sprintf("flood-%d", w)
-				switch rc := tracker.publish("devices/"+dev+"/telemetry", 1, canonical(museumLat, museumLon, t0+i)); rc {
+				switch rc := tracker.Publish("devices/"+dev+"/telemetry", 1, canonical(museumLat, museumLon, t0+i)); rc {
 				case 0:
 				case 0x97:
 					refused.Add(1)
@@ -288,26 +290,26 @@ func TestFullEngineQueueRefusesWithQuotaExceeded(t *testing.T) {
 func TestMQTT5QoS2TrackerIsNotBrokenByARejection(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	raw := connect5(t, srv.MQTTAddr(), "raw-subscriber")
-	raw.subscribe("devices/#")
+	raw.Subscribe("devices/#")
 	ops := connect5(t, srv.MQTTAddr(), "ops")
-	ops.subscribe("edgefence/rejected/#")
+	ops.Subscribe("edgefence/rejected/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker-qos2")
 
-	if rc := tracker.publish("devices/q2/telemetry", 2, []byte(`{"lat":91,"lon":13.4}`)); rc >= 0x80 {
+	if rc := tracker.Publish("devices/q2/telemetry", 2, []byte(`{"lat":91,"lon":13.4}`)); rc >= 0x80 {
 		t.Errorf("bad payload at QoS 2: reason %#x, want the handshake to complete", rc)
 	}
-	m := ops.next("reject report")
+	m := ops.Next("reject report")
 	if m.Topic != "edgefence/rejected/q2" || !strings.Contains(string(m.Payload), `"reason":"lat_range"`) {
 		t.Errorf("reject report %s %s", m.Topic, m.Payload)
 	}
-	if rc := tracker.publish("devices/q2/telemetry", 2, canonical(museumLat, museumLon, nowMs()-5000)); rc >= 0x80 {
+	if rc := tracker.Publish("devices/q2/telemetry", 2, canonical(museumLat, museumLon, nowMs()-5000)); rc >= 0x80 {
 		t.Fatalf("good payload at QoS 2: reason %#x", rc)
 	}
 	expectTransitions(t, dash, "ENTER zone-museumsinsel q2")
 	tracker.flush()
-	if routed := raw.sync(); len(routed) != 1 || !strings.Contains(string(routed[0].Payload), "13.4") || strings.Contains(string(routed[0].Payload), `"lat":91`) {
+	if routed := raw.Sync(); len(routed) != 1 || !strings.Contains(string(routed[0].Payload), "13.4") || strings.Contains(string(routed[0].Payload), `"lat":91`) {
 		t.Errorf("devices/# got %d messages, want only the good ping", len(routed))
 	}
 }

@@ -30,14 +30,14 @@ func TestFenceReloadExitsRemovedFencesAndKeepsTheRest(t *testing.T) {
 	cfg.FencesPoll = 0
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 	t0 := nowMs()
 	tracker.ping("truck-1", museumLat, museumLon, t0)
 	expectTransitions(t, dash, "ENTER inner truck-1", "ENTER outer truck-1")
 	inner := connect5(t, srv.MQTTAddr(), "inner-watcher")
-	inner.subscribe("geofence/inner/#")
-	if got := inner.sync(); len(got) != 1 {
+	inner.Subscribe("geofence/inner/#")
+	if got := inner.Sync(); len(got) != 1 {
 		t.Fatalf("retained before reload: %d messages on geofence/inner/#, want the ENTER", len(got))
 	}
 
@@ -52,9 +52,9 @@ func TestFenceReloadExitsRemovedFencesAndKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The publisher sends them after ReloadFences returns: wait for both.
-	got := []*paho.Publish{inner.next("the EXIT of the removed fence"), inner.next("the retained ENTER cleared")}
-	dash.next("the EXIT on geofence/#")
-	dash.next("the clearing on geofence/#")
+	got := []*paho.Publish{inner.Next("the EXIT of the removed fence"), inner.Next("the retained ENTER cleared")}
+	dash.Next("the EXIT on geofence/#")
+	dash.Next("the clearing on geofence/#")
 	if len(got) != 2 || !strings.Contains(string(got[0].Payload), `"type":"EXIT"`) ||
 		!strings.Contains(string(got[0].Payload), `"reason":"fence_removed"`) || got[0].Retain || len(got[1].Payload) != 0 {
 		for _, m := range got {
@@ -65,8 +65,8 @@ func TestFenceReloadExitsRemovedFencesAndKeepsTheRest(t *testing.T) {
 	// Its retained topic is cleared; outer's ENTER stays, and the next
 	// ping brings no duplicate ENTER.
 	later := connect5(t, srv.MQTTAddr(), "later")
-	later.subscribe("geofence/#")
-	got = later.sync()
+	later.Subscribe("geofence/#")
+	got = later.Sync()
 	if len(got) != 1 || got[0].Topic != "geofence/outer/truck-1" {
 		t.Fatalf("retained after reload: %d messages, want only geofence/outer/truck-1", len(got))
 	}
@@ -109,13 +109,13 @@ func TestAdminTopicReplacesFences(t *testing.T) {
 	cfg := testConfig(t)
 	srv := start(t, cfg)
 	admin := connect5(t, srv.MQTTAddr(), "admin")
-	if rc := admin.publish("edgefence/admin/fences", 1, []byte(`{"type":"FeatureCollection","features":[{"type":"Feature"}]}`)); rc != 0x99 {
+	if rc := admin.Publish("edgefence/admin/fences", 1, []byte(`{"type":"FeatureCollection","features":[{"type":"Feature"}]}`)); rc != 0x99 {
 		t.Fatalf("invalid fence set: reason %#x, want 0x99", rc)
 	}
 	if n := srv.Engine().Fences().Len(); n != 5 {
 		t.Fatalf("%d fences after an invalid set, want the bundled 5", n)
 	}
-	if rc := admin.publish("edgefence/admin/fences", 1, []byte(reloadAfter)); rc >= 0x80 {
+	if rc := admin.Publish("edgefence/admin/fences", 1, []byte(reloadAfter)); rc >= 0x80 {
 		t.Fatalf("valid fence set: reason %#x", rc)
 	}
 	if n := srv.Engine().Fences().Len(); n != 1 {

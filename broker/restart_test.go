@@ -18,7 +18,7 @@ func TestRestartKeepsFenceState(t *testing.T) {
 
 	first := start(t, cfg)
 	dash := connect5(t, first.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, first.MQTTAddr(), "tracker")
 	tracker.ping("truck-1", museumLat, museumLon, t0)
 	tracker.ping("truck-2", alexLat, alexLon, t0)
@@ -36,9 +36,9 @@ func TestRestartKeepsFenceState(t *testing.T) {
 		t.Fatal("no MQTT address after restart")
 	}
 	dash = connect5(t, second.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	retained := map[string]bool{}
-	for _, m := range dash.sync() {
+	for _, m := range dash.Sync() {
 		tr := decodeTransition(t, "geofence", m)
 		if !tr.retained || tr.Ts != t0 {
 			t.Errorf("after restart: %s retained=%v, want the retained ENTER at %d", tr, tr.retained, t0)
@@ -82,8 +82,8 @@ func TestGracefulCloseFlushesReorderBuffers(t *testing.T) {
 
 	second := start(t, cfg)
 	dash := connect5(t, second.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/+/late-night")
-	got := dash.sync()
+	dash.Subscribe("geofence/+/late-night")
+	got := dash.Sync()
 	if len(got) != 1 {
 		t.Fatalf("after restart: %d retained transitions for late-night, want the flushed ENTER", len(got))
 	}
@@ -100,7 +100,7 @@ func TestRestartKeepsExitExpiry(t *testing.T) {
 	t0 := nowMs() - 60_000
 	first := start(t, cfg)
 	dash := connect5(t, first.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, first.MQTTAddr(), "tracker")
 	tracker.ping("bus-1", museumLat, museumLon, t0)
 	tracker.ping("bus-1", outLat, outLon, t0+1000)
@@ -110,8 +110,8 @@ func TestRestartKeepsExitExpiry(t *testing.T) {
 
 	second := start(t, cfg)
 	later := connect5(t, second.MQTTAddr(), "later")
-	later.subscribe("geofence/+/bus-1")
-	got := later.sync()
+	later.Subscribe("geofence/+/bus-1")
+	got := later.Sync()
 	if len(got) != 1 {
 		t.Fatalf("after restart: %d retained messages for bus-1, want the EXIT", len(got))
 	}
@@ -127,8 +127,8 @@ func TestRestartKeepsExitExpiry(t *testing.T) {
 	time.Sleep(time.Until(exitDecided.Add(time.Second + 10*time.Millisecond)))
 	third := start(t, cfg)
 	later = connect5(t, third.MQTTAddr(), "later")
-	later.subscribe("geofence/#")
-	if got := later.sync(); len(got) != 0 {
+	later.Subscribe("geofence/#")
+	if got := later.Sync(); len(got) != 0 {
 		t.Errorf("expired EXIT still retained after restart: %s %s", got[0].Topic, got[0].Payload)
 	}
 	// bus-1 is outside everywhere: its next ping inside is an ENTER.

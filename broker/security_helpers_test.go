@@ -26,12 +26,12 @@ import (
 	"testing"
 	"time"
 
-	pahopackets "github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/gorilla/websocket"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // secret is every password-holding test user's password.
@@ -100,40 +100,19 @@ func login(user string) creds { return creds{user: user, pass: secret} }
 // the CONNACK (if one came) and error are returned.
 func dialMQTT5(t *testing.T, conn net.Conn, name string, cr creds) (*client5, *paho.Connack, error) {
 	t.Helper()
-	cl := &client5{t: t, msgs: make(chan *paho.Publish, 4096)}
-	cl.c = paho.NewClient(paho.ClientConfig{
-		// paho writes a packet in several Writes, from several goroutines
-		// (its first PINGREQ races the first PUBLISH): atomic on a TCP
-		// socket (writev), interleaved on TLS and WebSocket without this.
-		Conn: pahopackets.NewThreadSafeConn(conn),
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
-			func(pr paho.PublishReceived) (bool, error) {
-				select {
-				case cl.msgs <- pr.Packet:
-				default:
-					t.Errorf("%s: receive buffer full, dropped %s", name, pr.Packet.Topic)
-				}
-				return true, nil
-			},
-		},
-		PacketTimeout: wait,
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	cp := &paho.Connect{ClientID: fmt.Sprintf("%s-%d", name, clientSeq.Add(1)), KeepAlive: 30, CleanStart: true}
+	cp := &paho.Connect{ClientID: mqtttest.ID(name), KeepAlive: 30, CleanStart: true}
 	if cr.user != "" {
 		cp.Username, cp.UsernameFlag = cr.user, true
 	}
 	if cr.pass != "" {
 		cp.Password, cp.PasswordFlag = []byte(cr.pass), true
 	}
-	ca, err := cl.c.Connect(ctx, cp)
+	cl, ca, err := mqtttest.Dial(t, conn, cp, wait)
 	if err != nil {
-		conn.Close()
 		return nil, ca, err
 	}
-	t.Cleanup(func() { _ = cl.c.Disconnect(&paho.Disconnect{ReasonCode: 0}) })
-	return cl, ca, nil
+	cl.RetainAsPublished = true
+	return &client5{cl}, ca, nil
 }
 
 // mustDial5 dials TCP and connects, failing the test on any refusal.
@@ -152,7 +131,7 @@ func refused5(t *testing.T, conn net.Conn, name string, cr creds) byte {
 	t.Helper()
 	cl, ca, err := dialMQTT5(t, conn, name, cr)
 	if err == nil {
-		_ = cl.c.Disconnect(&paho.Disconnect{})
+		_ = cl.Paho.Disconnect(&paho.Disconnect{})
 		t.Fatalf("%s: connected as %q, want a refusal", name, cr.user)
 	}
 	if ca == nil {
@@ -173,12 +152,12 @@ func dialTCP(t *testing.T, addr string) net.Conn {
 // subscribeRC subscribes to one filter at QoS 1 and returns the SUBACK
 // reason code (0x00/0x01 granted, >= 0x80 refused).
 func (cl *client5) subscribeRC(filter string) byte {
-	cl.t.Helper()
+	cl.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	sa, err := cl.c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
+	sa, err := cl.Paho.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}})
 	if sa == nil || len(sa.Reasons) != 1 {
-		cl.t.Fatalf("subscribe %s: no SUBACK: %v", filter, err)
+		cl.T.Fatalf("subscribe %s: no SUBACK: %v", filter, err)
 	}
 	return sa.Reasons[0]
 }

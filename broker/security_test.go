@@ -14,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/broker"
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // The users of the access-control tests.
@@ -43,8 +44,8 @@ func TestAccessControlMatrix(t *testing.T) {
 	// The observer is an admin that sees every topic a forgery could
 	// reach; the tests read it after each phase.
 	observer := mustDial5(t, addr, "observer", login("ops"))
-	observer.barrier = "edgefence-test/barrier/observer"
-	observer.subscribe("devices/#", "owntracks/#", "geofence/#", "edgefence/#", "$SYS/x", observer.barrier)
+	observer.Barrier = "edgefence-test/barrier/observer"
+	observer.Subscribe("devices/#", "owntracks/#", "geofence/#", "edgefence/#", "$SYS/x", observer.Barrier)
 
 	type role struct {
 		name    string // username
@@ -142,7 +143,7 @@ func TestAccessControlMatrix(t *testing.T) {
 			if allowed {
 				want = 0
 			}
-			if got := r.cl.publish(topic, 1, []byte(payload)); got != want {
+			if got := r.cl.Publish(topic, 1, []byte(payload)); got != want {
 				t.Errorf("%s publishes %s (%s): PUBACK %#x, want %#x", r.name, topic, p.name, got, want)
 			}
 			all = append(all, sent{topic, payload, allowed})
@@ -155,7 +156,7 @@ func TestAccessControlMatrix(t *testing.T) {
 	// Allowed publishes reached the admin observer once each; refused ones
 	// never did.
 	got := map[string]int{}
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		if strings.HasPrefix(m.Topic, "geofence/") && !strings.Contains(string(m.Payload), "forged") {
 			continue // the server's transitions: checked below
 		}
@@ -205,7 +206,7 @@ func TestAccessControlMatrix(t *testing.T) {
 		t.Errorf("edgefence_pings_received_total = %v, want %d: a refused publish reached the engine", v, len(wantDevices))
 	}
 	select {
-	case m := <-roles[0].cl.msgs:
+	case m := <-roles[0].cl.Msgs:
 		t.Errorf("truck-1 (no read_own_transitions) received %s", m.Topic)
 	default:
 	}
@@ -224,7 +225,7 @@ func TestAccessControlMatrix(t *testing.T) {
 		{"devices/alice-phone/telemetry", 0}, // the same device id on the other filter
 		{"devices/alice/telemetry", denied},
 	} {
-		if got := alice.publish(c.topic, 1, owntracks); got != c.want {
+		if got := alice.Publish(c.topic, 1, owntracks); got != c.want {
 			t.Errorf("alice-phone publishes %s: PUBACK %#x, want %#x", c.topic, got, c.want)
 		}
 	}
@@ -286,7 +287,7 @@ func dial3(t *testing.T, addr, name string, cr creds) (*client3, error) {
 	var once sync.Once
 	opts := mqtt3.NewClientOptions().
 		AddBroker("tcp://" + addr).
-		SetClientID(fmt.Sprintf("%s-%d", name, clientSeq.Add(1))).
+		SetClientID(mqtttest.ID(name)).
 		SetProtocolVersion(4).
 		SetCleanSession(true).
 		SetAutoReconnect(false).
@@ -328,8 +329,8 @@ func TestAccessControlMQTT311(t *testing.T) {
 	srv := start(t, cfg)
 	addr := srv.MQTTAddr()
 	observer := mustDial5(t, addr, "observer", login("ops"))
-	observer.barrier = "edgefence-test/barrier/observer"
-	observer.subscribe("devices/#", "geofence/#", "edgefence/#", observer.barrier)
+	observer.Barrier = "edgefence-test/barrier/observer"
+	observer.Subscribe("devices/#", "geofence/#", "edgefence/#", observer.Barrier)
 
 	truck, err := dial3(t, addr, "truck-311", login("truck-1"))
 	if err != nil {
@@ -348,7 +349,7 @@ func TestAccessControlMQTT311(t *testing.T) {
 	}
 	// The SUBACKs came after the publishes were routed.
 	var topics []string
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		if strings.HasPrefix(m.Topic, "geofence/") && !strings.Contains(string(m.Payload), "forged") {
 			continue // the ENTER of the allowed ping
 		}
@@ -395,7 +396,7 @@ func TestAccessControlMQTT311(t *testing.T) {
 		t.Fatal("3.1.1 dashboard got no transition")
 	}
 	observer.flush()
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		if strings.Contains(string(m.Payload), "forged") {
 			t.Errorf("observer got the refused publish on %s", m.Topic)
 		}
@@ -412,7 +413,7 @@ func TestReservedTopicsWithoutAuth(t *testing.T) {
 	cfg.RejectTopic = "fleet/rejected"
 	srv := start(t, cfg)
 	observer := connect5(t, srv.MQTTAddr(), "observer")
-	observer.subscribe("fleet/#", "geofence/#", "edgefence/#", "$SYS/x", "$sys/x")
+	observer.Subscribe("fleet/#", "geofence/#", "edgefence/#", "$SYS/x", "$sys/x")
 	cl := connect5(t, srv.MQTTAddr(), "anon")
 	for _, c := range []struct {
 		topic string
@@ -429,13 +430,13 @@ func TestReservedTopicsWithoutAuth(t *testing.T) {
 		{"geofence/zone-museumsinsel/truck-1", 0}, // not this broker's prefix
 		{"edgefence/late/truck-1", 0},
 	} {
-		if got := cl.publish(c.topic, 1, []byte("payload of "+c.topic)); got != c.want {
+		if got := cl.Publish(c.topic, 1, []byte("payload of "+c.topic)); got != c.want {
 			t.Errorf("anonymous publish on %s: PUBACK %#x, want %#x", c.topic, got, c.want)
 		}
 	}
 	cl.flush()
 	var topics []string
-	for _, m := range observer.sync() {
+	for _, m := range observer.Sync() {
 		topics = append(topics, m.Topic)
 	}
 	slices.Sort(topics)
@@ -443,7 +444,7 @@ func TestReservedTopicsWithoutAuth(t *testing.T) {
 		t.Errorf("observer got %q, want %q", topics, want)
 	}
 	cl.ping("truck-1", museumLat, museumLon, nowMs()-10_000)
-	if m := observer.next("transition"); m.Topic != "fleet/transitions/zone-museumsinsel/truck-1" {
+	if m := observer.Next("transition"); m.Topic != "fleet/transitions/zone-museumsinsel/truck-1" {
 		t.Errorf("transition on %s", m.Topic)
 	}
 }
@@ -453,7 +454,7 @@ func TestReservedTopicsWithoutAuth(t *testing.T) {
 func nextTransitionOnly(t *testing.T, cl *client5, what string) transition {
 	t.Helper()
 	for {
-		m := cl.next(what)
+		m := cl.Next(what)
 		if strings.HasPrefix(m.Topic, "geofence/") {
 			return decodeTransition(t, "geofence", m)
 		}
@@ -468,7 +469,7 @@ func TestTopicAliasesFollowTheACL(t *testing.T) {
 	cfg.Auth = writeUsers(t, aclUsers...)
 	srv := start(t, cfg)
 	dash := mustDial5(t, srv.MQTTAddr(), "wall", login("wall"))
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 
 	r := rawDial(t, srv.MQTTAddr())
 	r.mustConnect(t, "alias-truck", login("truck-1"))

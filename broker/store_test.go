@@ -57,8 +57,8 @@ func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
-	if m := dash.next("the stored ENTER, retained"); m.Topic != enter.TopicName {
+	dash.Subscribe("geofence/#")
+	if m := dash.Next("the stored ENTER, retained"); m.Topic != enter.TopicName {
 		t.Fatalf("got %s, want %s", m.Topic, enter.TopicName)
 	}
 	// Restored inside: a ping inside makes no second ENTER, one outside EXITs.

@@ -44,7 +44,7 @@ func TestMQTTSAndMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MQTTS with password: %v (%+v)", err, ca)
 	}
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 
 	// gateway-7 has no password: its certificate is its login, and it is
 	// a device like any other.
@@ -55,7 +55,7 @@ func TestMQTTSAndMutualTLS(t *testing.T) {
 	t0 := nowMs() - 30_000
 	gw.ping("gateway-7", museumLat, museumLon, t0)
 	expectTransitions(t, dash, "ENTER zone-museumsinsel gateway-7")
-	if rc := gw.publish("devices/truck-1/telemetry", 1, canonical(museumLat, museumLon, t0)); rc != denied {
+	if rc := gw.Publish("devices/truck-1/telemetry", 1, canonical(museumLat, museumLon, t0)); rc != denied {
 		t.Errorf("gateway-7 publishes truck-1's telemetry: PUBACK %#x, want 0x87", rc)
 	}
 	if rc := gw.subscribeRC("geofence/#"); rc != denied {
@@ -128,7 +128,7 @@ func TestWebSocketSubscriberGetsTransitions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MQTT over WebSocket: %v (%+v)", err, ca)
 	}
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tcp-tracker")
 	t0 := nowMs() - 30_000
 	tracker.ping("ws-1", museumLat, museumLon, t0)
@@ -176,7 +176,7 @@ func TestSecureWebSocket(t *testing.T) {
 	if err != nil {
 		t.Fatalf("wss with password: %v (%+v)", err, ca)
 	}
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 
 	gw, ca, err := dialMQTT5(t, mustWS(t, url, pki.tlsConfig(pki.client(t, "gateway-7", false))), "wss-gateway-7", anonymous)
 	if err != nil {

@@ -18,7 +18,7 @@ func TestOutOfOrderPingsWithinHoldYieldNoPhantomTransitions(t *testing.T) {
 	cfg.Engine.Hold = time.Second // the three pings must arrive within it, even on a loaded CI machine
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	t0 := nowMs() - 10_000
@@ -65,7 +65,7 @@ func TestArrivalOrderWithoutHoldInventsPhantomTransitions(t *testing.T) {
 	cfg.Engine.Hold = 0
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	t0 := nowMs() - 10_000
@@ -86,7 +86,7 @@ func TestArrivalOrderWithoutHoldInventsPhantomTransitions(t *testing.T) {
 func TestEpochZeroStampIsClampedToServerTime(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	before := time.Now()
@@ -121,7 +121,7 @@ type latePayload struct {
 func TestLatePingGoesToLateTopicAndCausesNoTransition(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#", "edgefence/late/#")
+	dash.Subscribe("geofence/#", "edgefence/late/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	t0 := nowMs() - 30_000
@@ -130,7 +130,7 @@ func TestLatePingGoesToLateTopicAndCausesNoTransition(t *testing.T) {
 
 	// 2 s behind the committed ENTER (hold 100 ms), and somewhere else.
 	tracker.ping("bike-3", alexLat, alexLon, t0-2000)
-	m := dash.next("late ping on edgefence/late/bike-3")
+	m := dash.Next("late ping on edgefence/late/bike-3")
 	if m.Topic != "edgefence/late/bike-3" {
 		t.Fatalf("got %s %s, want the late ping on edgefence/late/bike-3", m.Topic, m.Payload)
 	}
@@ -169,7 +169,7 @@ func TestDwellFiresForSilentParkedDevice(t *testing.T) {
 	cfg.Engine.Sweep = 50 * time.Millisecond
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	t0 := nowMs()
@@ -192,7 +192,7 @@ func TestDwellFiresForSilentParkedDevice(t *testing.T) {
 func TestLateDashboardGetsRetainedState(t *testing.T) {
 	srv := start(t, testConfig(t))
 	live := connect5(t, srv.MQTTAddr(), "live")
-	live.subscribe("geofence/#")
+	live.Subscribe("geofence/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 	t0 := nowMs() - 10_000
 	tracker.ping("truck-1", museumLat, museumLon, t0)
@@ -209,8 +209,8 @@ func TestLateDashboardGetsRetainedState(t *testing.T) {
 	}
 
 	byDevice := connect5(t, srv.MQTTAddr(), "by-device")
-	byDevice.subscribe("geofence/+/truck-1")
-	got := byDevice.sync()
+	byDevice.Subscribe("geofence/+/truck-1")
+	got := byDevice.Sync()
 	if len(got) != 1 {
 		t.Fatalf("geofence/+/truck-1 got %d retained messages, want 1", len(got))
 	}
@@ -219,8 +219,8 @@ func TestLateDashboardGetsRetainedState(t *testing.T) {
 	}
 
 	byFence := connect5(t, srv.MQTTAddr(), "by-fence")
-	byFence.subscribe("geofence/zone-museumsinsel/+")
-	got = byFence.sync()
+	byFence.Subscribe("geofence/zone-museumsinsel/+")
+	got = byFence.Sync()
 	devices := map[string]bool{}
 	for _, m := range got {
 		tr := decodeTransition(t, "geofence", m)
@@ -240,14 +240,14 @@ func TestLateDashboardGetsRetainedState(t *testing.T) {
 func TestOwnTracksLocationsProduceTransitions(t *testing.T) {
 	srv := start(t, testConfig(t))
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	watch := connect5(t, srv.MQTTAddr(), "owntracks-watch")
-	watch.subscribe("owntracks/#", "edgefence/rejected/#")
+	watch.Subscribe("owntracks/#", "edgefence/rejected/#")
 	phone := connect5(t, srv.MQTTAddr(), "phone")
 
 	tst := time.Now().Unix() - 60
 	loc := []byte(`{"_type":"location","lat":52.52,"lon":13.40,"tst":` + itoa(tst) + `,"acc":12,"tid":"ph"}`)
-	if rc := phone.publish("owntracks/alice/phone", 1, loc); rc != 0 {
+	if rc := phone.Publish("owntracks/alice/phone", 1, loc); rc != 0 {
 		t.Fatalf("location: PUBACK %#x", rc)
 	}
 	tr := expectTransitions(t, dash, "ENTER zone-museumsinsel alice-phone")[0]
@@ -260,13 +260,13 @@ func TestOwnTracksLocationsProduceTransitions(t *testing.T) {
 		[]byte(`{"_type":"lwt","tst":` + itoa(tst+2) + `}`),
 	}
 	for _, p := range others {
-		if rc := phone.publish("owntracks/alice/phone", 1, p); rc != 0 {
+		if rc := phone.Publish("owntracks/alice/phone", 1, p); rc != 0 {
 			t.Fatalf("%s: PUBACK %#x, want success", p, rc)
 		}
 	}
 	// Routed, in order, with nothing rejected in between.
 	phone.flush()
-	got := watch.sync()
+	got := watch.Sync()
 	if len(got) != 3 || string(got[1].Payload) != string(others[0]) || string(got[2].Payload) != string(others[1]) {
 		var topics []string
 		for _, m := range got {
@@ -278,7 +278,7 @@ func TestOwnTracksLocationsProduceTransitions(t *testing.T) {
 	// The transition message (outside every fence) decided nothing: the
 	// next transition is the EXIT of the next location.
 	out := []byte(`{"_type":"location","lat":52.50,"lon":13.30,"tst":` + itoa(tst+3) + `}`)
-	if rc := phone.publish("owntracks/alice/phone", 1, out); rc != 0 {
+	if rc := phone.Publish("owntracks/alice/phone", 1, out); rc != 0 {
 		t.Fatalf("location: PUBACK %#x", rc)
 	}
 	tr = expectTransitions(t, dash, "EXIT zone-museumsinsel alice-phone")[0]
@@ -319,7 +319,7 @@ func TestExitCarriesMessageExpiry(t *testing.T) {
 			}
 			srv := start(t, cfg)
 			dash := connect5(t, srv.MQTTAddr(), "dashboard")
-			dash.subscribe("geofence/#")
+			dash.Subscribe("geofence/#")
 			tracker := connect5(t, srv.MQTTAddr(), "tracker")
 			t0 := nowMs() - 10_000
 			tracker.ping("car-5", museumLat, museumLon, t0)
@@ -338,8 +338,8 @@ func TestExitCarriesMessageExpiry(t *testing.T) {
 			checkExpiry("live EXIT", got[1])
 
 			later := connect5(t, srv.MQTTAddr(), "later")
-			later.subscribe("geofence/+/car-5")
-			ret := later.sync()
+			later.Subscribe("geofence/+/car-5")
+			ret := later.Sync()
 			if len(ret) != 1 {
 				t.Fatalf("retained: got %d messages, want the EXIT", len(ret))
 			}

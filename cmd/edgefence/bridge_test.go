@@ -40,12 +40,12 @@ func TestBridgeKillNineThenSIGTERM(t *testing.T) {
 	}
 	b := start()
 	obs := connect(t, up.mqtt, "observer")
-	obs.subscribe("bridged/#")
+	obs.Subscribe("bridged/#")
 	tracker := connect(t, up.mqtt, "tracker")
 	base := time.Now().UnixMilli() - 60_000
 
 	tracker.ping("truck-1", museumLat, museumLon, base)
-	if got, want := decode(t, "bridged", obs.next("ENTER")).String(), fmt.Sprintf("ENTER zone-museumsinsel truck-1 @%d", base); got != want {
+	if got, want := decode(t, "bridged", obs.Next("ENTER")).String(), fmt.Sprintf("ENTER zone-museumsinsel truck-1 @%d", base); got != want {
 		t.Fatalf("first transition %s, want %s", got, want)
 	}
 	// Kill it with nothing in flight: the observer has the ENTER once the
@@ -60,10 +60,10 @@ func TestBridgeKillNineThenSIGTERM(t *testing.T) {
 
 	b = start()
 	// A repeated ENTER (from the ping at +500) would come before the EXIT.
-	if got, want := decode(t, "bridged", obs.next("EXIT")).String(), fmt.Sprintf("EXIT zone-museumsinsel truck-1 @%d", base+1000); got != want {
+	if got, want := decode(t, "bridged", obs.Next("EXIT")).String(), fmt.Sprintf("EXIT zone-museumsinsel truck-1 @%d", base+1000); got != want {
 		t.Fatalf("after the restart %s, want %s", got, want)
 	}
-	if extra := obs.sync(); len(extra) != 0 {
+	if extra := obs.Sync(); len(extra) != 0 {
 		t.Errorf("%d more messages after the EXIT: first on %s", len(extra), extra[0].Topic)
 	}
 

@@ -65,8 +65,8 @@ func TestCrossBuiltBinariesRunUnderEmulation(t *testing.T) {
 			dash := connect(t, p.mqtt, "dash")
 			deadline := time.Now().Add(2 * wait)
 			for {
-				dash.subscribe("geofence/+/pi-1")
-				if got := dash.sync(); len(got) == 1 {
+				dash.Subscribe("geofence/+/pi-1")
+				if got := dash.Sync(); len(got) == 1 {
 					if tr := decode(t, "geofence", got[0]); tr.Type != "ENTER" || tr.Fence != "zone-museumsinsel" || !got[0].Retain {
 						t.Fatalf("retained %s, want the ENTER of zone-museumsinsel", tr)
 					}

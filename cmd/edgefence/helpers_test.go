@@ -4,8 +4,6 @@ package main
 // runs it, driven over real MQTT and HTTP on 127.0.0.1.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,13 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/edgefence/edgefence/internal/mqtttest"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
@@ -216,107 +214,28 @@ func httpStatus(t *testing.T, url string) int {
 
 // ---- MQTT 5 ----
 
-var clientSeq atomic.Int64
-
-type client struct {
-	t       *testing.T
-	c       *paho.Client
-	msgs    chan *paho.Publish
-	barrier string
-}
+// client is the tests' MQTT 5 client (internal/mqtttest). It subscribes
+// without retain-as-published: the retain flag then marks a retained
+// message replayed on subscription, not a live one.
+type client struct{ *mqtttest.Client }
 
 // connect connects an MQTT 5 client; it subscribes to a barrier topic of
-// its own (see sync).
+// its own (see Sync).
 func connect(t *testing.T, addr, name string) *client {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, wait)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	cl := &client{t: t, msgs: make(chan *paho.Publish, 1024)}
-	cl.c = paho.NewClient(paho.ClientConfig{
-		Conn: conn,
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
-			func(pr paho.PublishReceived) (bool, error) {
-				select {
-				case cl.msgs <- pr.Packet:
-				default:
-					t.Errorf("%s: receive buffer full", name)
-				}
-				return true, nil
-			},
-		},
-		PacketTimeout: wait,
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	id := fmt.Sprintf("%s-%d", name, clientSeq.Add(1))
-	if _, err := cl.c.Connect(ctx, &paho.Connect{ClientID: id, KeepAlive: 30, CleanStart: true}); err != nil {
-		conn.Close()
-		t.Fatalf("connect %s: %v", id, err)
-	}
-	t.Cleanup(func() { _ = cl.c.Disconnect(&paho.Disconnect{}) })
-	cl.barrier = "edgefence-test/barrier/" + id
-	cl.subscribe(cl.barrier)
-	return cl
+	return &client{mqtttest.Connect(t, addr, name, wait)}
 }
 
-// subscribe subscribes at QoS 1 without retain-as-published: the retain
-// flag then marks a retained message replayed on subscription, not a live
-// one.
-func (cl *client) subscribe(filters ...string) {
-	cl.t.Helper()
-	s := &paho.Subscribe{}
-	for _, f := range filters {
-		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: f, QoS: 1})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	if _, err := cl.c.Subscribe(ctx, s); err != nil {
-		cl.t.Fatalf("subscribe %v: %v", filters, err)
-	}
-}
-
+// publish publishes at QoS 1.
 func (cl *client) publish(topic string, payload []byte) {
-	cl.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	if _, err := cl.c.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payload}); err != nil {
-		cl.t.Fatalf("publish %s: %v", topic, err)
-	}
+	cl.T.Helper()
+	cl.Publish(topic, 1, payload)
 }
 
 // ping publishes a canonical ping at QoS 1.
 func (cl *client) ping(device string, lat, lon float64, tsMs int64) {
-	cl.t.Helper()
+	cl.T.Helper()
 	cl.publish("devices/"+device+"/telemetry", fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d}`, lat, lon, tsMs))
-}
-
-func (cl *client) next(what string) *paho.Publish {
-	cl.t.Helper()
-	select {
-	case m := <-cl.msgs:
-		return m
-	case <-time.After(wait):
-		cl.t.Fatalf("no message within %v: want %s", wait, what)
-		return nil
-	}
-}
-
-// sync returns everything the broker queued for this client before it
-// handled a barrier publish of the client's own.
-func (cl *client) sync() []*paho.Publish {
-	cl.t.Helper()
-	marker := fmt.Appendf(nil, "barrier-%d", clientSeq.Add(1))
-	cl.publish(cl.barrier, marker)
-	var got []*paho.Publish
-	for {
-		m := cl.next("barrier")
-		if m.Topic == cl.barrier && bytes.Equal(m.Payload, marker) {
-			return got
-		}
-		got = append(got, m)
-	}
 }
 
 // transition is the part of a transition payload these tests check.

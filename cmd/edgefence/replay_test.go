@@ -23,7 +23,7 @@ func TestReplayOfCaptureMatchesLiveTransitions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "capture.jsonl")
 	p := startServe(t, t.TempDir(), nil, "--hold", "100ms", "--capture", path)
 	dash := connect(t, p.mqtt, "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect(t, p.mqtt, "tracker")
 	t0 := time.Now().UnixMilli() - 60_000
 	const dev = "replay-1"
@@ -52,9 +52,9 @@ func TestReplayOfCaptureMatchesLiveTransitions(t *testing.T) {
 	}
 	var live []string
 	for range 2 {
-		live = append(live, decode(t, "geofence", dash.next("the live transitions")).String())
+		live = append(live, decode(t, "geofence", dash.Next("the live transitions")).String())
 	}
-	if extra := dash.sync(); len(extra) > 0 {
+	if extra := dash.Sync(); len(extra) > 0 {
 		t.Errorf("%d more transitions than expected, the first on %s", len(extra), extra[0].Topic)
 	}
 	want := []string{

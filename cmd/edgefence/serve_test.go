@@ -23,12 +23,12 @@ func TestKillNineRestartKeepsState(t *testing.T) {
 
 	first := startServe(t, dataDir, nil, "--hold", "100ms")
 	dash := connect(t, first.mqtt, "dashboard")
-	dash.subscribe("geofence/#")
+	dash.Subscribe("geofence/#")
 	tracker := connect(t, first.mqtt, "tracker")
 	tracker.ping("dev-a", museumLat, museumLon, t0)
 	tracker.ping("dev-b", alexLat, alexLon, t0)
 	for range 2 {
-		record(decode(t, "geofence", dash.next("the two ENTERs")))
+		record(decode(t, "geofence", dash.Next("the two ENTERs")))
 	}
 	if st := first.signal(syscall.SIGKILL, wait); !isKilled(st) {
 		t.Fatalf("first run ended with %v, want killed", st)
@@ -36,8 +36,8 @@ func TestKillNineRestartKeepsState(t *testing.T) {
 
 	second := startServe(t, dataDir, nil, "--hold", "100ms")
 	dash = connect(t, second.mqtt, "dashboard")
-	dash.subscribe("geofence/#")
-	retained := dash.sync()
+	dash.Subscribe("geofence/#")
+	retained := dash.Sync()
 	for _, m := range retained {
 		record(decode(t, "geofence", m))
 	}
@@ -46,7 +46,7 @@ func TestKillNineRestartKeepsState(t *testing.T) {
 	tracker.ping("dev-a", outLat, outLon, t0+2000)       // then leaves
 	tracker.ping("dev-b", outLat, outLon, t0+1000)       // left customer-alex
 	for range 2 {
-		record(decode(t, "geofence", dash.next("the two EXITs")))
+		record(decode(t, "geofence", dash.Next("the two EXITs")))
 	}
 
 	want := map[string][]string{
@@ -90,8 +90,8 @@ func TestSIGTERMFlushesAndExitsCleanly(t *testing.T) {
 
 	second := startServe(t, dataDir, nil)
 	dash := connect(t, second.mqtt, "dashboard")
-	dash.subscribe("geofence/+/night-1")
-	got := dash.sync()
+	dash.Subscribe("geofence/+/night-1")
+	got := dash.Sync()
 	if len(got) != 1 {
 		t.Fatalf("after restart: %d retained transitions for night-1, want the flushed ENTER", len(got))
 	}
@@ -119,10 +119,10 @@ func TestConfigPrecedenceFlagsEnvConfigFile(t *testing.T) {
 		t.Errorf("config file 'pprof true': /debug/pprof/ is %d, want 200", code)
 	}
 	dash := connect(t, p.mqtt, "dashboard")
-	dash.subscribe("from-env/#", "from-config/#", "geofence/#")
+	dash.Subscribe("from-env/#", "from-config/#", "geofence/#")
 	tracker := connect(t, p.mqtt, "tracker")
 	tracker.ping("cfg-1", museumLat, museumLon, time.Now().UnixMilli()-5000)
-	m := dash.next("ENTER under the env prefix")
+	m := dash.Next("ENTER under the env prefix")
 	if tr := decode(t, "from-env", m); tr.Type != "ENTER" || tr.Device != "cfg-1" {
 		t.Errorf("got %s on %s", tr, m.Topic)
 	}
