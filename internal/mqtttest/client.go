@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.golang/paho"
 	pahopackets "github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
 )
 
 var seq atomic.Int64
