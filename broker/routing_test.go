@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
@@ -57,6 +58,15 @@ func TestAwaySessionStillGetsTelemetry(t *testing.T) {
 	sub := connectSession(t, srv.MQTTAddr(), "collector")
 	sub.Subscribe("devices/+/telemetry")
 	_ = sub.Paho.Disconnect(&paho.Disconnect{})
+	// Publish only once the broker has seen it go: before that, the ping
+	// would reach the old connection instead of waiting in the session.
+	deadline := time.Now().Add(wait)
+	for metric(t, srv, "edgefence_mqtt_clients_connected") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the broker still counts the disconnected client")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 	tracker.ping("away-1", museumLat, museumLon, nowMs()-5000)
