@@ -84,6 +84,7 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 // the keepalive once connected.
 func (s *Server) listen(tc *tls.Config) error {
 	establish := func(id string, c net.Conn) error {
+		c = newCoalescingConn(c)
 		if s.cfg.ConnectTimeout > 0 {
 			_ = c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 		}

@@ -1,0 +1,383 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// connWait bounds every wait for bytes that should arrive.
+const connWait = 5 * time.Second
+
+// countingConn counts the writes that reach the socket and the deadlines
+// passed on to it.
+type countingConn struct {
+	net.Conn
+	writes    atomic.Int64
+	deadlines atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+func (c *countingConn) SetDeadline(t time.Time) error {
+	c.deadlines.Add(1)
+	return c.Conn.SetDeadline(t)
+}
+
+// tcpPair is a loopback TCP connection: the server end wrapped as the
+// broker wraps its clients' connections, and the client end.
+func tcpPair(t *testing.T) (*coalescingConn, *countingConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := <-accepted
+	if !ok {
+		t.Fatal("accept failed")
+	}
+	inner := &countingConn{Conn: raw}
+	c := newCoalescingConn(inner)
+	t.Cleanup(func() { c.Close(); peer.Close() })
+	return c, inner, peer
+}
+
+// waitWriting waits until a write has reached the socket.
+func waitWriting(t *testing.T, inner *countingConn) {
+	t.Helper()
+	for deadline := time.Now().Add(connWait); inner.writes.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the write never reached the socket")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// readFull reads n bytes from the peer or fails the test after connWait.
+func readFull(t *testing.T, peer net.Conn, n int) []byte {
+	t.Helper()
+	_ = peer.SetReadDeadline(time.Now().Add(connWait))
+	b := make([]byte, n)
+	if _, err := io.ReadFull(peer, b); err != nil {
+		t.Fatalf("reading %d bytes: %v", n, err)
+	}
+	return b
+}
+
+// A burst of packets read in one go is answered in one write, in order:
+// what makes a tracker's 8 pings cost one write syscall instead of 8.
+func TestCoalescingConnAnswersABurstInOneWrite(t *testing.T) {
+	c, inner, peer := tcpPair(t)
+	if _, err := peer.Write([]byte("12345678")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 8)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range b { // one answer per packet, as mochi writes a PUBACK per PUBLISH
+		if _, err := c.Write([]byte{'a', x}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := inner.writes.Load(); n != 0 {
+		t.Fatalf("%d writes reached the socket while the reader had input in hand", n)
+	}
+	go func() { _, _ = c.Read(make([]byte, 8)) }() // mochi's reader going back for more
+	if got := readFull(t, peer, 16); string(got) != "a1a2a3a4a5a6a7a8" {
+		t.Fatalf("peer got %q", got)
+	}
+	if n := inner.writes.Load(); n != 1 {
+		t.Fatalf("the burst's answers took %d writes, want 1", n)
+	}
+}
+
+// A write while the reader waits for input (a message routed to an idle
+// subscriber, a CONNACK) goes out at once.
+func TestCoalescingConnWritesAtOnceWhileTheReaderWaits(t *testing.T) {
+	c, _, peer := tcpPair(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 8))
+		done <- err
+	}()
+	if _, err := c.Write([]byte("routed")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFull(t, peer, 6); string(got) != "routed" {
+		t.Fatalf("peer got %q", got)
+	}
+	peer.Close()
+	<-done
+}
+
+// Held bytes are bounded: past maxHeld they go out without waiting for
+// the reader.
+func TestCoalescingConnWritesPastTheBound(t *testing.T) {
+	c, inner, peer := tcpPair(t)
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte{'m'}, 1000)
+	for i := 0; i < maxHeld/len(chunk)+1; i++ {
+		if _, err := c.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := inner.writes.Load(); n != 1 {
+		t.Fatalf("%d writes reached the socket, want 1 once past %d bytes", n, maxHeld)
+	}
+	readFull(t, peer, (maxHeld/len(chunk)+1)*len(chunk))
+}
+
+// Close writes what is held before closing: mochi writes a DISCONNECT with
+// its reason code from the reader and then closes the connection.
+func TestCoalescingConnCloseWritesWhatIsHeld(t *testing.T) {
+	c, _, peer := tcpPair(t)
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte{0xe0, 0x01, 0x97}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFull(t, peer, 3); !bytes.Equal(got, []byte{0xe0, 0x01, 0x97}) {
+		t.Fatalf("peer got % x", got)
+	}
+	if _, err := peer.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the held bytes: %v, want EOF", err)
+	}
+}
+
+// A peer that writes but does not read must not stop the reader: its
+// writes are read while another goroutine's write is blocked on it, and
+// what the reader held goes out after that write, in order.
+func TestCoalescingConnReadsWhileAWriteIsBlocked(t *testing.T) {
+	c, inner, peer := tcpPair(t)
+	big := bytes.Repeat([]byte{'B'}, 32<<20) // more than the socket buffers hold
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(big)
+		wrote <- err
+	}()
+	waitWriting(t, inner)
+	// The reader reads the peer's packet and answers it while the big
+	// write is stuck; it reads again without waiting for that write.
+	if _, err := peer.Write([]byte("p1")); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 2)
+	go func() {
+		b := make([]byte, 2)
+		if _, err := io.ReadFull(c, b); err != nil {
+			read <- err
+			return
+		}
+		if _, err := c.Write([]byte("ack1")); err != nil {
+			read <- err
+			return
+		}
+		_, err := c.Read(b) // goes back for more: must not wait for the big write
+		read <- err
+	}()
+	if _, err := peer.Write([]byte("p2")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(connWait):
+		t.Fatal("the reader waited for a write the peer was not reading")
+	}
+	// Now the peer reads: the big write, then the held answer.
+	got := readFull(t, peer, len(big)+4)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[:len(big)], big) || string(got[len(big):]) != "ack1" {
+		t.Fatalf("peer got the big write then %q", got[len(big):])
+	}
+}
+
+// Close does not hang on a peer that does not read while bytes are held.
+func TestCoalescingConnCloseGivesUpOnAPeerThatDoesNotRead(t *testing.T) {
+	c, inner, peer := tcpPair(t)
+	go func() { _, _ = c.Write(bytes.Repeat([]byte{'B'}, 32<<20)) }()
+	waitWriting(t, inner)
+	// Hold something: data from the peer, then an answer.
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(closeFlushTimeout + connWait):
+		t.Fatal("Close hung on a peer that does not read")
+	}
+}
+
+// mochi moves the deadline on every packet; only moves of an eighth of
+// its span or more, and earlier deadlines, reach the poller.
+func TestCoalescingConnRoundsDeadlines(t *testing.T) {
+	c, inner, _ := tcpPair(t)
+	now := time.Now()
+	keep := 90 * time.Second // keepalive 60 s
+	if err := c.SetDeadline(now.Add(keep)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 100; i++ { // 100 packets in 1 s
+		_ = c.SetDeadline(now.Add(keep + time.Duration(i)*10*time.Millisecond))
+	}
+	if n := inner.deadlines.Load(); n != 1 {
+		t.Fatalf("%d deadlines passed on for moves of 1 s in a 90 s span, want 1", n)
+	}
+	_ = c.SetDeadline(now.Add(keep + keep/8))
+	if n := inner.deadlines.Load(); n != 2 {
+		t.Fatalf("a move of an eighth of the span was not passed on (%d)", n)
+	}
+	_ = c.SetDeadline(now.Add(time.Second))
+	_ = c.SetDeadline(time.Time{})
+	if n := inner.deadlines.Load(); n != 4 {
+		t.Fatalf("an earlier deadline or none was not passed on (%d calls, want 4)", n)
+	}
+	// Short spans (keepalive 1 or 2 s) are passed on exactly.
+	for i := 0; i < 3; i++ {
+		_ = c.SetDeadline(time.Now().Add(time.Second + time.Duration(i)*time.Millisecond))
+	}
+	if n := inner.deadlines.Load(); n != 7 {
+		t.Fatalf("short-span deadlines were rounded (%d calls, want 7)", n)
+	}
+}
+
+// The deadline in force ends an idle connection: rounding never leaves
+// it without one.
+func TestCoalescingConnDeadlineStillEndsAnIdleConnection(t *testing.T) {
+	c, _, _ := tcpPair(t)
+	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	_ = c.SetDeadline(time.Now().Add(201 * time.Millisecond))
+	_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	_ = c.SetDeadline(time.Now().Add(150 * time.Millisecond)) // after a direct read deadline: passed on
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("idle read ended with %v, want a timeout", err)
+	}
+}
+
+// Several goroutines writing while the reader reads and answers: every
+// byte arrives, each writer's bytes in its order and the reader's answers
+// in theirs (MQTT requires PUBACKs in the order of the PUBLISHes).
+func TestCoalescingConnKeepsEachWritersOrder(t *testing.T) {
+	c, _, peer := tcpPair(t)
+	const writers, each, packets = 3, 2000, 2000
+
+	// The peer sends packets of 4 bytes; the reader answers each with a
+	// record; writers send records too. A record is writer id + sequence.
+	go func() {
+		var b [4]byte
+		for i := 0; i < packets; i++ {
+			binary.BigEndian.PutUint32(b[:], uint32(i))
+			if _, err := peer.Write(b[:]); err != nil {
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+1)
+	wg.Add(1)
+	go func() { // mochi's reader
+		var in [4]byte
+		var out [5]byte
+		for i := 0; i < packets; i++ {
+			if _, err := io.ReadFull(c, in[:]); err != nil {
+				errs <- err
+				wg.Done()
+				return
+			}
+			out[0] = writers
+			copy(out[1:], in[:])
+			if _, err := c.Write(out[:]); err != nil {
+				errs <- err
+				wg.Done()
+				return
+			}
+		}
+		wg.Done()
+		_, _ = c.Read(in[:]) // back for more, as mochi's reader: releases the last answers
+	}()
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out [5]byte
+			for i := 0; i < each; i++ {
+				out[0] = byte(w)
+				binary.BigEndian.PutUint32(out[1:], uint32(i))
+				if _, err := c.Write(out[:]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+
+	next := make([]uint32, writers+1)
+	total := writers*each + packets
+	got := readFull(t, peer, total*5)
+	for off := 0; off < len(got); off += 5 {
+		w, seq := got[off], binary.BigEndian.Uint32(got[off+1:])
+		if int(w) > writers || seq != next[w] {
+			t.Fatalf("record %d: writer %d sequence %d, want %d", off/5, w, seq, next[w])
+		}
+		next[w]++
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(next) != fmt.Sprint([]uint32{each, each, each, packets}) {
+		t.Fatalf("records per writer %v", next)
+	}
+}
