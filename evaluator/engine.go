@@ -179,18 +179,34 @@ func (s *shard) drain() {
 	}
 }
 
+// timerGrain is how late the shard's timer may serve a deadline: one
+// wake-up releases every ping due within it. Without it the timer fired
+// once per ping at a steady load (deadlines 20 µs apart at 50,000 pings/s),
+// each firing a goroutine wake-up and a scheduling round.
+const timerGrain = time.Millisecond
+
 // settle releases what is due at now, arms the timer for the next hold
-// deadline if it is earlier than the armed one, and publishes the shard's
-// size; the caller owns the shard.
+// deadline (at least timerGrain ahead) if it is earlier than the armed
+// one, and publishes the shard's size; the caller owns the shard.
 func (s *shard) settle(now time.Time) {
 	p := s.proc
 	p.Advance(now)
-	if next, ok := p.NextDeadline(); ok && (s.armed.IsZero() || next.Before(s.armed)) {
-		s.timer.Reset(max(next.Sub(now), 0))
-		s.armed = next
+	if next, ok := p.NextDeadline(); ok {
+		next = later(next, now.Add(timerGrain))
+		if s.armed.IsZero() || next.Before(s.armed) {
+			s.timer.Reset(next.Sub(now))
+			s.armed = next
+		}
 	}
 	s.devices.Store(int64(p.Devices()))
 	s.buffered.Store(int64(p.Buffered()))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // handovers bounds how many times a goroutine takes over the backlog
