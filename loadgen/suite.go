@@ -25,17 +25,18 @@ type Suite struct {
 	Mosquitto string // mosquitto binary; "": skipped
 	BrokerCPU string // taskset CPU list for the broker; "": not pinned
 	Runs      int
-	Out       string // results directory; "": a new temp dir
-	Only      string // comma-separated scenarios
-	Quick     bool   // small and short: a smoke test
-	Profile   string // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"; other scenarios: Profile+"."+scenario
+	Out       string  // results directory; "": a new temp dir
+	Only      string  // comma-separated scenarios
+	Quick     bool    // small and short: a smoke test
+	Profile   string  // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"; other scenarios: Profile+"."+scenario
+	Ceiling   float64 // pings/s the latency and headroom rates are shares of when the ceiling scenario is not run
 	Log       io.Writer
 }
 
 // DefaultSuite pins the broker to CPU 1 when taskset exists and there are
 // two CPUs or more, and finds mosquitto on PATH or in /usr/sbin.
 func DefaultSuite() Suite {
-	s := Suite{Runs: 3}
+	s := Suite{Runs: 3, Ceiling: 40000}
 	if _, err := exec.LookPath("taskset"); err == nil && onlineCPUs() >= 2 {
 		s.BrokerCPU = "1"
 	}
@@ -178,7 +179,7 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 		rate := sc.rate
 		if rate < 0 {
 			if ceiling == 0 {
-				ceiling = 40000 // no ceiling run: a fixed guess
+				ceiling = s.Ceiling // no ceiling run
 			}
 			rate = -rate * ceiling
 		}
