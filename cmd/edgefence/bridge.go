@@ -13,7 +13,7 @@ import (
 
 // bridgeFlags binds every bridge flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, logLevel *string, memLimit *int64) *flag.FlagSet {
+func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence bridge", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.Upstream, "upstream", cfg.Upstream, "the broker: mqtt://host:port or mqtts://host:port (also ws://, wss://)")
@@ -47,8 +47,7 @@ func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, logLev
 	fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
 	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	engineFlags(fs, &cfg.Engine)
-	fs.Var(byteSize{memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: none)")
-	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
+	proc.register(fs)
 	return fs
 }
 
@@ -56,9 +55,8 @@ func bridgeCommand() *ffcli.Command {
 	cfg := bridge.DefaultConfig()
 	topics := &stringList{values: hooks.DefaultTelemetryFilters}
 	receiveMax := int(cfg.ReceiveMaximum)
-	logLevel := "info"
-	var memLimit int64
-	fs := bridgeFlags(&cfg, topics, &receiveMax, &logLevel, &memLimit)
+	proc := defaultProcessFlags()
+	fs := bridgeFlags(&cfg, topics, &receiveMax, &proc)
 	return &ffcli.Command{
 		Name:       "bridge",
 		ShortUsage: "edgefence bridge --upstream mqtt://host:1883 [flags]",
@@ -75,9 +73,11 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("bridge takes no arguments, got %q", args)
 			}
 			var err error
-			if cfg.Log, err = setupProcess(logLevel, memLimit); err != nil {
+			var stop func()
+			if cfg.Log, stop, err = proc.setup(); err != nil {
 				return err
 			}
+			defer stop()
 			if receiveMax < 1 || receiveMax > 65535 {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}

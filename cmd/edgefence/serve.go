@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -181,7 +180,7 @@ func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence.
-func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string, memLimit *int64) *flag.FlagSet {
+func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
@@ -214,22 +213,20 @@ func serveFlags(cfg *broker.Config, topics *stringList, logLevel *string, memLim
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
 	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per client (0: unlimited); over it: 0x96, then cut off")
 	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per client above --rate")
-	fs.Var(byteSize{memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: none): the GC works harder near it instead of the box running out")
 	fs.Var(engineFlag{&cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
 	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
 	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
 	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"})")
 	fs.Var(uint16Value{&cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
-	fs.StringVar(logLevel, "log-level", *logLevel, "debug, info, warn or error")
+	proc.register(fs)
 	return fs
 }
 
 func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
 	topics := &stringList{values: hooks.DefaultTelemetryFilters}
-	logLevel := "info"
-	var memLimit int64
-	fs := serveFlags(&cfg, topics, &logLevel, &memLimit)
+	proc := defaultProcessFlags()
+	fs := serveFlags(&cfg, topics, &proc)
 	return &ffcli.Command{
 		Name:       "serve",
 		ShortUsage: "edgefence serve [flags]",
@@ -244,9 +241,11 @@ func serveCommand() *ffcli.Command {
 				return fmt.Errorf("serve takes no arguments, got %q", args)
 			}
 			var err error
-			if cfg.Log, err = setupProcess(logLevel, memLimit); err != nil {
+			var stop func()
+			if cfg.Log, stop, err = proc.setup(); err != nil {
 				return err
 			}
+			defer stop()
 			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
 				return err
 			}
@@ -303,17 +302,4 @@ func configOptions() []ff.Option {
 		ff.WithConfigFileFlag("config"),
 		ff.WithConfigFileParser(ff.PlainParser),
 	}
-}
-
-// setupProcess applies the process-wide flags: the log level (the returned
-// logger) and the Go soft memory limit.
-func setupProcess(logLevel string, memLimit int64) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		return nil, fmt.Errorf("log level: %w", err)
-	}
-	if memLimit > 0 {
-		debug.SetMemoryLimit(memLimit)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
 }
