@@ -40,7 +40,7 @@ func (p *processFlags) setup() (log *slog.Logger, stop func(), err error) {
 		debug.SetMemoryLimit(p.memLimit)
 	}
 	stop = func() {}
-	if _, set := os.LookupEnv("GOGC"); set {
+	if os.Getenv("GOGC") != "" { // empty is Go's default, as the runtime reads it
 		log.Info("GOGC is set: --gc-headroom is off")
 	} else if p.gcHeadroom > 0 {
 		t := gctune.Start(uint64(p.gcHeadroom), time.Second)
