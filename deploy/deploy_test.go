@@ -39,8 +39,11 @@ const (
 	alertsTest    = "prometheus/alerts_test.yml"
 	dashboardFile = "grafana/edgefence.json"
 	runbookFile   = "../docs/runbook.md"
-	serveSource   = "../cmd/edgefence/serve.go"
 )
+
+// serveSources define serve's flags: its own, and the process flags it
+// shares with bridge.
+var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go"}
 
 func read(t *testing.T, path string) []byte {
 	t.Helper()
@@ -58,12 +61,14 @@ func serveFlagNames(t *testing.T) map[string]bool {
 	t.Helper()
 	re := regexp.MustCompile(`\bfs\.(?:String|Bool|Int|Int64|Uint|Uint64|Float64|Duration)?(?:Var)?\([^"\n]*?"([a-z0-9-]+)"`)
 	names := map[string]bool{}
-	for _, m := range re.FindAllStringSubmatch(string(read(t, serveSource)), -1) {
-		names[m[1]] = true
+	for _, src := range serveSources {
+		for _, m := range re.FindAllStringSubmatch(string(read(t, src)), -1) {
+			names[m[1]] = true
+		}
 	}
 	for _, must := range []string{"config", "mqtt-addr", "http-addr", "fences", "data-dir", "auth", "hold", "memory-limit", "fences-poll"} {
 		if !names[must] {
-			t.Fatalf("flag %q not found in %s: the flag-name pattern needs updating (found %v)", must, serveSource, names)
+			t.Fatalf("flag %q not found in %s: the flag-name pattern needs updating (found %v)", must, serveSources, names)
 		}
 	}
 	return names
