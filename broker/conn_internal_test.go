@@ -77,6 +77,18 @@ func waitWriting(t *testing.T, inner *countingConn) {
 	}
 }
 
+// readFromPeer has the peer send a byte and the reader read it: the
+// reader then has input in hand, and writes are held.
+func readFromPeer(t *testing.T, c *coalescingConn, peer net.Conn) {
+	t.Helper()
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readFull reads n bytes from the peer or fails the test after connWait.
 func readFull(t *testing.T, peer net.Conn, n int) []byte {
 	t.Helper()
@@ -139,12 +151,7 @@ func TestCoalescingConnWritesAtOnceWhileTheReaderWaits(t *testing.T) {
 // the reader.
 func TestCoalescingConnWritesPastTheBound(t *testing.T) {
 	c, inner, peer := tcpPair(t)
-	if _, err := peer.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
+	readFromPeer(t, c, peer)
 	chunk := bytes.Repeat([]byte{'m'}, 1000)
 	for i := 0; i < maxHeld/len(chunk)+1; i++ {
 		if _, err := c.Write(chunk); err != nil {
@@ -161,12 +168,7 @@ func TestCoalescingConnWritesPastTheBound(t *testing.T) {
 // its reason code from the reader and then closes the connection.
 func TestCoalescingConnCloseWritesWhatIsHeld(t *testing.T) {
 	c, _, peer := tcpPair(t)
-	if _, err := peer.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
+	readFromPeer(t, c, peer)
 	if _, err := c.Write([]byte{0xe0, 0x01, 0x97}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,13 +240,7 @@ func TestCoalescingConnCloseGivesUpOnAPeerThatDoesNotRead(t *testing.T) {
 	c, inner, peer := tcpPair(t)
 	go func() { _, _ = c.Write(bytes.Repeat([]byte{'B'}, 32<<20)) }()
 	waitWriting(t, inner)
-	// Hold something: data from the peer, then an answer.
-	if _, err := peer.Write([]byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Read(make([]byte, 1)); err != nil {
-		t.Fatal(err)
-	}
+	readFromPeer(t, c, peer) // then hold an answer
 	if _, err := c.Write([]byte("held")); err != nil {
 		t.Fatal(err)
 	}
