@@ -63,6 +63,14 @@ func (b byteSize) String() string {
 	if b.p == nil || *b.p == 0 {
 		return "0"
 	}
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if *b.p%u.size == 0 {
+			return strconv.FormatInt(*b.p/u.size, 10) + u.suffix
+		}
+	}
 	return strconv.FormatInt(*b.p, 10)
 }
 
