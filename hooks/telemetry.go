@@ -151,7 +151,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
 		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
 			pk.Ignore = true
-			return pk, nil
+			return ackUnrouted(cl, pk), nil
 		}
 		return pk, err
 	case Rejected:
@@ -161,9 +161,31 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 			return pk, errFormatInvalid
 		}
 		pk.Ignore = true
-		return pk, nil
+		return ackUnrouted(cl, pk), nil
 	}
 	return pk, nil
+}
+
+// ackUnrouted acknowledges a QoS 1 publish that is not routed and hands
+// it back to mochi as QoS 0, so that mochi does not acknowledge it
+// itself: mochi keeps each inbound QoS 1 acknowledgement in the client's
+// inflight map (an 800-byte packet, allocated) for the instant between
+// building and writing it, half the bytes the broker allocated per ping.
+// The PUBACK is mochi's own (its properties inherited, as mochi does) and
+// goes out at the same point of the client's packet order. Routed
+// publishes keep their QoS: their subscribers get it.
+func ackUnrouted(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	if pk.FixedHeader.Qos != 1 {
+		return pk
+	}
+	// A failed write is the connection failing: its reader finds out next.
+	_ = cl.WritePacket(packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Puback},
+		PacketID:    pk.PacketID,
+		Properties:  pk.Properties,
+	})
+	pk.FixedHeader.Qos = 0
+	return pk
 }
 
 // submit hands the ping to the engine; when the engine refuses it, it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -115,5 +116,47 @@ func TestTelemetryUnroutedPingIsIgnoredWithoutAllocating(t *testing.T) {
 	h.routes.wanted.Store(true) // a subscriber appeared
 	if out, err := h.OnPublish(cl, pks[0]); err != nil || out.Ignore {
 		t.Fatalf("with a subscriber: ignore %v, %v; want routed", out.Ignore, err)
+	}
+}
+
+// An unrouted QoS 1 ping is acknowledged by the hook and handed back to
+// mochi as QoS 0, so that mochi does not store an acknowledgement in the
+// client's inflight map; a routed one keeps its QoS for its subscribers
+// and is left for mochi to acknowledge.
+func TestTelemetryAcknowledgesUnroutedPings(t *testing.T) {
+	h := newTelemetry(t)
+	h.routes.known.Store(true) // counted: no subscriber
+	srv := mqtt.New(nil)
+	ours, theirs := net.Pipe()
+	defer theirs.Close()
+	cl := srv.NewClient(ours, "t", "tracker", false)
+	cl.Properties.ProtocolVersion = 4
+	defer cl.Stop(nil)
+
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, 4)
+		_, _ = io.ReadFull(theirs, b)
+		got <- b
+	}()
+	pk := telemetryPackets(1)[0]
+	pk.PacketID = 0x1234
+	out, err := h.OnPublish(cl, pk)
+	if err != nil || !out.Ignore || out.FixedHeader.Qos != 0 {
+		t.Fatalf("OnPublish = ignore %v, qos %d, %v; want an ignored QoS 0 packet for mochi", out.Ignore, out.FixedHeader.Qos, err)
+	}
+	select {
+	case b := <-got:
+		if want := []byte{0x40, 0x02, 0x12, 0x34}; string(b) != string(want) {
+			t.Fatalf("the client got % x, want PUBACK % x", b, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no PUBACK")
+	}
+
+	h.routes.wanted.Store(true)                       // a subscriber appeared
+	_ = ours.SetDeadline(time.Now().Add(time.Second)) // a write here would block: nobody reads
+	if out, err := h.OnPublish(cl, telemetryPackets(2)[1]); err != nil || out.Ignore || out.FixedHeader.Qos != 1 {
+		t.Fatalf("routed: ignore %v, qos %d, %v; want QoS 1 left to mochi", out.Ignore, out.FixedHeader.Qos, err)
 	}
 }
