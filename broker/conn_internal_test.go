@@ -287,17 +287,33 @@ func TestCoalescingConnRoundsDeadlines(t *testing.T) {
 }
 
 // The deadline in force ends an idle connection: rounding never leaves
-// it without one.
+// it without one. A deadline set around SetDeadline is not mistaken for
+// the one SetDeadline remembers.
 func TestCoalescingConnDeadlineStillEndsAnIdleConnection(t *testing.T) {
-	c, _, _ := tcpPair(t)
+	c, inner, _ := tcpPair(t)
 	_ = c.SetDeadline(time.Now().Add(200 * time.Millisecond))
 	_ = c.SetDeadline(time.Now().Add(201 * time.Millisecond))
-	_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	_ = c.SetDeadline(time.Now().Add(150 * time.Millisecond)) // after a direct read deadline: passed on
-	_, err := c.Read(make([]byte, 1))
-	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("idle read ended with %v, want a timeout", err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("idle read ended with %v, want a timeout", err)
+		}
+	case <-time.After(connWait):
+		t.Fatal("an idle read outlived its deadline")
+	}
+
+	n := inner.deadlines.Load()
+	_ = c.SetDeadline(time.Now().Add(90 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	_ = c.SetDeadline(time.Now().Add(90*time.Second + time.Millisecond))
+	if got := inner.deadlines.Load() - n; got != 2 {
+		t.Fatalf("%d of 2 deadlines passed on: after a direct read deadline the next one must be", got)
 	}
 }
 
