@@ -16,7 +16,7 @@ package gctune
 import (
 	"runtime/debug"
 	"runtime/metrics"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,28 +36,26 @@ func Percent(live, stacks, globals, headroom uint64) int {
 	return int(min(max(p, 100), MaxPercent))
 }
 
-var samples = []metrics.Sample{
-	{Name: "/gc/heap/live:bytes"},
-	{Name: "/gc/scan/stack:bytes"},
-	{Name: "/gc/scan/globals:bytes"},
-}
-
 // Tuner adjusts GOGC from a goroutine of its own.
 type Tuner struct {
 	headroom uint64
+	samples  []metrics.Sample // live heap, scanned stacks, globals
 	stop     chan struct{}
 	done     chan struct{}
 	initial  int
-
-	mu      sync.Mutex
-	percent int
+	percent  atomic.Int64 // the GOGC set last
 }
 
 // Start adjusts GOGC every interval (and once at once) so that each cycle
 // waits for headroom bytes of heap growth at least. Stop it to restore
 // the GOGC it found.
 func Start(headroom uint64, every time.Duration) *Tuner {
-	t := &Tuner{headroom: headroom, stop: make(chan struct{}), done: make(chan struct{})}
+	t := &Tuner{
+		headroom: headroom,
+		samples:  []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}},
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
 	t.initial = debug.SetGCPercent(100)
 	debug.SetGCPercent(t.initial)
 	t.adjust()
@@ -80,33 +78,25 @@ func (t *Tuner) run(every time.Duration) {
 }
 
 func (t *Tuner) adjust() {
-	s := make([]metrics.Sample, len(samples))
-	copy(s, samples)
-	metrics.Read(s)
+	metrics.Read(t.samples)
 	var v [3]uint64
-	for i := range s {
-		if s[i].Value.Kind() == metrics.KindUint64 {
-			v[i] = s[i].Value.Uint64()
+	for i, s := range t.samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
 		}
 	}
-	p := Percent(v[0], v[1], v[2], t.headroom)
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	p, cur := Percent(v[0], v[1], v[2], t.headroom), int(t.percent.Load())
 	// The live heap wobbles from one second to the next: a change of a
 	// few percent is not worth setting, the bounds always are.
-	if p == t.percent || (p != 100 && p != MaxPercent && p > t.percent-5 && p < t.percent+5) {
+	if p == cur || (p != 100 && p != MaxPercent && p > cur-5 && p < cur+5) {
 		return
 	}
 	debug.SetGCPercent(p)
-	t.percent = p
+	t.percent.Store(int64(p))
 }
 
 // Percent is the GOGC the tuner set last.
-func (t *Tuner) Percent() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.percent
-}
+func (t *Tuner) Percent() int { return int(t.percent.Load()) }
 
 // Stop stops adjusting and restores the GOGC found at Start.
 func (t *Tuner) Stop() {
