@@ -192,7 +192,9 @@ func (s *shard) settle(now time.Time) {
 	p := s.proc
 	p.Advance(now)
 	if next, ok := p.NextDeadline(); ok {
-		next = later(next, now.Add(timerGrain))
+		if soonest := now.Add(timerGrain); next.Before(soonest) {
+			next = soonest
+		}
 		if s.armed.IsZero() || next.Before(s.armed) {
 			s.timer.Reset(next.Sub(now))
 			s.armed = next
@@ -200,13 +202,6 @@ func (s *shard) settle(now time.Time) {
 	}
 	s.devices.Store(int64(p.Devices()))
 	s.buffered.Store(int64(p.Buffered()))
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // handovers bounds how many times a goroutine takes over the backlog
