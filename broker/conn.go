@@ -2,8 +2,11 @@ package broker
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +35,14 @@ const minDeadlineSpan = 4 * time.Second
 // stop us reading its PUBACKs), it leaves the held bytes to that writer.
 type coalescingConn struct {
 	net.Conn
+	raw syscall.RawConn // the socket underneath, when Conn is a plain one
+
+	// readRaw's call of the poller, made once per connection, and its
+	// arguments and results: only the reader reads.
+	readFn func(fd uintptr) bool
+	rp     []byte
+	rn     int
+	rerr   error
 
 	wmu sync.Mutex // serialises writes to the socket; held during the syscall
 
@@ -47,29 +58,89 @@ type coalescingConn struct {
 }
 
 func newCoalescingConn(c net.Conn) *coalescingConn {
-	return &coalescingConn{Conn: c}
+	cc := &coalescingConn{Conn: c}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			cc.raw = raw
+			cc.readFn = cc.readSocket
+		}
+	}
+	return cc
 }
 
-// Read writes what is held, then reads. Data read puts the connection in
-// holding mode until the next Read: mochi's reader reads through a
-// buffer, so it comes back only once it has handled what it has.
+// Read reads what the socket already has and keeps holding; only when
+// the socket has nothing does it write what is held, then wait. mochi's
+// reader reads through a buffer, so it comes back only once it has
+// handled what it has: a burst that needs several reads (a gateway's
+// pings for many devices, more than the read buffer) is answered in one
+// write, not one per read. Connections that are not plain sockets (TLS,
+// WebSocket) write what is held before every read.
 func (c *coalescingConn) Read(p []byte) (int, error) {
+	if c.raw != nil && len(p) > 0 {
+		return c.readRaw(p)
+	}
+	c.unhold()
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.hold()
+	}
+	return n, err
+}
+
+// readRaw reads p from the socket, writing what is held when the socket
+// has nothing yet, before the poller waits for more: the same read and
+// wait as net.Conn.Read, and no extra syscall.
+func (c *coalescingConn) readRaw(p []byte) (int, error) {
+	c.rp = p
+	err := c.raw.Read(c.readFn)
+	n, rerr := c.rn, c.rerr
+	c.rp, c.rerr = nil, nil
+	switch {
+	case err != nil: // a deadline or a closed connection, as net.Conn says it
+		return 0, err
+	case rerr != nil:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
+	case n == 0:
+		return 0, io.EOF
+	}
+	c.hold()
+	return n, nil
+}
+
+// readSocket is readRaw's attempt at the socket, called by the poller
+// until it returns true; false has the poller wait for input.
+func (c *coalescingConn) readSocket(fd uintptr) bool {
+	for {
+		c.rn, c.rerr = syscall.Read(int(fd), c.rp)
+		if c.rerr != syscall.EINTR {
+			break
+		}
+	}
+	if c.rerr == syscall.EAGAIN {
+		c.unhold()
+		return false
+	}
+	return true
+}
+
+// hold puts the connection in holding mode: the reader has input in hand.
+func (c *coalescingConn) hold() {
+	c.mu.Lock()
+	c.holding = true
+	c.mu.Unlock()
+}
+
+// unhold ends holding mode and writes what is held, unless another
+// goroutine is writing: a read never waits for another goroutine's write;
+// that writer writes what is held after its own bytes.
+func (c *coalescingConn) unhold() {
 	c.mu.Lock()
 	c.holding = false
 	pending := len(c.held) > 0
 	c.mu.Unlock()
 	if pending && c.wmu.TryLock() {
-		if err := c.writeHeld(); err != nil {
-			return 0, err
-		}
+		_ = c.writeHeld() // an error is kept in c.err for the next write
 	}
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.mu.Lock()
-		c.holding = true
-		c.mu.Unlock()
-	}
-	return n, err
 }
 
 // Write holds p while the reader has input in hand, else writes what is
