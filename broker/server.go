@@ -137,6 +137,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	tel := hooks.NewTelemetry(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload)
+	tel.CountSentIn(s.mqtt.Info)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/mochi-mqtt/server/v2/system"
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
@@ -44,6 +45,7 @@ type Telemetry struct {
 	logged  [numReasons]atomic.Int64
 	dropped atomic.Int64 // second of the last dropped-message log line
 	routes  routing
+	acks    pubacker
 }
 
 // NewTelemetry returns the hook. maxSize is the payload limit in bytes
@@ -151,7 +153,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
 		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
 			pk.Ignore = true
-			return ackUnrouted(cl, pk), nil
+			return h.ackUnrouted(cl, pk), nil
 		}
 		return pk, err
 	case Rejected:
@@ -161,7 +163,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 			return pk, errFormatInvalid
 		}
 		pk.Ignore = true
-		return ackUnrouted(cl, pk), nil
+		return h.ackUnrouted(cl, pk), nil
 	}
 	return pk, nil
 }
@@ -171,22 +173,17 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 // itself: mochi keeps each inbound QoS 1 acknowledgement in the client's
 // inflight map (an 800-byte packet, allocated) for the instant between
 // building and writing it, half the bytes the broker allocated per ping.
-// The PUBACK is mochi's own (its properties inherited, as mochi does) and
-// goes out at the same point of the client's packet order. Routed
-// publishes keep their QoS: their subscribers get it.
-func ackUnrouted(cl *mqtt.Client, pk packets.Packet) packets.Packet {
-	if pk.FixedHeader.Qos != 1 {
-		return pk
-	}
-	// A failed write is the connection failing: its reader finds out next.
-	_ = cl.WritePacket(packets.Packet{
-		FixedHeader: packets.FixedHeader{Type: packets.Puback},
-		PacketID:    pk.PacketID,
-		Properties:  pk.Properties,
-	})
-	pk.FixedHeader.Qos = 0
-	return pk
+// The PUBACK is the one mochi would write and goes out at the same point
+// of the client's packet order. Routed publishes keep their QoS: their
+// subscribers get it.
+func (h *Telemetry) ackUnrouted(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	return h.acks.ack(cl, pk)
 }
+
+// CountSentIn has the PUBACKs the hook writes itself counted in the
+// server's $SYS statistics (bytes and packets sent), as mochi counts its
+// own.
+func (h *Telemetry) CountSentIn(info *system.Info) { h.acks.info = info }
 
 // submit hands the ping to the engine; when the engine refuses it, it
 // returns what OnPublish answers (errIgnore: shed, acknowledged).

@@ -94,13 +94,23 @@ func BenchmarkTelemetryOnPublish(b *testing.B) {
 	}
 }
 
+// sink is a connection that takes every write.
+type sink struct{ net.Conn }
+
+func (sink) Write(p []byte) (int, error) { return len(p), nil }
+func (sink) RemoteAddr() net.Addr        { return &net.TCPAddr{} }
+func (sink) Close() error                { return nil }
+
 // With nobody subscribed to telemetry, a valid ping is acknowledged and not
 // routed (marked Ignore, with no error: a returned packets.Code would be
 // boxed, per ping, by mochi's errors.Is checks) — still without allocating.
 func TestTelemetryUnroutedPingIsIgnoredWithoutAllocating(t *testing.T) {
 	h := newTelemetry(t)
 	h.routes.known.Store(true) // counted: no subscriber
-	cl := &mqtt.Client{}
+	// A client with a connection: the hook writes its PUBACKs to it.
+	cl := mqtt.New(nil).NewClient(sink{}, "t", "tracker", false)
+	cl.Properties.ProtocolVersion = 4
+	defer cl.Stop(nil)
 	pks := telemetryPackets(4096)
 	i := 0
 	allocs := testing.AllocsPerRun(2000, func() {
@@ -122,41 +132,62 @@ func TestTelemetryUnroutedPingIsIgnoredWithoutAllocating(t *testing.T) {
 // An unrouted QoS 1 ping is acknowledged by the hook and handed back to
 // mochi as QoS 0, so that mochi does not store an acknowledgement in the
 // client's inflight map; a routed one keeps its QoS for its subscribers
-// and is left for mochi to acknowledge.
+// and is left for mochi to acknowledge. The PUBACK is byte for byte the
+// one mochi writes (MQTT 5 user properties carried back), and counted in
+// the server's $SYS statistics as mochi counts its own.
 func TestTelemetryAcknowledgesUnroutedPings(t *testing.T) {
-	h := newTelemetry(t)
-	h.routes.known.Store(true) // counted: no subscriber
-	srv := mqtt.New(nil)
-	ours, theirs := net.Pipe()
-	defer theirs.Close()
-	cl := srv.NewClient(ours, "t", "tracker", false)
-	cl.Properties.ProtocolVersion = 4
-	defer cl.Stop(nil)
+	for _, tc := range []struct {
+		name    string
+		version byte
+		user    []packets.UserProperty
+		want    []byte
+	}{
+		{"3.1.1", 4, nil, []byte{0x40, 0x02, 0x12, 0x34}},
+		{"5", 5, nil, []byte{0x40, 0x02, 0x12, 0x34}},
+		{"5 user properties", 5, []packets.UserProperty{{Key: "k", Val: "v"}},
+			[]byte{0x40, 0x0b, 0x12, 0x34, 0x00, 0x07, 0x26, 0x00, 0x01, 'k', 0x00, 0x01, 'v'}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTelemetry(t)
+			h.routes.known.Store(true) // counted: no subscriber
+			srv := mqtt.New(nil)
+			h.CountSentIn(srv.Info)
+			ours, theirs := net.Pipe()
+			defer theirs.Close()
+			cl := srv.NewClient(ours, "t", "tracker", false)
+			cl.Properties.ProtocolVersion = tc.version
+			defer cl.Stop(nil)
 
-	got := make(chan []byte, 1)
-	go func() {
-		b := make([]byte, 4)
-		_, _ = io.ReadFull(theirs, b)
-		got <- b
-	}()
-	pk := telemetryPackets(1)[0]
-	pk.PacketID = 0x1234
-	out, err := h.OnPublish(cl, pk)
-	if err != nil || !out.Ignore || out.FixedHeader.Qos != 0 {
-		t.Fatalf("OnPublish = ignore %v, qos %d, %v; want an ignored QoS 0 packet for mochi", out.Ignore, out.FixedHeader.Qos, err)
-	}
-	select {
-	case b := <-got:
-		if want := []byte{0x40, 0x02, 0x12, 0x34}; string(b) != string(want) {
-			t.Fatalf("the client got % x, want PUBACK % x", b, want)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no PUBACK")
-	}
+			got := make(chan []byte, 1)
+			go func() {
+				b := make([]byte, len(tc.want))
+				_, _ = io.ReadFull(theirs, b)
+				got <- b
+			}()
+			pk := telemetryPackets(1)[0]
+			pk.PacketID = 0x1234
+			pk.Properties.User = tc.user
+			out, err := h.OnPublish(cl, pk)
+			if err != nil || !out.Ignore || out.FixedHeader.Qos != 0 {
+				t.Fatalf("OnPublish = ignore %v, qos %d, %v; want an ignored QoS 0 packet for mochi", out.Ignore, out.FixedHeader.Qos, err)
+			}
+			select {
+			case b := <-got:
+				if string(b) != string(tc.want) {
+					t.Fatalf("the client got % x, want PUBACK % x", b, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no PUBACK")
+			}
+			if p, n := srv.Info.PacketsSent, srv.Info.BytesSent; p != 1 || n != int64(len(tc.want)) {
+				t.Fatalf("$SYS counts %d packets, %d bytes sent; want 1, %d", p, n, len(tc.want))
+			}
 
-	h.routes.wanted.Store(true)                       // a subscriber appeared
-	_ = ours.SetDeadline(time.Now().Add(time.Second)) // a write here would block: nobody reads
-	if out, err := h.OnPublish(cl, telemetryPackets(2)[1]); err != nil || out.Ignore || out.FixedHeader.Qos != 1 {
-		t.Fatalf("routed: ignore %v, qos %d, %v; want QoS 1 left to mochi", out.Ignore, out.FixedHeader.Qos, err)
+			h.routes.wanted.Store(true)                       // a subscriber appeared
+			_ = ours.SetDeadline(time.Now().Add(time.Second)) // a write here would block: nobody reads
+			if out, err := h.OnPublish(cl, telemetryPackets(2)[1]); err != nil || out.Ignore || out.FixedHeader.Qos != 1 {
+				t.Fatalf("routed: ignore %v, qos %d, %v; want QoS 1 left to mochi", out.Ignore, out.FixedHeader.Qos, err)
+			}
+		})
 	}
 }
