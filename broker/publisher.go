@@ -2,6 +2,7 @@ package broker
 
 import (
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -38,6 +39,10 @@ type publisher struct {
 	done   chan struct{}
 	closed sync.Once
 
+	// Messages published since the publisher last waited for the queue
+	// or yielded; it yields every yieldEvery: half a subscriber's queue.
+	streak, yieldEvery int
+
 	publishLatency *evaluator.Histogram
 	dropped        *metrics.Counter
 	failed         *metrics.Counter
@@ -66,6 +71,7 @@ func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, lo
 		store:          st,
 		cfg:            cfg,
 		log:            log,
+		yieldEvery:     max(1, int(cfg.ClientQueue)/2),
 		queue:          make(chan message, publishQueue),
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
@@ -83,7 +89,11 @@ func (p *publisher) run() {
 	for {
 		select {
 		case m := <-p.queue:
-			p.send(p.take(append(batch[:0], m)))
+			b := p.take(append(batch[:0], m))
+			p.send(b)
+			if len(b) < batchMax {
+				p.streak = 0 // drained: the publisher waits next, and the writers run
+			}
 		case <-p.stop:
 			for b := p.take(batch[:0]); len(b) > 0; b = p.take(batch[:0]) {
 				p.send(b)
@@ -124,6 +134,15 @@ func (p *publisher) send(batch []message) {
 	}
 	for i := range batch {
 		p.publish(&batch[i])
+		if p.streak++; p.streak >= p.yieldEvery {
+			// A backlog: let the subscribers' writers, readied by what
+			// was just published, drain their queues before more comes.
+			// Otherwise, on a busy core, a dashboard's writer waits
+			// behind every client's reader while the backlog overflows
+			// its queue (--client-queue) and it loses transitions.
+			p.streak = 0
+			runtime.Gosched()
+		}
 	}
 }
 
