@@ -34,12 +34,21 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 			defer srv.Close()
 			var mu sync.Mutex
 			got := map[string][]int{}
+			var notOnDisk []string
 			err := srv.Subscribe("t/#", 1, func(cl *mqtt.Client, sub packets.Subscription, pk packets.Packet) {
 				src, seq, _ := strings.Cut(string(pk.Payload), ":")
 				n, _ := strconv.Atoi(seq)
 				mu.Lock()
 				got[src] = append(got[src], n)
 				slow := len(got[src])%16 == 0
+				if disk && len(got[src])%50 == 0 {
+					// What a subscriber sees is on disk: this message, or
+					// a later one of its source on the same topic.
+					_, onDisk, _ := strings.Cut(storedTopics(t, st)[pk.TopicName], ":")
+					if m, _ := strconv.Atoi(onDisk); m < n {
+						notOnDisk = append(notOnDisk, fmt.Sprintf("%s %s delivered, %q on disk", pk.TopicName, pk.Payload, onDisk))
+					}
+				}
 				mu.Unlock()
 				if slow { // a slow subscriber keeps the token: others queue meanwhile
 					time.Sleep(100 * time.Microsecond)
@@ -61,6 +70,9 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 			}
 			wg.Wait()
 			p.close()
+			if len(notOnDisk) > 0 {
+				t.Fatalf("%d messages delivered before they were on disk, e.g. %s", len(notOnDisk), notOnDisk[0])
+			}
 			for g := range sources {
 				seq := got[fmt.Sprintf("s%d", g)]
 				if len(seq) != each {
