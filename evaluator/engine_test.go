@@ -111,7 +111,12 @@ func TestEngineFullQueueRefusesAtOnceAndOthersContinue(t *testing.T) {
 	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
 	e := newEngine(t, sink, func(c *Config) { c.Shards = 1; c.Queue = 4; c.Hold = time.Millisecond })
 	submit(t, e, "stuck", inDepot, time.Now())
-	<-sink.entered // the shard is now busy publishing
+	select { // the shard is now busy publishing
+	case <-sink.entered:
+	case <-time.After(5 * time.Second):
+		close(sink.release)
+		t.Fatal("the ping was not evaluated within 5 s")
+	}
 	var full int
 	for i := range 10 {
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: time.Now().UnixNano(), HasTs: true}
