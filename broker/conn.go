@@ -29,8 +29,10 @@ const minDeadlineSpan = 4 * time.Second
 // every outbound message too unless more are queued.
 //
 // Bytes keep their order: whatever is held goes out before anything
-// written after it. Held bytes are written by the next Read, by the next
-// write that cannot be held, or by Close; a Read never waits for another
+// written after it. Held bytes are written by the next Read that finds
+// the socket empty (any next Read, on connections that hide their
+// socket), by the next write that cannot be held, or by Close; a Read
+// never waits for another
 // goroutine's write (a client that stops reading while it writes must not
 // stop us reading its PUBACKs), it leaves the held bytes to that writer.
 type coalescingConn struct {
