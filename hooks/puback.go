@@ -26,9 +26,13 @@ func (a *pubacker) ack(cl *mqtt.Client, pk packets.Packet) packets.Packet {
 		return pk
 	}
 	pk.FixedHeader.Qos = 0
-	// With user properties, an MQTT 5 PUBACK carries them back, as mochi's
-	// own do; only mochi's encoder writes those.
-	if len(pk.Properties.User) > 0 && cl.Properties.ProtocolVersion == 5 {
+	// mochi's writer is needed for a PUBACK that carries user properties
+	// back (MQTT 5), and for a client that subscribes: while messages are
+	// queued to it, mochi holds what it writes in a buffer of its own, and
+	// four bytes written past that buffer would overtake an earlier
+	// PUBACK (a refused ping's) held in it — PUBACKs must keep the order
+	// of the publishes [MQTT-4.6.0-2].
+	if len(pk.Properties.User) > 0 && cl.Properties.ProtocolVersion == 5 || cl.State.Subscriptions.Len() > 0 {
 		// A failed write is the connection failing: its reader finds out next.
 		_ = cl.WritePacket(packets.Packet{
 			FixedHeader: packets.FixedHeader{Type: packets.Puback},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,6 +95,16 @@ func BenchmarkTelemetryOnPublish(b *testing.B) {
 	}
 }
 
+// sentCounter counts the packets mochi's own writer sends.
+type sentCounter struct {
+	mqtt.HookBase
+	n atomic.Int32
+}
+
+func (*sentCounter) ID() string                                          { return "sent-counter" }
+func (*sentCounter) Provides(b byte) bool                                { return b == mqtt.OnPacketSent }
+func (c *sentCounter) OnPacketSent(*mqtt.Client, packets.Packet, []byte) { c.n.Add(1) }
+
 // sink is a connection that takes every write.
 type sink struct{ net.Conn }
 
@@ -137,25 +148,37 @@ func TestTelemetryUnroutedPingIsIgnoredWithoutAllocating(t *testing.T) {
 // the server's $SYS statistics as mochi counts its own.
 func TestTelemetryAcknowledgesUnroutedPings(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		version byte
-		user    []packets.UserProperty
-		want    []byte
+		name       string
+		version    byte
+		user       []packets.UserProperty
+		subscriber bool // the tracker subscribes too
+		want       []byte
+		viaMochi   bool // written by mochi's writer, not the hook's four bytes
 	}{
-		{"3.1.1", 4, nil, []byte{0x40, 0x02, 0x12, 0x34}},
-		{"5", 5, nil, []byte{0x40, 0x02, 0x12, 0x34}},
-		{"5 user properties", 5, []packets.UserProperty{{Key: "k", Val: "v"}},
-			[]byte{0x40, 0x0b, 0x12, 0x34, 0x00, 0x07, 0x26, 0x00, 0x01, 'k', 0x00, 0x01, 'v'}},
+		{"3.1.1", 4, nil, false, []byte{0x40, 0x02, 0x12, 0x34}, false},
+		{"5", 5, nil, false, []byte{0x40, 0x02, 0x12, 0x34}, false},
+		{"5 user properties", 5, []packets.UserProperty{{Key: "k", Val: "v"}}, false,
+			[]byte{0x40, 0x0b, 0x12, 0x34, 0x00, 0x07, 0x26, 0x00, 0x01, 'k', 0x00, 0x01, 'v'}, true},
+		// mochi may hold a subscriber's writes in a buffer: only its own
+		// writer keeps the PUBACKs in order then.
+		{"3.1.1 subscriber", 4, nil, true, []byte{0x40, 0x02, 0x12, 0x34}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newTelemetry(t)
-			h.routes.known.Store(true) // counted: no subscriber
+			h.routes.known.Store(true) // counted: no subscriber to telemetry
 			srv := mqtt.New(nil)
+			sent := &sentCounter{}
+			if err := srv.AddHook(sent, nil); err != nil {
+				t.Fatal(err)
+			}
 			h.CountSentIn(srv.Info)
 			ours, theirs := net.Pipe()
 			defer theirs.Close()
 			cl := srv.NewClient(ours, "t", "tracker", false)
 			cl.Properties.ProtocolVersion = tc.version
+			if tc.subscriber {
+				cl.State.Subscriptions.Add("commands/#", packets.Subscription{Filter: "commands/#"})
+			}
 			defer cl.Stop(nil)
 
 			got := make(chan []byte, 1)
@@ -181,6 +204,9 @@ func TestTelemetryAcknowledgesUnroutedPings(t *testing.T) {
 			}
 			if p, n := srv.Info.PacketsSent, srv.Info.BytesSent; p != 1 || n != int64(len(tc.want)) {
 				t.Fatalf("$SYS counts %d packets, %d bytes sent; want 1, %d", p, n, len(tc.want))
+			}
+			if got := sent.n.Load() == 1; got != tc.viaMochi {
+				t.Fatalf("written by mochi's writer: %v, want %v", got, tc.viaMochi)
 			}
 
 			h.routes.wanted.Store(true)                       // a subscriber appeared
