@@ -9,11 +9,17 @@ import (
 	"github.com/mochi-mqtt/server/v2/system"
 )
 
-// pubacker writes the PUBACKs of unrouted QoS 1 publishes (see
-// ackUnrouted). The common one, with no properties to carry, is four bytes
-// written straight to the connection: mochi's WritePacket copies the
-// 800-byte packet through its encoder and two rounds of hooks for them,
-// 5 % of the broker's CPU at the ceiling.
+// pubacker acknowledges the QoS 1 publishes the telemetry hook does not
+// route, itself, and hands them back to mochi as QoS 0: mochi keeps each
+// inbound QoS 1 acknowledgement in the client's inflight map (an 800-byte
+// packet, allocated) for the instant between building and writing it,
+// half the bytes the broker allocated per ping. The PUBACK is the one
+// mochi would write and goes out at the same point of the client's packet
+// order; routed publishes keep their QoS for their subscribers. The
+// common one, with no properties to carry, is four bytes written straight
+// to the connection: mochi's WritePacket copies the 800-byte packet
+// through its encoder and two rounds of hooks for them, 5 % of the
+// broker's CPU at the ceiling.
 type pubacker struct {
 	bufs sync.Pool    // *[4]byte: a slice given to net.Conn.Write escapes
 	info *system.Info // the server's $SYS counters; nil: not counted

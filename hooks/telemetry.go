@@ -153,7 +153,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
 		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
 			pk.Ignore = true
-			return h.ackUnrouted(cl, pk), nil
+			return h.acks.ack(cl, pk), nil
 		}
 		return pk, err
 	case Rejected:
@@ -163,21 +163,9 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 			return pk, errFormatInvalid
 		}
 		pk.Ignore = true
-		return h.ackUnrouted(cl, pk), nil
+		return h.acks.ack(cl, pk), nil
 	}
 	return pk, nil
-}
-
-// ackUnrouted acknowledges a QoS 1 publish that is not routed and hands
-// it back to mochi as QoS 0, so that mochi does not acknowledge it
-// itself: mochi keeps each inbound QoS 1 acknowledgement in the client's
-// inflight map (an 800-byte packet, allocated) for the instant between
-// building and writing it, half the bytes the broker allocated per ping.
-// The PUBACK is the one mochi would write and goes out at the same point
-// of the client's packet order. Routed publishes keep their QoS: their
-// subscribers get it.
-func (h *Telemetry) ackUnrouted(cl *mqtt.Client, pk packets.Packet) packets.Packet {
-	return h.acks.ack(cl, pk)
 }
 
 // CountSentIn has the PUBACKs the hook writes itself counted in the
