@@ -47,16 +47,21 @@ func (a *pubacker) ack(cl *mqtt.Client, pk packets.Packet) packets.Packet {
 		})
 		return pk
 	}
+	a.write(cl, pk.PacketID)
+	return pk
+}
+
+// write writes the four-byte PUBACK for packet id: what mochi encodes for
+// a PUBACK with reason 0 and no properties, in MQTT 3.1.1 and 5 alike.
+func (a *pubacker) write(cl *mqtt.Client, id uint16) {
 	if cl.Net.Conn == nil || cl.Closed() { // as WritePacket: nothing to write to
-		return pk
+		return
 	}
 	b, _ := a.bufs.Get().(*[4]byte)
 	if b == nil {
 		b = new([4]byte)
 	}
-	// What mochi encodes for a PUBACK with reason 0 and no properties, in
-	// MQTT 3.1.1 and 5 alike.
-	*b = [4]byte{packets.Puback << 4, 2, byte(pk.PacketID >> 8), byte(pk.PacketID)}
+	*b = [4]byte{packets.Puback << 4, 2, byte(id >> 8), byte(id)}
 	cl.Lock() // mochi writes under the client's lock: keep its order
 	n, err := cl.Net.Conn.Write(b[:])
 	cl.Unlock()
@@ -65,5 +70,20 @@ func (a *pubacker) ack(cl *mqtt.Client, pk packets.Packet) packets.Packet {
 		atomic.AddInt64(&a.info.BytesSent, int64(n))
 		atomic.AddInt64(&a.info.PacketsSent, 1)
 	}
-	return pk
+}
+
+// refuse writes an MQTT 5 PUBACK with reason code, as mochi builds it for
+// an error its hooks return: the reason in the code and the reason string.
+// Not inlined: its 1.6 KiB packet would sit in the frame of every
+// connection reader's path to the engine, and deepen every reader's stack.
+//
+//go:noinline
+func (a *pubacker) refuse(cl *mqtt.Client, id uint16, code packets.Code) {
+	// A failed write is the connection failing: its reader finds out next.
+	_ = cl.WritePacket(packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Puback},
+		PacketID:    id,
+		ReasonCode:  code.Code,
+		Properties:  packets.Properties{ReasonString: code.Reason},
+	})
 }

@@ -56,18 +56,12 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	if cl.Net.Inline {
 		return pk, nil
 	}
-	v, ok := h.clients.Load(cl)
-	if !ok {
-		v, _ = h.clients.LoadOrStore(cl, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
-	}
-	c := v.(*clientRate)
-	if c.lim.Allow() {
-		c.mu.Lock()
-		c.refused = 0
-		c.mu.Unlock()
+	if h.Admit(cl) {
 		return pk, nil
 	}
 	h.limited.Inc()
+	v, _ := h.clients.Load(cl)
+	c := v.(*clientRate)
 	c.mu.Lock()
 	c.refused++
 	cut := c.refused == h.cutoff
@@ -89,3 +83,22 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 
 // OnDisconnect forgets the client's limiter.
 func (h *RateLimit) OnDisconnect(cl *mqtt.Client, err error, expire bool) { h.clients.Delete(cl) }
+
+// Admit takes one publish from cl's allowance, as OnPublish does for one
+// it lets through, and reports whether there was one. A publish it does
+// not admit must go to OnPublish, which refuses and counts it: a refusal
+// takes nothing from the allowance.
+func (h *RateLimit) Admit(cl *mqtt.Client) bool {
+	v, ok := h.clients.Load(cl)
+	if !ok {
+		v, _ = h.clients.LoadOrStore(cl, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
+	}
+	c := v.(*clientRate)
+	if !c.lim.Allow() {
+		return false
+	}
+	c.mu.Lock()
+	c.refused = 0
+	c.mu.Unlock()
+	return true
+}
