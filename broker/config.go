@@ -53,6 +53,11 @@ type Config struct {
 	// store: the load harness's baseline for the cost of the engine.
 	EngineOff bool
 
+	// DirectIngest lets a connection's reader take unrouted pings itself
+	// (see ingest): false sends every publish through mochi's path, for
+	// comparison.
+	DirectIngest bool
+
 	// mochi's per-client resources, sized for trackers that mostly
 	// publish small pings (each is paid 10,000 times over at 10,000
 	// trackers).
@@ -87,6 +92,7 @@ func DefaultConfig() Config {
 		ConnectTimeout:    10 * time.Second,
 		PublishRate:       50,
 		PublishBurst:      100,
+		DirectIngest:      true,
 		ClientReadBuffer:  DefaultClientReadBuffer,
 		ClientWriteBuffer: DefaultClientWriteBuffer,
 		ClientQueue:       DefaultClientQueue,

@@ -39,6 +39,8 @@ type coalescingConn struct {
 	net.Conn
 	raw syscall.RawConn // the socket underneath, when Conn is a plain one
 
+	frames *frames // when ingest may take pings from this connection: see readFrames
+
 	// readRaw's call of the poller, made once per connection, and its
 	// arguments and results: only the reader reads.
 	readFn func(fd uintptr) bool
@@ -78,6 +80,14 @@ func newCoalescingConn(c net.Conn) *coalescingConn {
 // write, not one per read. Connections that are not plain sockets (TLS,
 // WebSocket) write what is held before every read.
 func (c *coalescingConn) Read(p []byte) (int, error) {
+	if c.frames != nil {
+		return c.readFrames(p)
+	}
+	return c.read(p)
+}
+
+// read is Read without frames.
+func (c *coalescingConn) read(p []byte) (int, error) {
 	if c.raw != nil && len(p) > 0 {
 		return c.readRaw(p)
 	}

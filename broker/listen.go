@@ -84,7 +84,11 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 // the keepalive once connected.
 func (s *Server) listen(tc *tls.Config) error {
 	establish := func(id string, c net.Conn) error {
-		c = newCoalescingConn(c)
+		cc := newCoalescingConn(c)
+		if s.in != nil {
+			cc.frames = newFrames(s.cfg.ClientReadBuffer)
+		}
+		c = cc
 		if s.cfg.ConnectTimeout > 0 {
 			_ = c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 		}

@@ -40,6 +40,7 @@ type Server struct {
 	closed  atomic.Bool
 
 	fences *FenceFile
+	in     *ingest // nil: every publish goes through mochi
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -98,9 +99,11 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
 	}
+	var limit *hooks.RateLimit
 	if cfg.PublishRate > 0 {
 		// Before the telemetry hook: a refused publish is never decoded.
-		if err := s.mqtt.AddHook(hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log), nil); err != nil {
+		limit = hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log)
+		if err := s.mqtt.AddHook(limit, nil); err != nil {
 			return nil, s.abort(err)
 		}
 	}
@@ -140,6 +143,13 @@ func Start(cfg Config) (*Server, error) {
 	tel.CountSentIn(s.mqtt.Info)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
+	}
+	if cfg.DirectIngest {
+		s.in = &ingest{tel: tel, access: access, rate: limit, info: s.mqtt.Info, maxPacket: caps.MaximumPacketSize,
+			taken: s.set.NewCounter(`edgefence_pings_direct_total`)}
+		if err := s.mqtt.AddHook(&ingestHook{in: s.in}, nil); err != nil {
+			return nil, s.abort(err)
+		}
 	}
 	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
 		return nil, s.abort(err)
