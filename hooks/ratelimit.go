@@ -56,12 +56,11 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	if cl.Net.Inline {
 		return pk, nil
 	}
-	if h.Admit(cl) {
+	c := h.client(cl)
+	if c.admit() {
 		return pk, nil
 	}
 	h.limited.Inc()
-	v, _ := h.clients.Load(cl)
-	c := v.(*clientRate)
 	c.mu.Lock()
 	c.refused++
 	cut := c.refused == h.cutoff
@@ -88,12 +87,19 @@ func (h *RateLimit) OnDisconnect(cl *mqtt.Client, err error, expire bool) { h.cl
 // it lets through, and reports whether there was one. A publish it does
 // not admit must go to OnPublish, which refuses and counts it: a refusal
 // takes nothing from the allowance.
-func (h *RateLimit) Admit(cl *mqtt.Client) bool {
+func (h *RateLimit) Admit(cl *mqtt.Client) bool { return h.client(cl).admit() }
+
+// client returns cl's limiter, made on its first publish.
+func (h *RateLimit) client(cl *mqtt.Client) *clientRate {
 	v, ok := h.clients.Load(cl)
 	if !ok {
 		v, _ = h.clients.LoadOrStore(cl, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
 	}
-	c := v.(*clientRate)
+	return v.(*clientRate)
+}
+
+// admit takes one publish from the allowance, ending a refusal streak.
+func (c *clientRate) admit() bool {
 	if !c.lim.Allow() {
 		return false
 	}
