@@ -120,7 +120,7 @@ func play(t *testing.T, addr string, session [][]byte) []byte {
 // byte, it gets the answers mochi's own path gives, in the same order —
 // for the pings taken, and for everything that goes to mochi between them.
 func TestDirectIngestAnswersAsMochiDoes(t *testing.T) {
-	for _, v := range []byte{4, 5} {
+	for _, v := range []byte{3, 4, 5} {
 		t.Run(fmt.Sprintf("mqtt%d", v), func(t *testing.T) {
 			answers := map[bool][]byte{}
 			for _, direct := range []bool{true, false} {
