@@ -3,7 +3,6 @@ package broker
 import (
 	"sync/atomic"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -109,9 +108,11 @@ func (in *ingest) take(f *frames, pk []byte, hdr int) bool {
 	if cl.State.Subscriptions.Len() > 0 || cl.State.Inflight.Len() > 0 {
 		return false
 	}
-	// Checked on a view of the buffer: neither keeps the topic.
-	view := unsafe.String(unsafe.SliceData(name), len(name))
-	if !in.tel.Claims(view) || !in.access.OnACLCheck(cl, view, true) {
+	// The engine keeps the device id cut from the topic: the topic is
+	// interned per connection, not a view of the read buffer.
+	topic := f.topic(name)
+	m, ok := in.tel.Claims(topic)
+	if !ok || !in.access.OnACLCheck(cl, topic, true) {
 		return false
 	}
 	if in.rate != nil && !in.rate.Admit(cl) {
@@ -121,9 +122,7 @@ func (in *ingest) take(f *frames, pk []byte, hdr int) bool {
 	atomic.AddInt64(&in.info.PacketsReceived, 1)
 	atomic.AddInt64(&in.info.MessagesReceived, 1)
 	in.taken.Inc()
-	// The engine keeps the topic (the device id is cut from it): it is
-	// interned per connection, not a view of the buffer.
-	in.tel.Take(cl, qos, id, f.topic(name), rest)
+	in.tel.Take(cl, m, qos, id, topic, rest)
 	return true
 }
 

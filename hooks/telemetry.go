@@ -94,31 +94,48 @@ const (
 // publisher in the log. For an Accepted publish it returns the device id,
 // the position and the ingest instant, taken once, right after decoding.
 func (h *Telemetry) Read(topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
-	for i := range h.filters {
-		tf := &h.filters[i]
-		id, ok, err := tf.match(topic)
-		if !ok {
-			continue
-		}
-		h.m.Received.Inc()
-		if err != nil {
-			h.reject(client, topic, body, id, reasonDeviceID)
-			return id, pos, ingest, Rejected
-		}
-		dec := h.pool.Get().(*payload.Decoder)
-		pos, err = dec.Decode(body, tf.Format)
-		h.pool.Put(dec)
-		if err != nil {
-			if errors.Is(err, payload.Ignored) {
-				h.m.Ignored.Inc()
-				return id, pos, ingest, Ignored // an OwnTracks event or waypoint
-			}
-			h.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
-			return id, pos, ingest, Rejected
-		}
-		return id, pos, time.Now(), Accepted
+	if m, ok := h.match(topic); ok {
+		return h.read(m, topic, body, client)
 	}
 	return "", pos, ingest, NotTelemetry
+}
+
+// Match is a telemetry topic matched: its filter and device id.
+type Match struct {
+	tf  *TelemetryFilter
+	id  string
+	err error // ErrDeviceID: the id level is empty or too long
+}
+
+// match matches topic against the telemetry filters, in order.
+func (h *Telemetry) match(topic string) (Match, bool) {
+	for i := range h.filters {
+		if id, ok, err := h.filters[i].match(topic); ok {
+			return Match{tf: &h.filters[i], id: id, err: err}, true
+		}
+	}
+	return Match{}, false
+}
+
+// read is Read for a topic that matched m.
+func (h *Telemetry) read(m Match, topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
+	h.m.Received.Inc()
+	if m.err != nil {
+		h.reject(client, topic, body, m.id, reasonDeviceID)
+		return m.id, pos, ingest, Rejected
+	}
+	dec := h.pool.Get().(*payload.Decoder)
+	pos, err := dec.Decode(body, m.tf.Format)
+	h.pool.Put(dec)
+	if err != nil {
+		if errors.Is(err, payload.Ignored) {
+			h.m.Ignored.Inc()
+			return m.id, pos, ingest, Ignored // an OwnTracks event or waypoint
+		}
+		h.reject(client, topic, body, m.id, reasonOf(err.(payload.Reason)))
+		return m.id, pos, ingest, Rejected
+	}
+	return m.id, pos, time.Now(), Accepted
 }
 
 // Outcomes of a publish, as mochi reads them. Pre-boxed: converting a
