@@ -6,8 +6,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/loadgen"
 )
 
 func TestFrameSize(t *testing.T) {
@@ -29,32 +32,6 @@ func TestFrameSize(t *testing.T) {
 			t.Errorf("frameSize(% x) = %d, %d; want %d, %d", tc.in, size, hdr, tc.size, tc.hdr)
 		}
 	}
-}
-
-// appendPacket appends a packet of type typ with body.
-func appendPacket(b []byte, first byte, body []byte) []byte {
-	b = append(b, first)
-	n := len(body)
-	for {
-		c := byte(n & 0x7f)
-		n >>= 7
-		if n > 0 {
-			c |= 0x80
-		}
-		b = append(b, c)
-		if n == 0 {
-			break
-		}
-	}
-	return append(b, body...)
-}
-
-// publishBody is a QoS 1 PUBLISH body: topic, packet id, payload.
-func publishBody(topic string, id uint16, payload []byte) []byte {
-	b := []byte{byte(len(topic) >> 8), byte(len(topic))}
-	b = append(b, topic...)
-	b = append(b, byte(id>>8), byte(id))
-	return append(b, payload...)
 }
 
 // takeTopics takes every PUBLISH whose topic starts with "take/", and
@@ -116,13 +93,13 @@ func TestFramesHandMochiWholePacketsInOrder(t *testing.T) {
 				ping := false
 				switch rng.IntN(5) {
 				case 0:
-					pk = appendPacket(nil, 0xc0, nil) // PINGREQ
+					pk = loadgen.AppendPingreq(nil)
 				case 1:
-					pk = appendPacket(nil, 0x82, make([]byte, rng.IntN(3000))) // SUBSCRIBE-sized anything
+					pk = loadgen.AppendSubscribe(nil, 1, strings.Repeat("s", rng.IntN(3000)), 0) // often larger than the buffer
 				case 2:
-					pk = appendPacket(nil, 0x32, publishBody("pass/x", 1, make([]byte, rng.IntN(200))))
+					pk = loadgen.AppendPublish(nil, "pass/x", 1, 1, make([]byte, rng.IntN(200)))
 				default:
-					pk = appendPacket(nil, 0x32, publishBody("take/x", uint16(i+1), make([]byte, rng.IntN(size))))
+					pk = loadgen.AppendPublish(nil, "take/x", 1, uint16(i+1), make([]byte, rng.IntN(size)))
 					ping = true
 				}
 				stream = append(stream, pk...)
@@ -219,7 +196,7 @@ func (s *takeEven) take(f *frames, pk []byte, hdr int) bool {
 func FuzzFrames(f *testing.F) {
 	f.Add([]byte{0xc0, 0, 0x30, 3, 0, 1, 'a', 0x32, 4, 0, 1, 't', 0}, []byte{0, 3}, uint16(64))
 	f.Add([]byte{0x30, 0xff, 0xff, 0xff, 0xff, 1, 2, 3}, []byte{1}, uint16(16))
-	f.Add(appendPacket(nil, 0x30, make([]byte, 300)), []byte{200, 9}, uint16(128))
+	f.Add(loadgen.AppendPublish(nil, "t", 0, 0, make([]byte, 300)), []byte{200, 9}, uint16(128))
 	f.Fuzz(func(t *testing.T, in, sizes []byte, bufSize uint16) {
 		if len(sizes) == 0 {
 			sizes = []byte{255}

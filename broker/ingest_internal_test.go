@@ -15,6 +15,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/loadgen"
 )
 
 // raceEnabled is set by race_internal_test.go.
@@ -91,10 +92,10 @@ func directReaders(tb testing.TB, n int, hold time.Duration) []*coalescingConn {
 			if i%20 >= 10 {
 				lat = 52.50
 			}
-			body := publishBody(fmt.Sprintf("devices/g%d-truck-%d/telemetry", k, i%10), uint16(i+1), fmt.Appendf(nil, `{"lat":%.5f,"lon":13.40}`, lat))
-			stream = appendPacket(stream, 0x32, body)
+			stream = loadgen.AppendPublish(stream, fmt.Sprintf("devices/g%d-truck-%d/telemetry", k, i%10), 1, uint16(i+1),
+				fmt.Appendf(nil, `{"lat":%.5f,"lon":13.40}`, lat))
 			if i%pingsPerRead == pingsPerRead-1 {
-				stream = appendPacket(stream, 0xc0, nil)
+				stream = loadgen.AppendPingreq(stream)
 			}
 		}
 		c := newCoalescingConn(&loopConn{stream: stream})

@@ -13,32 +13,21 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// encode encodes pk for a client of protocol version v.
+// encode encodes pk for a client of protocol version v, naming the
+// protocol in a CONNECT as that version does.
 func encode(t *testing.T, v byte, pk packets.Packet) []byte {
 	t.Helper()
-	pk.ProtocolVersion = v
-	var buf bytes.Buffer
-	var err error
-	switch pk.FixedHeader.Type {
-	case packets.Connect:
+	if pk.FixedHeader.Type == packets.Connect {
 		pk.Connect.ProtocolName = []byte("MQTT")
 		if v == 3 {
 			pk.Connect.ProtocolName = []byte("MQIsdp")
 		}
-		err = pk.ConnectEncode(&buf)
-	case packets.Publish:
-		err = pk.PublishEncode(&buf)
-	case packets.Pubrel:
-		err = pk.PubrelEncode(&buf)
-	case packets.Pingreq:
-		err = pk.PingreqEncode(&buf)
-	default:
-		t.Fatalf("encode: packet type %d", pk.FixedHeader.Type)
 	}
+	b, err := encodePacket(v, pk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 func pub(qos byte, id uint16, topic string, payload []byte) packets.Packet {

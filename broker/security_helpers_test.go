@@ -186,7 +186,16 @@ func (r *rawClient) write(b []byte) error {
 
 // send encodes and writes a packet (MQTT 5).
 func (r *rawClient) send(pk packets.Packet) error {
-	pk.ProtocolVersion = 5
+	b, err := encodePacket(5, pk)
+	if err != nil {
+		return err
+	}
+	return r.write(b)
+}
+
+// encodePacket encodes pk as a client of protocol version v sends it.
+func encodePacket(v byte, pk packets.Packet) ([]byte, error) {
+	pk.ProtocolVersion = v
 	var buf bytes.Buffer
 	var err error
 	switch pk.FixedHeader.Type {
@@ -194,15 +203,16 @@ func (r *rawClient) send(pk packets.Packet) error {
 		err = pk.ConnectEncode(&buf)
 	case packets.Publish:
 		err = pk.PublishEncode(&buf)
+	case packets.Pubrel:
+		err = pk.PubrelEncode(&buf)
+	case packets.Pingreq:
+		err = pk.PingreqEncode(&buf)
 	case packets.Disconnect:
 		err = pk.DisconnectEncode(&buf)
 	default:
-		return fmt.Errorf("rawClient cannot send packet type %d", pk.FixedHeader.Type)
+		return nil, fmt.Errorf("cannot encode packet type %d", pk.FixedHeader.Type)
 	}
-	if err != nil {
-		return err
-	}
-	return r.write(buf.Bytes())
+	return buf.Bytes(), err
 }
 
 // read reads the next packet, waiting at most wait.
