@@ -16,10 +16,11 @@ import (
 // them: a connection's reader finds each whole packet in what it read,
 // and a PUBLISH of telemetry that nobody subscribes to goes straight to the
 // telemetry hook, which acknowledges it as mochi would have. mochi's own
-// path for a publish costs more CPU than the whole engine (it decodes into
-// an 800-byte packet that is copied through every hook, copies the bytes
-// twice, reads the clock and updates shared counters), and its depth — 17
-// KiB of frames before the first hook — doubles each reader's stack.
+// path for a publish costs about as much CPU as the whole engine (it
+// decodes into an 800-byte packet that is copied through every hook,
+// copies the bytes twice, reads the clock and updates shared counters),
+// and its depth — 17 KiB of frames before the first hook — doubles each
+// reader's stack.
 // Everything else, and every publish that is not plainly an unrouted ping
 // from an authorised client in good standing, goes to mochi unchanged and
 // in order.
