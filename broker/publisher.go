@@ -29,15 +29,17 @@ type message struct {
 // the store, and a shard must not wait on a disk. A single goroutine keeps
 // every device's transitions in the order the engine decided them.
 type publisher struct {
-	srv    *mqtt.Server
-	cl     *mqtt.Client // our inline client, speaking MQTT 5 for expiry
-	store  *store       // nil: retained state in memory only
-	cfg    *Config
-	log    *slog.Logger
-	queue  chan message
-	stop   chan struct{}
-	done   chan struct{}
-	closed sync.Once
+	srv      *mqtt.Server
+	cl       *mqtt.Client // our inline client, speaking MQTT 5 for expiry
+	clKept   *mqtt.Client // the same, publishing what is retained (see publish)
+	store    *store       // nil: retained state in memory only
+	retained *retainedSet // the retained transitions, out of mochi's map
+	cfg      *Config
+	log      *slog.Logger
+	queue    chan message
+	stop     chan struct{}
+	done     chan struct{}
+	closed   sync.Once
 
 	// Messages published since the publisher last waited for the queue
 	// or yielded; it yields every yieldEvery: a quarter of a subscriber's
@@ -50,8 +52,12 @@ type publisher struct {
 	failed         *metrics.Counter
 }
 
-// publisherID is the client id of the publisher's inline client.
-const publisherID = "edgefence-engine"
+// publisherID is the client id of the publisher's inline client, and
+// retainedOrigin that of the one that publishes the messages it retains.
+const (
+	publisherID    = "edgefence-engine"
+	retainedOrigin = publisherID + "/retained"
+)
 
 // batchMax bounds how many queued messages the publisher persists in one
 // store commit before it publishes them.
@@ -64,13 +70,21 @@ const batchMax = 512
 // waits a while for its turn on a busy core.
 const publishQueue = 16384
 
-func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
+// retainedSweep is how often expired retained transitions are deleted
+// (from the set and the store); until then they are no longer sent.
+const retainedSweep = 10 * time.Second
+
+func newPublisher(srv *mqtt.Server, st *store, rs *retainedSet, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
 	cl := srv.NewClient(nil, mqtt.LocalListener, publisherID, true)
 	cl.Properties.ProtocolVersion = 5
+	kept := srv.NewClient(nil, mqtt.LocalListener, retainedOrigin, true)
+	kept.Properties.ProtocolVersion = 5
 	p := &publisher{
 		srv:            srv,
 		cl:             cl,
+		clKept:         kept,
 		store:          st,
+		retained:       rs,
 		cfg:            cfg,
 		log:            log,
 		yieldEvery:     max(1, int(cfg.ClientQueue)/4),
@@ -88,8 +102,16 @@ func newPublisher(srv *mqtt.Server, st *store, cfg *Config, set *metrics.Set, lo
 func (p *publisher) run() {
 	defer close(p.done)
 	batch := make([]message, 0, batchMax)
+	sweep := time.NewTicker(retainedSweep)
+	defer sweep.Stop()
 	for {
 		select {
+		case now := <-sweep.C:
+			for _, topic := range p.retained.expire(now.Unix()) {
+				if p.store != nil {
+					p.store.OnRetainedExpired(topic)
+				}
+			}
 		case m := <-p.queue:
 			b := p.take(append(batch[:0], m))
 			p.send(b)
@@ -121,10 +143,13 @@ func (p *publisher) take(batch []message) []message {
 // send persists the batch's retained messages in one store commit, waits
 // for it, and then publishes them: a transition a subscriber has seen is
 // on disk, and the disk sees one commit per batch rather than per message.
+// A retained message goes into the retained set before it is published:
+// a subscription made since is sent it live, one made before it gets
+// it (or a newer one) from the set.
 func (p *publisher) send(batch []message) {
+	now := time.Now().Unix()
 	if p.store != nil {
 		var last uint64
-		now := time.Now().Unix()
 		for i := range batch {
 			if batch[i].retain {
 				pk := p.packet(&batch[i])
@@ -135,7 +160,15 @@ func (p *publisher) send(batch []message) {
 		p.store.wait(last)
 	}
 	for i := range batch {
-		p.publish(&batch[i])
+		m := &batch[i]
+		if m.retain {
+			var expiry int64
+			if m.expiry > 0 {
+				expiry = now + int64(m.expiry)
+			}
+			p.retained.put(m.topic, m.payload, now, expiry)
+		}
+		p.publish(m)
 		if p.streak++; p.streak >= p.yieldEvery {
 			// A backlog: let the subscribers' writers, readied by what
 			// was just published, drain their queues before more comes.
@@ -163,11 +196,19 @@ func (p *publisher) packet(m *message) packets.Packet {
 	}
 }
 
+// publish sends m to the subscribers it matches now. A retained message
+// goes to mochi without its RETAIN flag, which would have mochi keep it
+// too (see retainedSet), from the client whose id tells retainedHook to
+// set the flag again for a subscription with retain-as-published.
 func (p *publisher) publish(m *message) {
 	if !m.ingest.IsZero() {
 		p.publishLatency.Observe(time.Since(m.ingest))
 	}
-	if err := p.srv.InjectPacket(p.cl, p.packet(m)); err != nil {
+	pk, cl := p.packet(m), p.cl
+	if m.retain {
+		pk.FixedHeader.Retain, cl = false, p.clKept
+	}
+	if err := p.srv.InjectPacket(cl, pk); err != nil {
 		p.failed.Inc()
 		p.log.Error("publish failed", "topic", m.topic, "error", err)
 	}

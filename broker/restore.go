@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mochi-mqtt/server/v2/packets"
+
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/output"
 )
@@ -12,8 +14,9 @@ import (
 // restore rebuilds every device's fence state from the retained transition
 // topics, which mochi has just loaded from the store, so that a restart
 // repeats no ENTER and a device that left while the broker was down gets
-// its EXIT on its next ping. It also gives EXIT messages back the expiry
-// the store does not keep, deleting those already past it.
+// its EXIT on its next ping. It moves them from mochi's retained map into
+// the retained set (see retainedSet), and gives EXIT messages back the
+// expiry the store does not keep, deleting those already past it.
 func (s *Server) restore() (int, error) {
 	prefix := s.cfg.TransitionPrefix + "/"
 	n := 0
@@ -31,19 +34,22 @@ func (s *Server) restore() (int, error) {
 			}
 			continue
 		}
+		s.mqtt.Topics.RetainMessage(packets.Packet{TopicName: topic}) // an empty one deletes
+		var expiry int64
 		if r.Type == evaluator.Exit {
 			expires := r.Decided.Add(s.cfg.ExitExpiry)
 			if r.Decided.IsZero() || !expires.After(now) {
-				// An empty retained publish deletes it from memory and store.
+				// An empty retained publish deletes it from the store.
 				s.pub.send([]message{{topic: topic, retain: true}})
 				continue
 			}
-			pk.Created = r.Decided.Unix()
-			pk.Expiry = expires.Unix()
-			pk.ProtocolVersion = 5
-			pk.Properties.MessageExpiryInterval = uint32(time.Until(expires) / time.Second)
-			s.mqtt.Topics.RetainMessage(pk.Copy(false))
+			expiry = expires.Unix()
 		}
+		created := pk.Created
+		if !r.Decided.IsZero() {
+			created = r.Decided.Unix()
+		}
+		s.retained.put(topic, pk.Payload, created, expiry)
 		if err := s.engine.Restore(r.Device, r.Fence, r.Type, r.Event); err != nil {
 			return n, err
 		}

@@ -24,20 +24,21 @@ import (
 
 // Server is a running edgefence broker.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	set     *metrics.Set
-	mqtt    *mqtt.Server
-	engine  *evaluator.Engine
-	capture *capture.Writer // nil without --capture
-	pub     *publisher
-	store   *store // nil without --data-dir
-	tcp     *listeners.TCP
-	tls     *listeners.TCP
-	ws      *wsListener
-	http    *HTTP // nil without --http-addr
-	ready   atomic.Bool
-	closed  atomic.Bool
+	cfg      Config
+	log      *slog.Logger
+	set      *metrics.Set
+	mqtt     *mqtt.Server
+	engine   *evaluator.Engine
+	capture  *capture.Writer // nil without --capture
+	pub      *publisher
+	retained *retainedSet // the retained transitions; nil with the engine off
+	store    *store       // nil without --data-dir
+	tcp      *listeners.TCP
+	tls      *listeners.TCP
+	ws       *wsListener
+	http     *HTTP // nil without --http-addr
+	ready    atomic.Bool
+	closed   atomic.Bool
 
 	fences *FenceFile
 	in     *ingest // nil: every publish goes through mochi
@@ -122,7 +123,11 @@ func Start(cfg Config) (*Server, error) {
 			return nil, s.abort(err)
 		}
 	}
-	s.pub = newPublisher(s.mqtt, s.store, &s.cfg, s.set, cfg.Log)
+	s.retained = newRetainedSet()
+	if err := s.mqtt.AddHook(newRetainedHook(s.retained, s.mqtt, access, cfg.TransitionPrefix, s.set), nil); err != nil {
+		return nil, s.abort(err)
+	}
+	s.pub = newPublisher(s.mqtt, s.store, s.retained, &s.cfg, s.set, cfg.Log)
 	em := evaluator.NewMetrics(s.set)
 	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
@@ -208,7 +213,11 @@ func (s *Server) registerMQTTGauges() {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
 	})
 	s.set.NewGauge(`edgefence_mqtt_retained_messages`, func() float64 {
-		return float64(s.mqtt.Topics.Retained.Len()) // Info.Retained misses what was loaded from the store
+		n := s.mqtt.Topics.Retained.Len() // Info.Retained misses what was loaded from the store
+		if s.retained != nil {
+			n += s.retained.len()
+		}
+		return float64(n)
 	})
 }
 

@@ -130,7 +130,7 @@ func certName(cl *mqtt.Client) string {
 func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
 		for _, r := range h.reserved {
-			if matches(r, topic) {
+			if Matches(r, topic) {
 				return false // nobody forges the server's output, whatever its role
 			}
 		}

@@ -30,8 +30,10 @@ func covers(pattern, filter string) bool {
 	}
 }
 
-// matches reports whether topic (no wildcards) falls under filter.
-func matches(filter, topic string) bool { return covers(filter, topic) }
+// Matches reports whether topic (no wildcards) falls under the MQTT topic
+// filter. It knows nothing of '$' topics, which a filter starting with a
+// wildcard must not match: the caller decides on those.
+func Matches(filter, topic string) bool { return covers(filter, topic) }
 
 // unshare strips a shared-subscription prefix: $share/<group>/<filter>
 // reads the same topics as <filter>.

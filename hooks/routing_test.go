@@ -40,7 +40,7 @@ func TestOverlaps(t *testing.T) {
 }
 
 // A filter overlaps a telemetry filter exactly when some concrete topic
-// matches both: checked against matches() on a set of topics.
+// matches both: checked against Matches() on a set of topics.
 func TestOverlapsAgreesWithMatching(t *testing.T) {
 	topics := []string{"devices/t1/telemetry", "devices/t2/telemetry", "devices/t1", "devices", "devices/t1/telemetry/x",
 		"owntracks/alice/phone", "geofence/z/t1", "a", "a/b", "a/b/c"}
@@ -50,7 +50,7 @@ func TestOverlapsAgreesWithMatching(t *testing.T) {
 		for _, b := range filters {
 			both := false
 			for _, tp := range topics {
-				if matches(a, tp) && matches(b, tp) {
+				if Matches(a, tp) && Matches(b, tp) {
 					both = true
 				}
 			}

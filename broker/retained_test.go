@@ -1,0 +1,139 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// A dashboard that subscribes to geofence/# on a busy broker learns every
+// device's state, however many there are: not the first --client-queue of
+// them (mochi's own retained delivery queues them all on the client's
+// outbound queue and drops the rest), and at QoS 1 not only the first
+// --max-inflight (delivery waits for acknowledgements instead). The
+// options of MQTT 5 subscriptions hold: retain handling, subscription
+// identifiers, no retained messages for a shared subscription.
+func TestNewDashboardGetsEveryRetainedTransition(t *testing.T) {
+	const devices = 300
+	cfg := testConfig(t)
+	cfg.ClientQueue = 16
+	cfg.MaxInflight = 20
+	cfg.PublishRate = 0
+	srv := start(t, cfg)
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+	base := metric(t, srv, `edgefence_mqtt_retained_messages`) // mochi's $SYS topics
+	t0 := nowMs() - 10_000
+	for i := range devices {
+		tracker.ping(fmt.Sprintf("van-%03d", i), museumLat, museumLon, t0)
+	}
+	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_mqtt_retained_messages`) < base+devices; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v transitions retained after %v, want %d", metric(t, srv, `edgefence_mqtt_retained_messages`), wait, devices)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// got collects n transitions from cl, each a retained ENTER of a
+	// different device, failing on anything else.
+	got := func(cl *client5, n int, subID int) {
+		t.Helper()
+		seen := map[string]bool{}
+		for len(seen) < n {
+			m := cl.Next(fmt.Sprintf("%d retained ENTERs (have %d)", n, len(seen)))
+			if m.Topic == cl.Barrier {
+				continue
+			}
+			tr := decodeTransition(t, "geofence", m)
+			if tr.Type != "ENTER" || !m.Retain || seen[tr.Device] {
+				t.Fatalf("got %s retain=%v (seen before: %v), want each device's retained ENTER once", tr, m.Retain, seen[tr.Device])
+			}
+			if id := m.Properties.SubscriptionIdentifier; subID != 0 && (id == nil || *id != subID) {
+				t.Fatalf("%s: subscription identifier %v, want %d", tr, id, subID)
+			}
+			seen[tr.Device] = true
+		}
+	}
+	subscribe := func(cl *client5, opts paho.SubscribeOptions, subID int) {
+		t.Helper()
+		s := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{opts}}
+		if subID != 0 {
+			s.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &subID}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		sa, err := cl.Paho.Subscribe(ctx, s)
+		if err != nil || sa.Reasons[0] >= 0x80 {
+			t.Fatalf("subscribe %+v: %v %v", opts, err, sa)
+		}
+	}
+
+	// QoS 0: all of them, and before anything the broker handles after
+	// the SUBSCRIBE (the barrier).
+	q0 := connect5(t, srv.MQTTAddr(), "dashboard-qos0")
+	subscribe(q0, paho.SubscribeOptions{Topic: "geofence/#", QoS: 0}, 0)
+	if n := len(q0.Sync()); n != devices {
+		t.Errorf("QoS 0 dashboard: %d retained messages before the barrier, want %d", n, devices)
+	}
+
+	// QoS 1, with a subscription identifier: more than --max-inflight
+	// unacknowledged, so the broker waits for the client's PUBACKs.
+	q1 := connect5(t, srv.MQTTAddr(), "dashboard-qos1")
+	subscribe(q1, paho.SubscribeOptions{Topic: "geofence/+/+", QoS: 1}, 7)
+	got(q1, devices, 7)
+
+	// Retain handling 1 sends them for a new subscription only; 2 never.
+	rh := connect5(t, srv.MQTTAddr(), "dashboard-rh")
+	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
+	got(rh, devices, 0)
+	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
+	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/#", QoS: 1, RetainHandling: 2}, 0)
+	subscribe(rh, paho.SubscribeOptions{Topic: "$share/dash/geofence/#", QoS: 1}, 0)
+	if extra := rh.Sync(); len(extra) != 0 {
+		t.Errorf("retain handling 1 again, 2 and a shared subscription got %d messages (first %s), want none", len(extra), extra[0].Topic)
+	}
+
+	if n := metric(t, srv, `edgefence_shed_total{stage="subscriber"}`); n != 0 {
+		t.Errorf("%v messages dropped for subscribers, want none", n)
+	}
+	if n := metric(t, srv, `edgefence_mqtt_retained_messages`); n != base+devices {
+		t.Errorf("edgefence_mqtt_retained_messages = %v, want %v", n, base+devices)
+	}
+}
+
+// An EXIT is retained with a message expiry; once it has expired a new
+// subscriber is not sent it, without a restart.
+func TestExpiredExitIsNotSentToNewSubscribers(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.ExitExpiry = time.Second
+	srv := start(t, cfg)
+	dash := connect5(t, srv.MQTTAddr(), "dashboard")
+	dash.Subscribe("geofence/#")
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+	t0 := nowMs() - 10_000
+	tracker.ping("cab-2", museumLat, museumLon, t0)
+	expectTransitions(t, dash, "ENTER zone-museumsinsel cab-2")
+	tracker.ping("cab-1", museumLat, museumLon, t0)
+	tracker.ping("cab-1", outLat, outLon, t0+1000)
+	expectTransitions(t, dash, "ENTER zone-museumsinsel cab-1", "EXIT zone-museumsinsel cab-1")
+	decided := time.Now()
+
+	before := connect5(t, srv.MQTTAddr(), "before")
+	before.Subscribe("geofence/#")
+	if got := before.Sync(); len(got) != 2 {
+		t.Fatalf("before the EXIT expired: %d retained messages, want cab-1's EXIT and cab-2's ENTER", len(got))
+	}
+
+	time.Sleep(time.Until(decided.Add(1100 * time.Millisecond)))
+	after := connect5(t, srv.MQTTAddr(), "after")
+	after.Subscribe("geofence/#")
+	got := after.Sync()
+	if len(got) != 1 {
+		t.Fatalf("after the EXIT expired: %d retained messages, want cab-2's ENTER only", len(got))
+	}
+	if tr := decodeTransition(t, "geofence", got[0]); tr.short() != "ENTER zone-museumsinsel cab-2" {
+		t.Errorf("after the EXIT expired: got %s, want cab-2's ENTER", tr)
+	}
+}
