@@ -2,58 +2,63 @@ package broker
 
 import (
 	"errors"
-	"strings"
 	"time"
 
-	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/output"
 )
 
-// restore rebuilds every device's fence state from the retained transition
-// topics, which mochi has just loaded from the store, so that a restart
-// repeats no ENTER and a device that left while the broker was down gets
-// its EXIT on its next ping. It moves them from mochi's retained map into
-// the retained set (see retainedSet), and gives EXIT messages back the
-// expiry the store does not keep, deleting those already past it.
+// restore rebuilds every device's fence state from the stored retained
+// transitions, so that a restart repeats no ENTER and a device that left
+// while the broker was down gets its EXIT on its next ping. It loads them
+// into the retained set (see retainedSet), giving EXIT messages back the
+// expiry the store does not keep and deleting those already past it. A
+// message on a transition topic that is not a transition is retained as
+// it was, and restores nothing.
 func (s *Server) restore() (int, error) {
-	prefix := s.cfg.TransitionPrefix + "/"
+	if s.store == nil {
+		return 0, nil
+	}
 	n := 0
 	now := time.Now()
-	for topic, pk := range s.mqtt.Topics.Retained.GetAll() {
-		if !strings.HasPrefix(topic, prefix) {
-			continue
+	var gone []message
+	var restoreErr error
+	err := s.store.retainedTransitions(func(m *storage.Message) {
+		if restoreErr != nil {
+			return
 		}
-		r, err := output.ParseRetained(s.cfg.TransitionPrefix, topic, pk.Payload)
+		r, err := output.ParseRetained(s.cfg.TransitionPrefix, m.TopicName, m.Payload)
 		if err != nil {
 			if errors.Is(err, output.ErrUnreadable) {
-				s.log.Warn("ignoring unreadable retained transition", "topic", topic, "error", err)
+				s.log.Warn("ignoring unreadable retained transition", "topic", m.TopicName, "error", err)
 			} else {
-				s.log.Warn("ignoring retained message that is not a transition", "topic", topic)
+				s.log.Warn("ignoring retained message that is not a transition", "topic", m.TopicName)
 			}
-			continue
+			s.retained.put(m.TopicName, m.Payload, m.Created, 0)
+			return
 		}
-		s.mqtt.Topics.RetainMessage(packets.Packet{TopicName: topic}) // an empty one deletes
 		var expiry int64
 		if r.Type == evaluator.Exit {
 			expires := r.Decided.Add(s.cfg.ExitExpiry)
 			if r.Decided.IsZero() || !expires.After(now) {
-				// An empty retained publish deletes it from the store.
-				s.pub.send([]message{{topic: topic, retain: true}})
-				continue
+				gone = append(gone, message{topic: m.TopicName, retain: true}) // an empty one deletes
+				return
 			}
 			expiry = expires.Unix()
 		}
-		created := pk.Created
+		created := m.Created
 		if !r.Decided.IsZero() {
 			created = r.Decided.Unix()
 		}
-		s.retained.put(topic, pk.Payload, created, expiry)
-		if err := s.engine.Restore(r.Device, r.Fence, r.Type, r.Event); err != nil {
-			return n, err
+		s.retained.put(m.TopicName, m.Payload, created, expiry)
+		if restoreErr = s.engine.Restore(r.Device, r.Fence, r.Type, r.Event); restoreErr == nil {
+			n++
 		}
-		n++
+	})
+	if len(gone) > 0 {
+		s.pub.send(gone) // after the scan: it writes the store
 	}
-	return n, nil
+	return n, errors.Join(err, restoreErr)
 }

@@ -97,4 +97,7 @@ func (r *retainedSet) expire(now int64) []string {
 	return gone
 }
 
-func (m *retainedMsg) expired(now int64) bool { return m.expiry > 0 && m.expiry <= now }
+// expired reports whether m has expired by now, as mochi has it: its
+// expiry second has passed (times are whole seconds, so a message lives
+// up to a second longer than its expiry, never shorter).
+func (m *retainedMsg) expired(now int64) bool { return m.expiry > 0 && m.expiry < now }

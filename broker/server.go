@@ -116,7 +116,7 @@ func Start(cfg Config) (*Server, error) {
 			return nil, s.abort(fmt.Errorf("data dir: %w", err))
 		}
 		path := filepath.Join(cfg.DataDir, "edgefence.db")
-		if s.store, err = openStore(path, s.set, cfg.Log); err != nil {
+		if s.store, err = openStore(path, cfg.TransitionPrefix, s.set, cfg.Log); err != nil {
 			return nil, s.abort(fmt.Errorf("open store %s: %w", path, err))
 		}
 		if err := s.mqtt.AddHook(s.store, nil); err != nil {

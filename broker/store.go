@@ -37,9 +37,10 @@ var (
 // other writers (clients' retained messages, expiries) do not wait.
 type store struct {
 	mqtt.HookBase
-	db   *bbolt.DB
-	log  *slog.Logger
-	errs *metrics.Counter
+	db          *bbolt.DB
+	log         *slog.Logger
+	errs        *metrics.Counter
+	transitions []byte // key prefix of the retained transitions, which mochi is not given
 
 	mu        sync.Mutex
 	cond      sync.Cond
@@ -54,9 +55,10 @@ type store struct {
 }
 
 // openStore opens (creating) the store file at path and starts its
-// committer. Keys of mochi's other record kinds, left by earlier versions,
-// are deleted: restoring stale sessions would be wrong.
-func openStore(path string, set *metrics.Set, log *slog.Logger) (*store, error) {
+// committer; prefix is the transition topics' (--transition-prefix). Keys
+// of mochi's other record kinds, left by earlier versions, are deleted:
+// restoring stale sessions would be wrong.
+func openStore(path, prefix string, set *metrics.Set, log *slog.Logger) (*store, error) {
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second}) // another instance holds the lock: fail, do not hang
 	if err != nil {
 		return nil, err
@@ -86,12 +88,13 @@ func openStore(path string, set *metrics.Set, log *slog.Logger) (*store, error) 
 		log.Info("store: dropped records of sessions, subscriptions and inflight messages left by an earlier version (only retained messages are kept)", "records", stale)
 	}
 	s := &store{
-		db:      db,
-		log:     log,
-		errs:    set.NewCounter(`edgefence_store_errors_total`),
-		pending: map[string][]byte{},
-		kick:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		db:          db,
+		log:         log,
+		errs:        set.NewCounter(`edgefence_store_errors_total`),
+		transitions: []byte(retainedPfx + prefix + "/"),
+		pending:     map[string][]byte{},
+		kick:        make(chan struct{}, 1),
+		done:        make(chan struct{}),
 	}
 	s.cond.L = &s.mu
 	go s.commitLoop()
@@ -136,23 +139,41 @@ func (s *store) OnRetainedExpired(topic string) {
 	s.queue(retainedPfx+topic, nil)
 }
 
-// StoredRetainedMessages returns the stored retained messages; mochi
-// retains them again when it starts.
+// StoredRetainedMessages returns the stored retained messages but the
+// transitions (see retainedTransitions); mochi retains them again when it
+// starts.
 func (s *store) StoredRetainedMessages() ([]storage.Message, error) {
 	var out []storage.Message
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.scan([]byte(retainedPfx), func(k []byte, m *storage.Message) {
+		if !bytes.HasPrefix(k, s.transitions) {
+			out = append(out, *m)
+		}
+	})
+	return out, err
+}
+
+// retainedTransitions calls fn with each stored message on a transition
+// topic: the retained set's, which restore loads without going through
+// mochi's retained map.
+func (s *store) retainedTransitions(fn func(m *storage.Message)) error {
+	return s.scan(s.transitions, func(_ []byte, m *storage.Message) { fn(m) })
+}
+
+// scan calls fn with each readable message whose key starts with prefix,
+// in key order.
+func (s *store) scan(prefix []byte, fn func(k []byte, m *storage.Message)) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(storeBucket).Cursor()
-		for k, v := c.Seek([]byte(retainedPfx)); k != nil && bytes.HasPrefix(k, []byte(retainedPfx)); k, v = c.Next() {
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var m storage.Message
 			if err := m.UnmarshalBinary(v); err != nil {
 				s.log.Warn("store: skipping an unreadable retained message", "key", string(k), "error", err)
 				continue
 			}
-			out = append(out, m)
+			fn(k, &m)
 		}
 		return nil
 	})
-	return out, err
 }
 
 // encodeRetained is a retained publish as mochi's bbolt hook stored it.

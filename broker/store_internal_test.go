@@ -5,16 +5,18 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 func testStore(t *testing.T, path string) *store {
 	t.Helper()
-	s, err := openStore(path, metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := openStore(path, "geofence", metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,15 +25,37 @@ func testStore(t *testing.T, path string) *store {
 
 func storedTopics(t *testing.T, s *store) map[string]string {
 	t.Helper()
+	out := map[string]string{}
+	err := s.scan([]byte(retainedPfx), func(_ []byte, m *storage.Message) { out[m.TopicName] = string(m.Payload) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mochi is given the stored retained messages but the transitions, which
+// restore loads into the retained set itself.
+func TestStoreGivesMochiAllButTheTransitions(t *testing.T) {
+	s := testStore(t, filepath.Join(t.TempDir(), "edgefence.db"))
+	defer s.close()
+	for _, topic := range []string{"geofence/f/d", "geofence-other/x", "devices/d/config"} {
+		s.retain(nil, &packets.Packet{TopicName: topic, Payload: []byte("x"), FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}})
+	}
+	s.wait(s.retain(nil, &packets.Packet{TopicName: "geofence/g/d", Payload: []byte("y")}))
 	msgs, err := s.StoredRetainedMessages()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
+	var mochi, ours []string
 	for _, m := range msgs {
-		out[m.TopicName] = string(m.Payload)
+		mochi = append(mochi, m.TopicName)
 	}
-	return out
+	if err := s.retainedTransitions(func(m *storage.Message) { ours = append(ours, m.TopicName) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(mochi, []string{"devices/d/config", "geofence-other/x"}) || !slices.Equal(ours, []string{"geofence/f/d", "geofence/g/d"}) {
+		t.Errorf("mochi is given %v and restore %v; want the transitions for restore only", mochi, ours)
+	}
 }
 
 // Writes from many goroutines are committed in batches, each topic's
