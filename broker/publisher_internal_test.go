@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +24,7 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 			srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			var st *store
 			if disk {
-				st = testStore(t, filepath.Join(t.TempDir(), "edgefence.db"))
+				st = testStore(t, t.TempDir())
 				defer st.close()
 			}
 			if err := srv.Serve(); err != nil {

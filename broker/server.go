@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -115,9 +114,8 @@ func Start(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, s.abort(fmt.Errorf("data dir: %w", err))
 		}
-		path := filepath.Join(cfg.DataDir, "edgefence.db")
-		if s.store, err = openStore(path, cfg.TransitionPrefix, s.set, cfg.Log); err != nil {
-			return nil, s.abort(fmt.Errorf("open store %s: %w", path, err))
+		if s.store, err = openStore(cfg.DataDir, cfg.TransitionPrefix, s.set, cfg.Log); err != nil {
+			return nil, s.abort(fmt.Errorf("open store in %s: %w", cfg.DataDir, err))
 		}
 		if err := s.mqtt.AddHook(s.store, nil); err != nil {
 			return nil, s.abort(err)

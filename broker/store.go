@@ -2,42 +2,43 @@ package broker
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/storage"
 	"github.com/mochi-mqtt/server/v2/packets"
-	"go.etcd.io/bbolt"
 )
 
-// The store's file layout is mochi's bbolt hook's, so that data dirs
-// written by earlier edgefence versions (which used that hook) keep their
-// retained state, and the other way round.
+// Keys and values are those of mochi's bbolt hook, which earlier
+// edgefence versions used: their stores are migrated key for key
+// (migrateBolt).
 var (
 	storeBucket = []byte("mochi")
 	retainedPfx = storage.RetainedKey + "_"
 )
 
 // store is the data dir: the retained messages — edgefence's fence state,
-// its retained transitions, and clients' own retained messages — in a
-// bbolt file. Nothing else is kept: sessions, subscriptions and inflight
+// its retained transitions, and clients' own retained messages — in an
+// append-only log (appendLog). Nothing else is kept: sessions, subscriptions and inflight
 // messages live in memory, as in a broker without persistence, because
 // mochi's bbolt hook wrote each of them (two transactions per QoS 1 ping)
 // and capped the broker at ~3,000 pings/s (docs/performance.md).
 //
 // Writes are group-committed: they are queued in call order (the latest
 // value of a topic wins) and one goroutine commits whatever is queued in
-// one transaction, so the disk sees one commit per batch, not per
-// message. The transition publisher waits for its batch's commit before it
+// one write and one fdatasync, so the disk sees one commit per batch, not
+// per message. The transition publisher waits for its batch's commit before it
 // publishes (wait), so a transition a subscriber has seen is on disk;
 // other writers (clients' retained messages, expiries) do not wait.
 type store struct {
 	mqtt.HookBase
-	db          *bbolt.DB
+	file        *appendLog
+	lock        *os.File // the data dir's
 	log         *slog.Logger
 	errs        *metrics.Counter
 	transitions []byte // key prefix of the retained transitions, which mochi is not given
@@ -54,41 +55,35 @@ type store struct {
 	once sync.Once
 }
 
-// openStore opens (creating) the store file at path and starts its
-// committer; prefix is the transition topics' (--transition-prefix). Keys
-// of mochi's other record kinds, left by earlier versions, are deleted:
-// restoring stale sessions would be wrong.
-func openStore(path, prefix string, set *metrics.Set, log *slog.Logger) (*store, error) {
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second}) // another instance holds the lock: fail, do not hang
+// openStore opens (creating) the store in the data dir and starts its
+// committer; prefix is the transition topics' (--transition-prefix). The
+// store of an earlier version (bbolt) is migrated on first open.
+func openStore(dir, prefix string, set *metrics.Set, log *slog.Logger) (*store, error) {
+	lock, err := lockDataDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	stale := 0
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(storeBucket)
-		if err != nil {
-			return err
-		}
-		c := b.Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			if !bytes.HasPrefix(k, []byte(retainedPfx)) {
-				if err := c.Delete(); err != nil {
-					return err
-				}
-				stale++
-			}
-		}
-		return nil
-	})
+	path := filepath.Join(dir, logFile)
+	_, statErr := os.Stat(path)
+	file, cut, err := openAppendLog(path)
 	if err != nil {
-		db.Close()
+		lock.Close()
 		return nil, err
 	}
-	if stale > 0 {
-		log.Info("store: dropped records of sessions, subscriptions and inflight messages left by an earlier version (only retained messages are kept)", "records", stale)
+	if cut > 0 {
+		log.Warn("store: cut a torn or corrupt tail off the log (a crash while writing a commit nobody was told had been stored)", "file", path, "bytes", cut)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		if _, err := migrateBolt(dir, file, log); err != nil {
+			file.close()
+			os.Remove(path) // migrate again next time
+			lock.Close()
+			return nil, err
+		}
 	}
 	s := &store{
-		db:          db,
+		file:        file,
+		lock:        lock,
 		log:         log,
 		errs:        set.NewCounter(`edgefence_store_errors_total`),
 		transitions: []byte(retainedPfx + prefix + "/"),
@@ -160,20 +155,22 @@ func (s *store) retainedTransitions(fn func(m *storage.Message)) error {
 }
 
 // scan calls fn with each readable message whose key starts with prefix,
-// in key order.
+// in key order. Only before the first commit: the committer owns the log
+// then.
 func (s *store) scan(prefix []byte, fn func(k []byte, m *storage.Message)) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(storeBucket).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var m storage.Message
-			if err := m.UnmarshalBinary(v); err != nil {
-				s.log.Warn("store: skipping an unreadable retained message", "key", string(k), "error", err)
-				continue
-			}
-			fn(k, &m)
+	for _, k := range s.file.keysWithPrefix(string(prefix)) {
+		v, err := s.file.get(k)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		var m storage.Message
+		if err := m.UnmarshalBinary(v); err != nil {
+			s.log.Warn("store: skipping an unreadable retained message", "key", k, "error", err)
+			continue
+		}
+		fn([]byte(k), &m)
+	}
+	return nil
 }
 
 // encodeRetained is a retained publish as mochi's bbolt hook stored it.
@@ -245,7 +242,10 @@ func (s *store) commitLoop() {
 		}
 		s.mu.Unlock()
 		if len(batch) > 0 {
-			if err := s.commit(batch); err != nil {
+			if err := s.commit(batch); errors.Is(err, errCompacting) {
+				s.errs.Inc()
+				s.log.Error("store: committed, but rewriting the log without its dead records failed; it keeps growing until a rewrite succeeds", "error", err)
+			} else if err != nil {
 				s.errs.Inc()
 				s.log.Error("store: commit failed; the retained state of these topics is not on disk until a later write succeeds", "messages", len(batch), "error", err)
 				s.requeue(batch)
@@ -262,21 +262,7 @@ func (s *store) commitLoop() {
 }
 
 func (s *store) commit(batch map[string][]byte) error {
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(storeBucket)
-		for k, v := range batch {
-			var err error
-			if v == nil {
-				err = b.Delete([]byte(k))
-			} else {
-				err = b.Put([]byte(k), v)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-		}
-		return nil
-	})
+	return s.file.commit(batch)
 }
 
 // requeue puts a failed batch back, under any newer write of the same
@@ -307,7 +293,7 @@ func (s *store) close() error {
 		s.mu.Lock()
 		s.cond.Broadcast()
 		s.mu.Unlock()
-		err = s.db.Close()
+		err = errors.Join(s.file.close(), s.lock.Close())
 	})
 	return err
 }

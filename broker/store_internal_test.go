@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -36,7 +35,7 @@ func storedTopics(t *testing.T, s *store) map[string]string {
 // mochi is given the stored retained messages but the transitions, which
 // restore loads into the retained set itself.
 func TestStoreGivesMochiAllButTheTransitions(t *testing.T) {
-	s := testStore(t, filepath.Join(t.TempDir(), "edgefence.db"))
+	s := testStore(t, t.TempDir())
 	defer s.close()
 	for _, topic := range []string{"geofence/f/d", "geofence-other/x", "devices/d/config"} {
 		s.retain(nil, &packets.Packet{TopicName: topic, Payload: []byte("x"), FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}})
@@ -62,7 +61,7 @@ func TestStoreGivesMochiAllButTheTransitions(t *testing.T) {
 // latest write wins, a deletion deletes, wait returns only once a write is
 // committed (a read transaction sees it), and the reopened file has them.
 func TestStoreCommitsEveryWriteLatestWins(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "edgefence.db")
+	path := t.TempDir()
 	s := testStore(t, path)
 	var wg sync.WaitGroup
 	for g := range 8 {

@@ -1,0 +1,164 @@
+package broker
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// contents reads every key of l.
+func contents(t testing.TB, l *appendLog) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range l.keysWithPrefix("") {
+		v, err := l.get(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = string(v)
+	}
+	return out
+}
+
+func reopen(t testing.TB, l *appendLog) (*appendLog, int64) {
+	t.Helper()
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	l, cut, err := openAppendLog(l.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, cut
+}
+
+// A crash mid-commit leaves a torn record at the end of the log: opening
+// it keeps every whole commit before it, cuts the rest off, and carries on
+// appending where the good part ends.
+func TestAppendLogKeepsEveryWholeCommitOfATornFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), logFile)
+	l, _, err := openAppendLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range 5 {
+		batch := map[string][]byte{}
+		for j := range 10 {
+			k, v := fmt.Sprintf("k%d", j), fmt.Sprintf("v%d-%d", i, j)
+			batch[k], want[k] = []byte(v), v
+		}
+		batch["k3"] = nil // deleted in every commit
+		delete(want, "k3")
+		if err := l.commit(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := l.size
+	for _, tail := range [][]byte{
+		appendRecord(nil, "k1", []byte("torn"))[:9],            // cut in the middle
+		append(appendRecord(nil, "k1", []byte("flip")), 0)[1:], // misaligned
+		bytes.Repeat([]byte{0xff}, 20),                         // garbage
+		{1, 2, 3},                                              // a short header
+	} {
+		if _, err := l.f.WriteAt(tail, good); err != nil {
+			t.Fatal(err)
+		}
+		var cut int64
+		l, cut = reopen(t, l)
+		if cut != int64(len(tail)) || l.size != good {
+			t.Fatalf("tail of %d bytes: cut %d, size %d; want %d cut, size %d", len(tail), cut, l.size, len(tail), good)
+		}
+		if got := contents(t, l); !maps.Equal(got, want) {
+			t.Fatalf("after cutting a tail: %v, want %v", got, want)
+		}
+	}
+	if err := l.commit(map[string][]byte{"k9": []byte("after")}); err != nil {
+		t.Fatal(err)
+	}
+	want["k9"] = "after"
+	l, _ = reopen(t, l)
+	defer l.close()
+	if got := contents(t, l); !maps.Equal(got, want) {
+		t.Fatalf("a commit after the cut: %v, want %v", got, want)
+	}
+}
+
+// A log that has grown to twice its live records is rewritten with only
+// those: the file shrinks, and its contents (reopened, too) are the same.
+func TestAppendLogCompacts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), logFile)
+	l, _, err := openAppendLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("x"), 4000)
+	want := map[string]string{}
+	peak := int64(0)
+	for i := range 3000 { // 12 MB written over 100 keys
+		k := fmt.Sprintf("RET_geofence/f/dev-%d", i%100)
+		v := append(fmt.Appendf(nil, "%d:", i), value...)
+		if err := l.commit(map[string][]byte{k: v}); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = string(v)
+		peak = max(peak, l.size)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak > compactAbove+8100 || st.Size() != l.size || l.size > compactFactor*l.live {
+		t.Fatalf("file peaked at %d bytes, is %d (%d live); want it rewritten past %d", peak, st.Size(), l.live, compactAbove)
+	}
+	if got := contents(t, l); !maps.Equal(got, want) {
+		t.Fatal("contents changed by the rewrite")
+	}
+	l, _ = reopen(t, l)
+	defer l.close()
+	if got := contents(t, l); !maps.Equal(got, want) {
+		t.Fatal("contents changed after reopening the rewritten file")
+	}
+	if _, err := os.Stat(path + ".compact"); !os.IsNotExist(err) {
+		t.Fatalf("the rewrite's temporary file is left: %v", err)
+	}
+}
+
+// Any bytes as a log file: opening never fails or panics on them, keeps
+// a prefix of whole records (the file is cut to it), and opening the cut
+// file again finds the same keys and values and cuts nothing.
+func FuzzAppendLog(f *testing.F) {
+	var seed []byte
+	seed = appendRecord(seed, "a", []byte("1"))
+	seed = appendRecord(seed, "b", []byte("2"))
+	seed = appendRecord(seed, "a", nil)
+	f.Add(seed)
+	f.Add(seed[:len(seed)-3])
+	f.Add([]byte{})
+	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), logFile)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l, cut, err := openAppendLog(path)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if l.size+cut != int64(len(data)) {
+			t.Fatalf("kept %d + cut %d != %d bytes", l.size, cut, len(data))
+		}
+		first := contents(t, l)
+		l, cut = reopen(t, l)
+		defer l.close()
+		if cut != 0 {
+			t.Fatalf("second open cut %d more bytes", cut)
+		}
+		if got := contents(t, l); !maps.Equal(got, first) {
+			t.Fatalf("second open: %v, first %v", got, first)
+		}
+	})
+}
