@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -33,9 +34,9 @@ import (
 // which nobody was told had been stored).
 //
 // Only the keys and where their values are stay in memory; values are
-// read back from the file. One goroutine commits; readers may run beside
-// it only before the first commit (the store scans at start).
+// read back from the file (the store scans them once, at start).
 type appendLog struct {
+	mu   sync.RWMutex // commit and compact write; get and keysWithPrefix read
 	path string
 	f    *os.File
 	keys map[string]valueRef
@@ -157,6 +158,8 @@ func appendRecord(buf []byte, key string, value []byte) []byte {
 // commit writes batch (key → value; nil deletes) and waits for the disk.
 // On failure nothing of it counts: the file is cut back.
 func (l *appendLog) commit(batch map[string][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	keys := make([]string, 0, len(batch))
 	for k := range batch {
 		if len(k) > 0xffff || len(batch[k]) > maxLogRecord-2-len(k) {
@@ -193,6 +196,12 @@ func (l *appendLog) commit(batch map[string][]byte) error {
 
 // get returns key's value, or nil.
 func (l *appendLog) get(key string) ([]byte, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.read(key)
+}
+
+func (l *appendLog) read(key string) ([]byte, error) {
 	ref, ok := l.keys[key]
 	if !ok {
 		return nil, nil
@@ -206,6 +215,12 @@ func (l *appendLog) get(key string) ([]byte, error) {
 
 // keysWithPrefix returns the keys starting with prefix, in order.
 func (l *appendLog) keysWithPrefix(prefix string) []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.sortedKeys(prefix)
+}
+
+func (l *appendLog) sortedKeys(prefix string) []string {
 	var out []string
 	for k := range l.keys {
 		if strings.HasPrefix(k, prefix) {
@@ -225,13 +240,13 @@ func (l *appendLog) compact() error {
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	keys := l.keysWithPrefix("")
+	keys := l.sortedKeys("")
 	next := make(map[string]valueRef, len(keys))
 	w := bufio.NewWriterSize(f, 256<<10)
 	var off int64
 	var rec []byte
 	for _, k := range keys {
-		v, err := l.get(k)
+		v, err := l.read(k)
 		if err == nil {
 			rec = appendRecord(rec[:0], k, v)
 			_, err = w.Write(rec)

@@ -34,7 +34,8 @@ type retainedHook struct {
 	prefix  string // transition prefix + "/"
 	failed  *metrics.Counter
 	stop    chan struct{}
-	stopped sync.Once
+	mu      sync.Mutex // stopped and wg.Add
+	stopped bool
 	wg      sync.WaitGroup
 
 	// SUBSCRIBE packets with a retain-handling 1 filter, between
@@ -156,10 +157,10 @@ func (h *retainedHook) OnPacketSent(cl *mqtt.Client, pk packets.Packet, _ []byte
 	if h.deliver(d, false) {
 		return
 	}
-	select {
-	case <-h.stop:
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
 		return
-	default:
 	}
 	h.wg.Add(1)
 	go func() {
@@ -309,7 +310,12 @@ func retainedPacket(m *retainedMsg, sub packets.Subscription) packets.Packet {
 // Stop ends the deliveries in progress and waits for them; mochi calls it
 // when it closes.
 func (h *retainedHook) Stop() error {
-	h.stopped.Do(func() { close(h.stop) })
+	h.mu.Lock()
+	if !h.stopped {
+		h.stopped = true
+		close(h.stop)
+	}
+	h.mu.Unlock()
 	h.wg.Wait()
 	return nil
 }

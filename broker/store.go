@@ -155,8 +155,7 @@ func (s *store) retainedTransitions(fn func(m *storage.Message)) error {
 }
 
 // scan calls fn with each readable message whose key starts with prefix,
-// in key order. Only before the first commit: the committer owns the log
-// then.
+// in key order.
 func (s *store) scan(prefix []byte, fn func(k []byte, m *storage.Message)) error {
 	for _, k := range s.file.keysWithPrefix(string(prefix)) {
 		v, err := s.file.get(k)
