@@ -1,11 +1,11 @@
 package broker
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -139,11 +139,7 @@ func (s *store) OnRetainedExpired(topic string) {
 // starts.
 func (s *store) StoredRetainedMessages() ([]storage.Message, error) {
 	var out []storage.Message
-	err := s.scan([]byte(retainedPfx), func(k []byte, m *storage.Message) {
-		if !bytes.HasPrefix(k, s.transitions) {
-			out = append(out, *m)
-		}
-	})
+	err := s.scan(retainedPfx, string(s.transitions), func(_ string, m *storage.Message) { out = append(out, *m) })
 	return out, err
 }
 
@@ -151,13 +147,16 @@ func (s *store) StoredRetainedMessages() ([]storage.Message, error) {
 // topic: the retained set's, which restore loads without going through
 // mochi's retained map.
 func (s *store) retainedTransitions(fn func(m *storage.Message)) error {
-	return s.scan(s.transitions, func(_ []byte, m *storage.Message) { fn(m) })
+	return s.scan(string(s.transitions), "", func(_ string, m *storage.Message) { fn(m) })
 }
 
-// scan calls fn with each readable message whose key starts with prefix,
-// in key order.
-func (s *store) scan(prefix []byte, fn func(k []byte, m *storage.Message)) error {
-	for _, k := range s.file.keysWithPrefix(string(prefix)) {
+// scan calls fn with each readable message whose key starts with prefix
+// and not with skip (if not empty), in key order.
+func (s *store) scan(prefix, skip string, fn func(k string, m *storage.Message)) error {
+	for _, k := range s.file.keysWithPrefix(prefix) {
+		if skip != "" && strings.HasPrefix(k, skip) {
+			continue
+		}
 		v, err := s.file.get(k)
 		if err != nil {
 			return err
@@ -167,7 +166,7 @@ func (s *store) scan(prefix []byte, fn func(k []byte, m *storage.Message)) error
 			s.log.Warn("store: skipping an unreadable retained message", "key", k, "error", err)
 			continue
 		}
-		fn([]byte(k), &m)
+		fn(k, &m)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func testStore(t *testing.T, path string) *store {
 func storedTopics(t *testing.T, s *store) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := s.scan([]byte(retainedPfx), func(_ []byte, m *storage.Message) { out[m.TopicName] = string(m.Payload) })
+	err := s.scan(retainedPfx, "", func(_ string, m *storage.Message) { out[m.TopicName] = string(m.Payload) })
 	if err != nil {
 		t.Fatal(err)
 	}
