@@ -96,6 +96,17 @@ func openAppendLog(path string) (l *appendLog, cut int64, err error) {
 // load reads records from r (the file from its start) into the index and
 // returns the offset after the last whole, intact one.
 func (l *appendLog) load(r io.Reader) (int64, error) {
+	return eachRecord(r, func(off int64, rec []byte, keyLen int) error {
+		l.apply(string(rec[2:2+keyLen]), off, len(rec), keyLen)
+		return nil
+	})
+}
+
+// eachRecord calls fn with each whole, intact record read from r (a log
+// from its start): its offset, the record after its header (valid until
+// the next call) and its key's length. It returns the offset after the
+// last one, and why it stopped (nil at the end of r); fn's error stops it.
+func eachRecord(r io.Reader, fn func(off int64, rec []byte, keyLen int) error) (int64, error) {
 	var off int64
 	var head [logHeader]byte
 	var rec []byte
@@ -124,7 +135,9 @@ func (l *appendLog) load(r io.Reader) (int64, error) {
 		if 2+k > len(rec) {
 			return off, errCorruptRecord
 		}
-		l.apply(string(rec[2:2+k]), off, int(n), k)
+		if err := fn(off, rec, k); err != nil {
+			return off, err
+		}
 		off += logHeader + int64(n)
 	}
 }
@@ -232,34 +245,43 @@ func (l *appendLog) sortedKeys(prefix string) []string {
 }
 
 // compact rewrites the file with only the live records: into a new file
-// beside it, synced, renamed over it, the directory synced. A failure
-// leaves the old file in use.
+// beside it, synced, renamed over it, the directory synced. The old file
+// is read once, front to back, and each record a key still points at is
+// copied as it is. A failure leaves the old file in use.
 func (l *appendLog) compact() error {
 	tmp := l.path + ".compact"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	keys := l.sortedKeys("")
-	next := make(map[string]valueRef, len(keys))
+	next := make(map[string]valueRef, len(l.keys))
 	w := bufio.NewWriterSize(f, 256<<10)
-	var off int64
-	var rec []byte
-	for _, k := range keys {
-		v, err := l.read(k)
-		if err == nil {
-			rec = appendRecord(rec[:0], k, v)
-			_, err = w.Write(rec)
+	var out int64
+	var head [logHeader]byte
+	_, err = eachRecord(bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.size), 256<<10), func(off int64, rec []byte, keyLen int) error {
+		key := rec[2 : 2+keyLen]
+		ref, ok := l.keys[string(key)]
+		if !ok || ref.off != off+logHeader+2+int64(keyLen) {
+			return nil // deleted, or written again later
 		}
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return fmt.Errorf("compact: %w", err)
+		binary.LittleEndian.PutUint32(head[0:4], uint32(len(rec)))
+		binary.LittleEndian.PutUint32(head[4:8], crc32.Checksum(rec, crcTable))
+		if _, err := w.Write(head[:]); err != nil {
+			return err
 		}
-		next[k] = valueRef{off: off + logHeader + 2 + int64(len(k)), n: int32(len(v))}
-		off += int64(len(rec))
+		if _, err := w.Write(rec); err != nil {
+			return err
+		}
+		next[string(key)] = valueRef{off: out + logHeader + 2 + int64(keyLen), n: ref.n}
+		out += logHeader + int64(len(rec))
+		return nil
+	})
+	if err == nil && len(next) != len(l.keys) {
+		err = fmt.Errorf("%d of %d keys found in %s", len(next), len(l.keys), l.path)
 	}
-	err = w.Flush()
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = fdatasync(f)
 	}
@@ -275,7 +297,7 @@ func (l *appendLog) compact() error {
 		return fmt.Errorf("compact: %w", err)
 	}
 	l.f.Close()
-	l.f, l.keys, l.size, l.live = f, next, off, off
+	l.f, l.keys, l.size, l.live = f, next, out, out
 	return nil
 }
 
