@@ -52,6 +52,7 @@ type valueRef struct {
 
 const (
 	logHeader     = 8
+	maxLogKey     = 0xffff
 	maxLogRecord  = 64 << 20
 	compactAbove  = 4 << 20 // bytes: smaller files are never rewritten
 	compactFactor = 2       // rewrite once the file is this many times its live records
@@ -175,7 +176,7 @@ func (l *appendLog) commit(batch map[string][]byte) error {
 	defer l.mu.Unlock()
 	keys := make([]string, 0, len(batch))
 	for k := range batch {
-		if len(k) > 0xffff || len(batch[k]) > maxLogRecord-2-len(k) {
+		if len(k) > maxLogKey || len(batch[k]) > maxLogRecord-2-len(k) {
 			return fmt.Errorf("%.64s: key or value too large", k)
 		}
 		keys = append(keys, k)

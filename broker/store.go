@@ -198,8 +198,16 @@ func encodeRetained(cl *mqtt.Client, pk *packets.Packet) []byte {
 	return data
 }
 
-// queue records a write and returns its sequence number, for wait.
+// queue records a write and returns its sequence number, for wait. A
+// key or value the log cannot hold (a topic of more than 65,531 bytes) is
+// not stored, counted and logged, rather than failing every commit after
+// it.
 func (s *store) queue(key string, value []byte) uint64 {
+	if len(key) > maxLogKey || len(value) > maxLogRecord-2-len(key) {
+		s.errs.Inc()
+		s.log.Error("store: retained message too large for the store, not stored", "key", key[:min(len(key), 64)], "key_bytes", len(key), "value_bytes", len(value))
+		return 0
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -30,6 +31,21 @@ func storedTopics(t *testing.T, s *store) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A retained message on a topic too long for the log is counted and not
+// stored, and the writes around it are committed as usual.
+func TestStoreSkipsWhatTheLogCannotHold(t *testing.T) {
+	s := testStore(t, t.TempDir())
+	defer s.close()
+	long := strings.Repeat("x", 65534) // a legal MQTT topic; with "RET_", too long a key
+	s.retain(nil, &packets.Packet{TopicName: "a/1", Payload: []byte("1")})
+	s.retain(nil, &packets.Packet{TopicName: long, Payload: []byte("2")})
+	s.wait(s.retain(nil, &packets.Packet{TopicName: "a/3", Payload: []byte("3")}))
+	got := storedTopics(t, s)
+	if len(got) != 2 || got["a/1"] != "1" || got["a/3"] != "3" || s.errs.Get() != 1 {
+		t.Fatalf("stored %d topics, %d errors; want a/1 and a/3, one error", len(got), s.errs.Get())
+	}
 }
 
 // mochi is given the stored retained messages but the transitions, which
