@@ -42,6 +42,9 @@ type appendLog struct {
 	keys map[string]valueRef
 	size int64 // of the file
 	live int64 // bytes of the records the keys point at
+	// After a failed rewrite, the size the file must reach before the
+	// next try: a full disk does not make every commit try (and log) again.
+	retryAt int64
 }
 
 // valueRef is where a key's value is in the file.
@@ -200,8 +203,9 @@ func (l *appendLog) commit(batch map[string][]byte) error {
 		l.apply(k, offs[i], 2+len(k)+len(batch[k]), len(k))
 	}
 	l.size += int64(len(buf))
-	if l.size > compactAbove && l.size > compactFactor*l.live {
+	if l.size > compactAbove && l.size > compactFactor*l.live && l.size >= l.retryAt {
 		if err := l.compact(); err != nil {
+			l.retryAt = l.size + compactAbove
 			return fmt.Errorf("%w: %w", errCompacting, err)
 		}
 	}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -161,4 +162,50 @@ func FuzzAppendLog(f *testing.F) {
 			t.Fatalf("second open: %v, first %v", got, first)
 		}
 	})
+}
+
+// A rewrite that fails (here: its temporary file cannot be created)
+// leaves the log in use and every commit committed, and is tried again
+// only once the file has grown by another compactAbove, not at every
+// commit; once it can, it succeeds.
+func TestAppendLogRetriesAFailedRewriteLater(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, logFile)
+	l, _, err := openAppendLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { l.close() }()
+	if err := os.Mkdir(path+".compact", 0o700); err != nil { // in the way of the rewrite
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("y"), 4000)
+	failures, commits := 0, 0
+	for i := 0; l.size < 3*compactAbove; i++ {
+		err := l.commit(map[string][]byte{fmt.Sprintf("k%d", i%10): value})
+		commits++
+		switch {
+		case errors.Is(err, errCompacting):
+			failures++
+		case err != nil:
+			t.Fatal(err)
+		}
+	}
+	if failures < 1 || failures > 3 {
+		t.Fatalf("%d failed rewrites in %d commits up to %d bytes; want one per %d bytes of growth", failures, commits, l.size, compactAbove)
+	}
+	if got := len(contents(t, l)); got != 10 {
+		t.Fatalf("%d keys after failed rewrites, want 10", got)
+	}
+	if err := os.Remove(path + ".compact"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; l.size >= compactAbove; i++ {
+		if i > 2000 {
+			t.Fatalf("no rewrite after the way was cleared: %d bytes", l.size)
+		}
+		if err := l.commit(map[string][]byte{fmt.Sprintf("k%d", i%10): value}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
