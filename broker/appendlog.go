@@ -76,16 +76,16 @@ func openAppendLog(path string) (l *appendLog, cut int64, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	l = &appendLog{path: path, f: f, keys: make(map[string]valueRef)}
-	end, err := l.load(bufio.NewReaderSize(f, 256<<10))
-	if err != nil && !errors.Is(err, errCorruptRecord) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		f.Close()
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, 0, err
+	}
+	l = &appendLog{path: path, f: f, keys: make(map[string]valueRef)}
+	end, err := l.load(bufio.NewReaderSize(f, 256<<10), st.Size())
+	if err != nil && !errors.Is(err, errCorruptRecord) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		f.Close()
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	if cut = st.Size() - end; cut > 0 {
 		if err := f.Truncate(end); err != nil {
@@ -97,20 +97,22 @@ func openAppendLog(path string) (l *appendLog, cut int64, err error) {
 	return l, cut, nil
 }
 
-// load reads records from r (the file from its start) into the index and
-// returns the offset after the last whole, intact one.
-func (l *appendLog) load(r io.Reader) (int64, error) {
-	return eachRecord(r, func(off int64, rec []byte, keyLen int) error {
+// load reads records from r (the file from its start, size bytes) into
+// the index and returns the offset after the last whole, intact one.
+func (l *appendLog) load(r io.Reader, size int64) (int64, error) {
+	return eachRecord(r, size, func(off int64, rec []byte, keyLen int) error {
 		l.apply(string(rec[2:2+keyLen]), off, len(rec), keyLen)
 		return nil
 	})
 }
 
 // eachRecord calls fn with each whole, intact record read from r (a log
-// from its start): its offset, the record after its header (valid until
-// the next call) and its key's length. It returns the offset after the
-// last one, and why it stopped (nil at the end of r); fn's error stops it.
-func eachRecord(r io.Reader, fn func(off int64, rec []byte, keyLen int) error) (int64, error) {
+// of size bytes, from its start): its offset, the record after its header
+// (valid until the next call) and its key's length. It returns the offset
+// after the last one, and why it stopped (nil at the end of r); fn's error
+// stops it. A length running past size is a torn record, found without
+// reading (or allocating) that much.
+func eachRecord(r io.Reader, size int64, fn func(off int64, rec []byte, keyLen int) error) (int64, error) {
 	var off int64
 	var head [logHeader]byte
 	var rec []byte
@@ -124,6 +126,9 @@ func eachRecord(r io.Reader, fn func(off int64, rec []byte, keyLen int) error) (
 		n := binary.LittleEndian.Uint32(head[0:4])
 		if n < 2 || n > maxLogRecord {
 			return off, errCorruptRecord
+		}
+		if off+logHeader+int64(n) > size {
+			return off, io.ErrUnexpectedEOF
 		}
 		rec = slices.Grow(rec[:0], int(n))[:n]
 		if _, err := io.ReadFull(r, rec); err != nil {
@@ -263,7 +268,7 @@ func (l *appendLog) compact() error {
 	w := bufio.NewWriterSize(f, 256<<10)
 	var out int64
 	var head [logHeader]byte
-	_, err = eachRecord(bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.size), 256<<10), func(off int64, rec []byte, keyLen int) error {
+	_, err = eachRecord(bufio.NewReaderSize(io.NewSectionReader(l.f, 0, l.size), 256<<10), l.size, func(off int64, rec []byte, keyLen int) error {
 		key := rec[2 : 2+keyLen]
 		ref, ok := l.keys[string(key)]
 		if !ok || ref.off != off+logHeader+2+int64(keyLen) {
