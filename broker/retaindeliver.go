@@ -44,6 +44,8 @@ type retainedHook struct {
 	existed sync.Map // *mqtt.Client → []bool
 	// What a SUBSCRIBE is owed, between OnSubscribed and its SUBACK.
 	owed sync.Map // *mqtt.Client → *delivery
+	// Deliveries waiting for a client's acknowledgements (retainwait.go).
+	waits sync.Map // *mqtt.Client → *waiting
 }
 
 // retainedPoll is how often a delivery waiting for acknowledgements looks.
@@ -144,7 +146,8 @@ func (h *retainedHook) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []
 // the client's goroutine, as mochi sends its own: they come before
 // anything the broker reads from the client after the SUBSCRIBE. Only
 // when QoS 1 messages must wait for acknowledgements, which that goroutine
-// reads, does the rest go on in a goroutine of its own.
+// reads, does the rest go on in a goroutine of its own (wait), and then
+// the next SUBSCRIBE's go after them.
 func (h *retainedHook) OnPacketSent(cl *mqtt.Client, pk packets.Packet, _ []byte) {
 	if pk.FixedHeader.Type != packets.Suback {
 		return
@@ -154,19 +157,9 @@ func (h *retainedHook) OnPacketSent(cl *mqtt.Client, pk packets.Packet, _ []byte
 		return
 	}
 	d := v.(*delivery)
-	if h.deliver(d, false) {
-		return
+	if h.busy(cl) || !h.deliver(d, false) {
+		h.wait(d)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.stopped {
-		return
-	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.deliver(d, true)
-	}()
 }
 
 // OnDisconnect forgets what a client was owed and never sent (its SUBACK
@@ -174,6 +167,7 @@ func (h *retainedHook) OnPacketSent(cl *mqtt.Client, pk packets.Packet, _ []byte
 func (h *retainedHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	h.owed.Delete(cl)
 	h.existed.Delete(cl)
+	h.waits.Delete(cl) // its goroutine sees the client closed and ends
 }
 
 // mayMatch reports whether filter can match a transition topic: whether
@@ -207,6 +201,7 @@ type delivery struct {
 	ends   []int
 	next   int
 	sub    int // the index in subs of msgs[next]
+	held   int // messages it had left when it began to wait
 }
 
 // deliver sends what d still owes and reports whether it is done: it stops

@@ -1,6 +1,12 @@
 package broker
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
 
 // A subscription is looked up in the retained transitions only when its
 // filter can match <prefix>/<fence>/<device>, and a filter starting with a
@@ -40,5 +46,25 @@ func TestRetainedFilterMatching(t *testing.T) {
 	}
 	if gone := set.expire(10); len(gone) != 1 || gone[0] != "geofence/f/old" || set.len() != 2 {
 		t.Errorf("expire: %v gone, %d left; want geofence/f/old gone, 2 left", gone, set.len())
+	}
+}
+
+// A client's deliveries waiting for acknowledgements hold at most
+// maxWaitingRetained messages; what a SUBSCRIBE would add past that is
+// counted as shed, not held.
+func TestWaitingRetainedIsBounded(t *testing.T) {
+	h := newRetainedHook(newRetainedSet(), nil, nil, "geofence", metrics.NewSet())
+	h.stopped = true // no goroutine: this looks at the bookkeeping only
+	cl := &mqtt.Client{}
+	owe := func(n int) *delivery {
+		return &delivery{cl: cl, msgs: make([]*retainedMsg, n), ends: []int{n}, subs: make([]packets.Subscription, 1)}
+	}
+	h.wait(owe(maxWaitingRetained - 10))
+	h.wait(owe(10))
+	h.wait(owe(1))
+	v, _ := h.waits.Load(cl)
+	w := v.(*waiting)
+	if w.held != maxWaitingRetained || len(w.list) != 2 || h.failed.Get() != 1 {
+		t.Fatalf("held %d in %d deliveries, %d shed; want %d in 2, 1 shed", w.held, len(w.list), h.failed.Get(), maxWaitingRetained)
 	}
 }

@@ -2,11 +2,16 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // A dashboard that subscribes to geofence/# on a busy broker learns every
@@ -136,5 +141,95 @@ func TestExpiredExitIsNotSentToNewSubscribers(t *testing.T) {
 	}
 	if tr := decodeTransition(t, "geofence", got[0]); tr.short() != "ENTER zone-museumsinsel cab-2" {
 		t.Errorf("after the EXIT expired: got %s, want cab-2's ENTER", tr)
+	}
+}
+
+// A dashboard that subscribes again while the retained transitions of its
+// last SUBSCRIBE still wait for its acknowledgements gets each
+// subscription's in turn — all of the first, then all of the second —
+// with no more than --max-inflight unacknowledged at any moment.
+func TestRetainedDeliveriesWaitingForAcksGoInTurn(t *testing.T) {
+	const devices, inflight = 60, 20
+	cfg := testConfig(t)
+	cfg.MaxInflight = inflight
+	cfg.PublishRate = 0
+	srv := start(t, cfg)
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+	base := metric(t, srv, `edgefence_mqtt_retained_messages`)
+	t0 := nowMs() - 10_000
+	for i := range devices {
+		tracker.ping(fmt.Sprintf("bus-%02d", i), museumLat, museumLon, t0)
+	}
+	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_mqtt_retained_messages`) < base+devices; {
+		if time.Now().After(deadline) {
+			t.Fatal("transitions not retained in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	r := rawDial(t, srv.MQTTAddr())
+	r.mustConnect(t, mqtttest.ID("dashboard"), creds{})
+	filters := []string{"geofence/#", "geofence/+/+", "geofence/zone-museumsinsel/#"}
+	for i, f := range filters {
+		err := r.send(packets.Packet{
+			FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1},
+			PacketID:    uint16(1000 + i), // mochi refuses an id its own messages use (0x91)
+			Filters:     packets.Subscriptions{{Filter: f, Qos: 1}},
+			Properties:  packets.Properties{SubscriptionIdentifier: []int{i + 1}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next returns the next PUBLISH (SUBACKs are skipped), or nil when
+	// none comes within d.
+	next := func(d time.Duration) *packets.Packet {
+		t.Helper()
+		for {
+			_ = r.conn.SetReadDeadline(time.Now().Add(d))
+			pk, err := r.readNoDeadline()
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil
+			}
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if pk.FixedHeader.Type == packets.Publish {
+				return &pk
+			}
+		}
+	}
+	var got []int // each message's subscription identifier, in order
+	var unacked []uint16
+	for pk := next(500 * time.Millisecond); pk != nil; pk = next(500 * time.Millisecond) {
+		got = append(got, pk.Properties.SubscriptionIdentifier...)
+		unacked = append(unacked, pk.PacketID)
+	}
+	if len(got) != inflight {
+		t.Fatalf("%d retained messages before any acknowledgement, want --max-inflight %d", len(got), inflight)
+	}
+	ack := func(id uint16) {
+		if err := r.send(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range unacked {
+		ack(id)
+	}
+	for len(got) < devices*len(filters) {
+		pk := next(wait)
+		if pk == nil {
+			t.Fatalf("got %d retained messages, want %d", len(got), devices*len(filters))
+		}
+		if !pk.FixedHeader.Retain {
+			t.Fatalf("message %d not flagged retained", len(got))
+		}
+		got = append(got, pk.Properties.SubscriptionIdentifier...)
+		ack(pk.PacketID)
+	}
+	for i, id := range got {
+		if want := i/devices + 1; id != want {
+			t.Fatalf("message %d is for subscription %d, want %d: each SUBSCRIBE's in turn", i, id, want)
+		}
 	}
 }

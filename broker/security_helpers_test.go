@@ -205,6 +205,10 @@ func encodePacket(v byte, pk packets.Packet) ([]byte, error) {
 		err = pk.PublishEncode(&buf)
 	case packets.Pubrel:
 		err = pk.PubrelEncode(&buf)
+	case packets.Puback:
+		err = pk.PubackEncode(&buf)
+	case packets.Subscribe:
+		err = pk.SubscribeEncode(&buf)
 	case packets.Pingreq:
 		err = pk.PingreqEncode(&buf)
 	case packets.Disconnect:
@@ -218,6 +222,11 @@ func encodePacket(v byte, pk packets.Packet) ([]byte, error) {
 // read reads the next packet, waiting at most wait.
 func (r *rawClient) read() (packets.Packet, error) {
 	_ = r.conn.SetReadDeadline(time.Now().Add(wait))
+	return r.readNoDeadline()
+}
+
+// readNoDeadline reads the next packet under the deadline already set.
+func (r *rawClient) readNoDeadline() (packets.Packet, error) {
 	var pk packets.Packet
 	b, err := r.br.ReadByte()
 	if err != nil {
