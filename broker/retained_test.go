@@ -11,8 +11,29 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/internal/mqtttest"
 )
+
+// retainEnters has n devices named prefix-NNN ping inside
+// zone-museumsinsel and waits until their ENTERs are retained; it returns
+// how many retained messages there were before (mochi's $SYS topics).
+func retainEnters(t *testing.T, srv *broker.Server, prefix string, n int) float64 {
+	t.Helper()
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+	base := metric(t, srv, `edgefence_mqtt_retained_messages`)
+	t0 := nowMs() - 10_000
+	for i := range n {
+		tracker.ping(fmt.Sprintf("%s-%03d", prefix, i), museumLat, museumLon, t0)
+	}
+	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_mqtt_retained_messages`) < base+float64(n); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v transitions retained after %v, want %d", metric(t, srv, `edgefence_mqtt_retained_messages`)-base, wait, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return base
+}
 
 // A dashboard that subscribes to geofence/# on a busy broker learns every
 // device's state, however many there are: not the first --client-queue of
@@ -28,18 +49,7 @@ func TestNewDashboardGetsEveryRetainedTransition(t *testing.T) {
 	cfg.MaxInflight = 20
 	cfg.PublishRate = 0
 	srv := start(t, cfg)
-	tracker := connect5(t, srv.MQTTAddr(), "tracker")
-	base := metric(t, srv, `edgefence_mqtt_retained_messages`) // mochi's $SYS topics
-	t0 := nowMs() - 10_000
-	for i := range devices {
-		tracker.ping(fmt.Sprintf("van-%03d", i), museumLat, museumLon, t0)
-	}
-	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_mqtt_retained_messages`) < base+devices; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%v transitions retained after %v, want %d", metric(t, srv, `edgefence_mqtt_retained_messages`), wait, devices)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	base := retainEnters(t, srv, "van", devices)
 
 	// got collects n transitions from cl, each a retained ENTER of a
 	// different device, failing on anything else.
@@ -154,18 +164,7 @@ func TestRetainedDeliveriesWaitingForAcksGoInTurn(t *testing.T) {
 	cfg.MaxInflight = inflight
 	cfg.PublishRate = 0
 	srv := start(t, cfg)
-	tracker := connect5(t, srv.MQTTAddr(), "tracker")
-	base := metric(t, srv, `edgefence_mqtt_retained_messages`)
-	t0 := nowMs() - 10_000
-	for i := range devices {
-		tracker.ping(fmt.Sprintf("bus-%02d", i), museumLat, museumLon, t0)
-	}
-	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_mqtt_retained_messages`) < base+devices; {
-		if time.Now().After(deadline) {
-			t.Fatal("transitions not retained in time")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	retainEnters(t, srv, "bus", devices)
 
 	r := rawDial(t, srv.MQTTAddr())
 	r.mustConnect(t, mqtttest.ID("dashboard"), creds{})
