@@ -2,7 +2,6 @@ package broker
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,15 +27,14 @@ import (
 // make room, rather than dropping them.
 type retainedHook struct {
 	mqtt.HookBase
-	set     *retainedSet
-	srv     *mqtt.Server
-	access  *hooks.Access
-	prefix  string // transition prefix + "/"
-	failed  *metrics.Counter
-	stop    chan struct{}
-	mu      sync.Mutex // stopped and wg.Add
-	stopped bool
-	wg      sync.WaitGroup
+	set    *retainedSet
+	srv    *mqtt.Server
+	access *hooks.Access
+	under  string // transition prefix + "/#": every topic a transition is on
+	failed *metrics.Counter
+	stop   chan struct{}
+	mu     sync.Mutex // closing stop, and wg.Add once it may be closed
+	wg     sync.WaitGroup
 
 	// SUBSCRIBE packets with a retain-handling 1 filter, between
 	// OnSubscribe and OnSubscribed (on the client's goroutine): whether
@@ -56,7 +54,7 @@ func newRetainedHook(set *retainedSet, srv *mqtt.Server, access *hooks.Access, p
 		set:    set,
 		srv:    srv,
 		access: access,
-		prefix: prefix + "/",
+		under:  prefix + "/+/#",
 		failed: ms.NewCounter(`edgefence_shed_total{stage="retained_delivery"}`),
 		stop:   make(chan struct{}),
 	}
@@ -126,7 +124,7 @@ func (h *retainedHook) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []
 	for i, sub := range pk.Filters {
 		if i >= len(codes) || codes[i] >= packets.ErrUnspecifiedError.Code || mqtt.IsSharedFilter(sub.Filter) ||
 			sub.RetainHandling == 2 || sub.RetainHandling == 1 && existed != nil && existed[i] ||
-			!h.mayMatch(sub.Filter) {
+			!hooks.Overlaps(sub.Filter, h.under) { // spares other subscriptions a look through the set
 			continue
 		}
 		n := len(d.msgs)
@@ -168,26 +166,6 @@ func (h *retainedHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	h.owed.Delete(cl)
 	h.existed.Delete(cl)
 	h.waits.Delete(cl) // its goroutine sees the client closed and ends
-}
-
-// mayMatch reports whether filter can match a transition topic: whether
-// its first levels can match the prefix's. It spares a subscription to
-// other topics a look through every retained transition.
-func (h *retainedHook) mayMatch(filter string) bool {
-	prefix := h.prefix[:len(h.prefix)-1]
-	for prefix != "" {
-		var p, f string
-		var more bool
-		p, prefix, _ = strings.Cut(prefix, "/")
-		f, filter, more = strings.Cut(filter, "/")
-		switch {
-		case f == "#":
-			return true
-		case f != "+" && f != p || !more:
-			return false
-		}
-	}
-	return true
 }
 
 // delivery is the retained transitions owed to one SUBSCRIBE: msgs[:ends[0]]
@@ -306,11 +284,20 @@ func retainedPacket(m *retainedMsg, sub packets.Subscription) packets.Packet {
 // when it closes.
 func (h *retainedHook) Stop() error {
 	h.mu.Lock()
-	if !h.stopped {
-		h.stopped = true
+	if !h.stopping() {
 		close(h.stop)
 	}
 	h.mu.Unlock()
 	h.wg.Wait()
 	return nil
+}
+
+// stopping reports whether Stop has begun.
+func (h *retainedHook) stopping() bool {
+	select {
+	case <-h.stop:
+		return true
+	default:
+		return false
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/hooks"
 )
 
 // A subscription is looked up in the retained transitions only when its
@@ -29,9 +31,9 @@ func TestRetainedFilterMatching(t *testing.T) {
 		{"site/geofence", "site/other/#", false},
 		{"site/geofence", "+", false},
 	} {
-		h := &retainedHook{prefix: tc.prefix + "/"}
-		if got := h.mayMatch(tc.filter); got != tc.want {
-			t.Errorf("prefix %q: mayMatch(%q) = %v, want %v", tc.prefix, tc.filter, got, tc.want)
+		h := newRetainedHook(nil, nil, nil, tc.prefix, metrics.NewSet())
+		if got := hooks.Overlaps(tc.filter, h.under); got != tc.want {
+			t.Errorf("prefix %q: %q overlaps %q = %v, want %v", tc.prefix, tc.filter, h.under, got, tc.want)
 		}
 	}
 
@@ -54,7 +56,7 @@ func TestRetainedFilterMatching(t *testing.T) {
 // counted as shed, not held.
 func TestWaitingRetainedIsBounded(t *testing.T) {
 	h := newRetainedHook(newRetainedSet(), nil, nil, "geofence", metrics.NewSet())
-	h.stopped = true // no goroutine: this looks at the bookkeeping only
+	close(h.stop) // no goroutine: this looks at the bookkeeping only
 	cl := &mqtt.Client{}
 	owe := func(n int) *delivery {
 		return &delivery{cl: cl, msgs: make([]*retainedMsg, n), ends: []int{n}, subs: make([]packets.Subscription, 1)}

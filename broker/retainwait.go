@@ -58,7 +58,7 @@ func (h *retainedHook) wait(d *delivery) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.stopped {
+	if h.stopping() {
 		return
 	}
 	h.wg.Add(1)

@@ -93,7 +93,7 @@ func (r *routing) changed(filters packets.Subscriptions) {
 func (r *routing) overlapsTelemetry(filter string) bool {
 	filter = unshare(filter)
 	for _, tf := range r.filters {
-		if overlaps(tf, filter) {
+		if Overlaps(tf, filter) {
 			return true
 		}
 	}
@@ -111,8 +111,8 @@ func (h *Telemetry) OnUnsubscribed(cl *mqtt.Client, pk packets.Packet) {
 	h.routes.changed(pk.Filters)
 }
 
-// overlaps reports whether some topic matches both MQTT topic filters.
-func overlaps(a, b string) bool {
+// Overlaps reports whether some topic matches both MQTT topic filters.
+func Overlaps(a, b string) bool {
 	for {
 		x, arest, amore := strings.Cut(a, "/")
 		y, brest, bmore := strings.Cut(b, "/")

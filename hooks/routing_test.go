@@ -30,11 +30,11 @@ func TestOverlaps(t *testing.T) {
 		{"a", "a/#", true},
 		{"a/b", "a/+/#", true},
 	} {
-		if got := overlaps(tc.a, tc.b); got != tc.want {
-			t.Errorf("overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		if got := Overlaps(tc.a, tc.b); got != tc.want {
+			t.Errorf("Overlaps(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
-		if got := overlaps(tc.b, tc.a); got != tc.want {
-			t.Errorf("overlaps(%q, %q) = %v, want %v (not symmetric)", tc.b, tc.a, got, tc.want)
+		if got := Overlaps(tc.b, tc.a); got != tc.want {
+			t.Errorf("Overlaps(%q, %q) = %v, want %v (not symmetric)", tc.b, tc.a, got, tc.want)
 		}
 	}
 }
@@ -56,8 +56,8 @@ func TestOverlapsAgreesWithMatching(t *testing.T) {
 			}
 			// The topic list is not exhaustive, so only one direction is
 			// a proof: a shared topic means they must overlap.
-			if both && !overlaps(a, b) {
-				t.Errorf("overlaps(%q, %q) = false, but both match a topic", a, b)
+			if both && !Overlaps(a, b) {
+				t.Errorf("Overlaps(%q, %q) = false, but both match a topic", a, b)
 			}
 		}
 	}
