@@ -27,7 +27,7 @@ type frames struct {
 	lost bool // a malformed length: mochi gets the rest as read, and closes
 	took bool // a packet taken since mochi last refreshed the deadline
 
-	topics map[string]string
+	topics topics
 }
 
 // taker takes what packets it can from a connection's reader.
@@ -40,19 +40,27 @@ type taker interface {
 
 func newFrames(size int) *frames { return &frames{buf: make([]byte, size)} }
 
-// topic returns b as a string, the same string for the same topic: a
-// tracker or gateway publishes on a few topics again and again.
-func (f *frames) topic(b []byte) string {
-	if s, ok := f.topics[string(b)]; ok {
+// topic returns b as a string, the same string for the same topic.
+func (f *frames) topic(b []byte) string { return f.topics.intern(b) }
+
+// topics interns a connection's topics: a tracker or gateway publishes on
+// a few topics again and again, and the engine keeps the device id cut
+// from one, so it must not be a view of a read buffer.
+type topics map[string]string
+
+// intern returns b as a string, the same string for the same topic; the
+// map is made on first use and cleared at maxTopics.
+func (t *topics) intern(b []byte) string {
+	if s, ok := (*t)[string(b)]; ok {
 		return s
 	}
-	if f.topics == nil {
-		f.topics = make(map[string]string)
-	} else if len(f.topics) >= maxTopics {
-		clear(f.topics)
+	if *t == nil {
+		*t = make(topics)
+	} else if len(*t) >= maxTopics {
+		clear(*t)
 	}
 	s := string(b)
-	f.topics[s] = s
+	(*t)[s] = s
 	return s
 }
 

@@ -102,8 +102,17 @@ func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool 
 		h.log.Warn("refused connection: certificate name does not match a user", "cn", cn, "username", name, "remote", cl.Net.Remote)
 		return false
 	}
-	if h.users.Authenticate(name, pk.Connect.Password) == nil {
-		h.log.Warn("refused connection: bad username or password", "username", name, "remote", cl.Net.Remote)
+	return h.Login(name, pk.Connect.Password, cl.Net.Remote)
+}
+
+// Login checks a username and password (always true for anonymous
+// access) and logs a refusal, naming remote.
+func (h *Access) Login(name string, password []byte, remote string) bool {
+	if h.users == nil {
+		return true
+	}
+	if h.users.Authenticate(name, password) == nil {
+		h.log.Warn("refused connection: bad username or password", "username", name, "remote", remote)
 		return false
 	}
 	return true
@@ -128,6 +137,12 @@ func certName(cl *mqtt.Client) string {
 // refused MQTT 5 QoS 1 publish gets 0x87 from mochi; a refused filter gets
 // 0x87 in the SUBACK.
 func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	return h.Allows(cl.Properties.Username, topic, write)
+}
+
+// Allows is OnACLCheck for the user named user, for a listener that keeps
+// its clients itself.
+func (h *Access) Allows(user []byte, topic string, write bool) bool {
 	if write {
 		for _, r := range h.reserved {
 			if Matches(r, topic) {
@@ -138,7 +153,7 @@ func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if h.users == nil {
 		return true
 	}
-	u := h.users.User(string(cl.Properties.Username))
+	u := h.users.User(string(user))
 	if u == nil {
 		return false
 	}

@@ -60,15 +60,7 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	if c.admit() {
 		return pk, nil
 	}
-	h.limited.Inc()
-	c.mu.Lock()
-	c.refused++
-	cut := c.refused == h.cutoff
-	c.mu.Unlock()
-	if cut {
-		h.cut.Inc()
-		h.log.Warn("disconnecting client: kept publishing over its rate limit", "client", cl.ID, "remote", cl.Net.Remote,
-			"limit_per_s", float64(h.limit), "burst", h.burst)
+	if h.refused(c, cl.ID, cl.Net.Remote) {
 		cl.Stop(packets.ErrMessageRateTooHigh)
 	}
 	switch {
@@ -87,13 +79,41 @@ func (h *RateLimit) OnDisconnect(cl *mqtt.Client, err error, expire bool) { h.cl
 // it lets through, and reports whether there was one. A publish it does
 // not admit must go to OnPublish, which refuses and counts it: a refusal
 // takes nothing from the allowance.
-func (h *RateLimit) Admit(cl *mqtt.Client) bool { return h.client(cl).admit() }
+// key is the client (a listener of its own may use any comparable key of
+// one connection's).
+func (h *RateLimit) Admit(key any) bool { return h.client(key).admit() }
 
-// client returns cl's limiter, made on its first publish.
-func (h *RateLimit) client(cl *mqtt.Client) *clientRate {
-	v, ok := h.clients.Load(cl)
+// Refused counts a publish that Admit refused, as OnPublish counts its
+// own refusals, for a listener that answers publishes itself, and reports
+// whether the client has now been refused so often in a row that it is to
+// be disconnected (logged here, naming id and remote).
+func (h *RateLimit) Refused(key any, id, remote string) (cut bool) {
+	return h.refused(h.client(key), id, remote)
+}
+
+func (h *RateLimit) refused(c *clientRate, id, remote string) (cut bool) {
+	h.limited.Inc()
+	c.mu.Lock()
+	c.refused++
+	cut = c.refused == h.cutoff
+	c.mu.Unlock()
+	if cut {
+		h.cut.Inc()
+		h.log.Warn("disconnecting client: kept publishing over its rate limit", "client", id, "remote", remote,
+			"limit_per_s", float64(h.limit), "burst", h.burst)
+	}
+	return cut
+}
+
+// Forget drops the limiter of key, for a listener that does not call
+// OnDisconnect.
+func (h *RateLimit) Forget(key any) { h.clients.Delete(key) }
+
+// client returns the limiter of key, made on its first publish.
+func (h *RateLimit) client(key any) *clientRate {
+	v, ok := h.clients.Load(key)
 	if !ok {
-		v, _ = h.clients.LoadOrStore(cl, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
+		v, _ = h.clients.LoadOrStore(key, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
 	}
 	return v.(*clientRate)
 }

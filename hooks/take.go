@@ -25,24 +25,65 @@ func (h *Telemetry) Claims(topic string) (Match, bool) {
 // validity). topic, and so m's device id cut from it, may be kept; body is
 // not kept past the call.
 func (h *Telemetry) Take(cl *mqtt.Client, m Match, qos byte, packetID uint16, topic string, body []byte) {
-	id, pos, ingest, out := h.read(m, topic, body, cl.ID)
-	v5 := qos == 1 && cl.Properties.ProtocolVersion == 5
-	switch out {
-	case Accepted:
-		switch h.submit(cl, qos, &pos, id, ingest) {
-		case errQuotaExceeded:
-			h.acks.refuse(cl, packetID, packets.ErrQuotaExceeded)
-			return
-		case errRejectPacket:
-			return // no acknowledgement: the tracker sends it again
+	answer, _ := h.Handle(m, topic, body, cl.ID, qos, cl.Properties.ProtocolVersion == 5)
+	switch answer {
+	case AnswerAck:
+		if qos == 1 {
+			h.acks.write(cl, packetID)
 		}
-	case Rejected:
-		if v5 {
-			h.acks.refuse(cl, packetID, packets.ErrPayloadFormatInvalid)
-			return
-		}
-	}
-	if qos == 1 {
-		h.acks.write(cl, packetID)
+	case AnswerQuota:
+		h.acks.refuse(cl, packetID, packets.ErrQuotaExceeded)
+	case AnswerInvalid:
+		h.acks.refuse(cl, packetID, packets.ErrPayloadFormatInvalid)
 	}
 }
+
+// Answer is what a publisher of a ping Handle handled is to be answered.
+type Answer byte
+
+// Answers. Only an MQTT 5 publisher at QoS 1 is given a reason code;
+// others are acknowledged or, for a ping the engine refused at QoS 1, not
+// at all.
+const (
+	AnswerAck     Answer = iota // a PUBACK with reason 0 (QoS 1); nothing at QoS 0
+	AnswerNone                  // no acknowledgement: the tracker sends it again
+	AnswerQuota                 // PUBACK 0x97: the engine is full, retry later
+	AnswerInvalid               // PUBACK 0x99: the payload was refused
+)
+
+// Handle decodes, validates and hands to the engine a ping on topic, which
+// Claims or a match of the same telemetry filters matched (m), and says
+// how to answer its publisher: the transport-neutral half of Take, for
+// listeners that write their own acknowledgements. client names the
+// publisher in logs; v5 is whether it speaks MQTT 5. route is whether
+// subscribers to telemetry (see Routed) are to get the publish, as
+// OnPublish lets mochi route it: not when it was refused or shed.
+func (h *Telemetry) Handle(m Match, topic string, body []byte, client string, qos byte, v5 bool) (a Answer, route bool) {
+	id, pos, ingest, out := h.read(m, topic, body, client)
+	switch out {
+	case Accepted:
+		switch h.submit(qos, v5, &pos, id, ingest) {
+		case nil:
+			return AnswerAck, true
+		case errQuotaExceeded:
+			return AnswerQuota, false
+		case errRejectPacket:
+			return AnswerNone, false
+		}
+		return AnswerAck, false // shed at QoS 0
+	case Rejected:
+		if qos == 1 && v5 {
+			return AnswerInvalid, false
+		}
+		return AnswerAck, false
+	}
+	return AnswerAck, true // an OwnTracks event, not a position
+}
+
+// Match matches topic against the telemetry filters, whether or not
+// anyone subscribes to telemetry (Claims: only when nobody does).
+func (h *Telemetry) Match(topic string) (Match, bool) { return h.match(topic) }
+
+// Routed reports whether a subscription could receive telemetry: a ping
+// must then be routed to subscribers as well as evaluated.
+func (h *Telemetry) Routed() bool { return h.routes.routed() }

@@ -167,7 +167,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
 	case Accepted:
-		err := h.submit(cl, pk.FixedHeader.Qos, &pos, id, ingest)
+		err := h.submit(pk.FixedHeader.Qos, cl.Properties.ProtocolVersion == 5, &pos, id, ingest)
 		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
 			pk.Ignore = true
 			return h.acks.ack(cl, pk), nil
@@ -192,7 +192,7 @@ func (h *Telemetry) CountSentIn(info *system.Info) { h.acks.info = info }
 
 // submit hands the ping to the engine; when the engine refuses it, it
 // returns what OnPublish answers (errIgnore: shed, acknowledged).
-func (h *Telemetry) submit(cl *mqtt.Client, qos byte, pos *payload.Position, id string, ingest time.Time) error {
+func (h *Telemetry) submit(qos byte, v5 bool, pos *payload.Position, id string, ingest time.Time) error {
 	var err error
 	if h.direct != nil {
 		pg := h.direct.Ping(id, pos, ingest)
@@ -209,7 +209,7 @@ func (h *Telemetry) submit(cl *mqtt.Client, qos byte, pos *payload.Position, id 
 		case qos == 0:
 			h.m.Shed.Inc()
 			return errIgnore
-		case qos == 1 && cl.Properties.ProtocolVersion == 5:
+		case qos == 1 && v5:
 			// Only at QoS 1: see OnPublish.
 			h.m.Refused.Inc()
 			return errQuotaExceeded // 0x97: the tracker retries later
