@@ -42,6 +42,7 @@ type Config struct {
 	TLSClientCA    string        // PEM CA bundle: verify client certificates (mutual TLS; CN = username)
 	TLSAddr        string        // MQTTS listener, used when TLSCert is set
 	WSAddr         string        // MQTT over WebSocket listener; "" disables
+	TrackerAddr    string        // publish-only MQTT listener for trackers (tracker.go); "" disables
 	MaxPacketSize  uint32        // largest MQTT packet accepted, bytes
 	MaxConnections int64         // connected clients at most
 	ConnectTimeout time.Duration // a connection must send CONNECT within this

@@ -22,7 +22,7 @@ func (c *Config) checkExposure() error {
 	if c.Auth != "" || c.AllowAnonymous {
 		return nil
 	}
-	addrs := []string{c.MQTTAddr, c.WSAddr}
+	addrs := []string{c.MQTTAddr, c.WSAddr, c.TrackerAddr}
 	if c.TLSCert != "" {
 		addrs = append(addrs, c.TLSAddr)
 	}
@@ -134,4 +134,12 @@ func (s *Server) WSAddr() string {
 		return ""
 	}
 	return s.ws.Address()
+}
+
+// TrackerAddr returns the tracker listener's address, or "".
+func (s *Server) TrackerAddr() string {
+	if s.trackers == nil {
+		return ""
+	}
+	return s.trackers.addr()
 }

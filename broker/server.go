@@ -39,8 +39,9 @@ type Server struct {
 	ready    atomic.Bool
 	closed   atomic.Bool
 
-	fences *FenceFile
-	in     *ingest // nil: every publish goes through mochi
+	fences   *FenceFile
+	in       *ingest          // nil: every publish goes through mochi
+	trackers *trackerListener // nil without --tracker-addr
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -108,7 +109,7 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 	if cfg.EngineOff {
-		return s.startBare(tlsConfig)
+		return s.startBare(tlsConfig, access, limit)
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -169,11 +170,16 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.listen(tlsConfig); err != nil {
 		return nil, s.abort(err)
 	}
+	if cfg.TrackerAddr != "" {
+		if err := s.listenTrackers(tel, access, limit); err != nil {
+			return nil, s.abort(err)
+		}
+	}
 	if cfg.FencesPoll > 0 {
 		s.fences.Poll(cfg.FencesPoll)
 	}
 	s.ready.Store(true)
-	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
+	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "trackers", s.TrackerAddr(), "http", s.HTTPAddr(),
 		"auth", cfg.Auth != "", "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
@@ -236,6 +242,9 @@ func (s *Server) closeListeners() {
 	}
 	if s.ws != nil {
 		s.ws.Close(noop)
+	}
+	if s.trackers != nil {
+		s.trackers.close()
 	}
 	for _, cl := range s.mqtt.Clients.GetAll() { // one read lock
 		if !cl.Net.Inline {
