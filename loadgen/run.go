@@ -31,8 +31,9 @@ type Config struct {
 	Duration time.Duration // the measured window
 	Drain    time.Duration // after the load stops, how long to wait for acks and transitions at most
 
-	Sub    string // the subscriber's filter ("geofence/#", "devices/#"); "": none
-	SubQoS byte
+	Sub     string // the subscriber's filter ("geofence/#", "devices/#"); "": none
+	SubQoS  byte
+	SubAddr string // the subscriber's broker address (loopback); "": Addr
 
 	Fences     []Fence // the fences devices walk across (GenerateFences)
 	CrossEvery int     // pings on each side of the edge: 1/CrossEvery of pings cause a transition
@@ -101,6 +102,17 @@ func (c *Config) Validate() error {
 		return errors.New("connect parallelism, connect timeout and ack timeout must be positive")
 	}
 	return nil
+}
+
+// SubscriberAddr is the address the subscriber connects to: SubAddr, or
+// Addr when it is empty. They differ when the trackers publish to a
+// publish-only listener (edgefence serve --tracker-addr), which refuses
+// subscriptions, and the transitions are read from the MQTT listener.
+func (c *Config) SubscriberAddr() string {
+	if c.SubAddr != "" {
+		return c.SubAddr
+	}
+	return c.Addr
 }
 
 // device is one simulated tracker.
@@ -360,7 +372,7 @@ func (r *runner) connectAll(ctx context.Context) error {
 				if i >= cfg.Conns || ctx.Err() != nil {
 					return
 				}
-				cn, e := r.dial(ctx, cfg.Tag+"-c"+strconv.Itoa(i))
+				cn, e := r.dial(ctx, cfg.Addr, cfg.Tag+"-c"+strconv.Itoa(i))
 				if e != nil {
 					errOnce.Do(func() { err = fmt.Errorf("connection %d: %w", i, e); cancel() })
 					return
@@ -377,9 +389,9 @@ func (r *runner) connectAll(ctx context.Context) error {
 	return err
 }
 
-func (r *runner) dial(ctx context.Context, clientID string) (*pubConn, error) {
+func (r *runner) dial(ctx context.Context, addr, clientID string) (*pubConn, error) {
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", r.cfg.Addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -759,7 +771,7 @@ func (s *subConn) close() {
 func (r *runner) subscribe(ctx context.Context) (*subConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cn, err := r.dial(ctx, r.cfg.Tag+"-sub")
+	cn, err := r.dial(ctx, r.cfg.SubscriberAddr(), r.cfg.Tag+"-sub")
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,93 @@
+package loadgen_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/edgefence/edgefence/loadgen"
+)
+
+// relay forwards every connection it accepts to target and counts them.
+func relay(t *testing.T, target string) (addr string, accepted *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = new(atomic.Int64)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			for _, p := range [][2]net.Conn{{c, up}, {up, c}} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, _ = io.Copy(p[1], p[0])
+					p[1].Close()
+				}()
+			}
+		}
+	}()
+	return ln.Addr().String(), accepted
+}
+
+// With --sub-addr the subscriber, and only it, connects there; the
+// trackers stay on --addr, and the transitions are matched all the same.
+func TestSubscriberConnectsToSubAddr(t *testing.T) {
+	srv, fences := startBroker(t, false)
+	cfg := tinyLoad(srv, fences, "geofence/#")
+	addr, accepted := relay(t, srv.MQTTAddr())
+	cfg.SubAddr = addr
+	res, err := loadgen.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("%d connections to --sub-addr, want the subscriber's alone", n)
+	}
+	if res.Matched == 0 || res.Matched != res.Expected || res.Missing != 0 {
+		t.Errorf("transitions: expected %d, matched %d, missing %d", res.Expected, res.Matched, res.Missing)
+	}
+
+	// A --sub-addr nobody listens on fails the subscriber, not the trackers.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SubAddr = ln.Addr().String()
+	ln.Close()
+	if _, err := loadgen.Run(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "subscriber:") {
+		t.Errorf("Run with a closed --sub-addr: %v, want a subscriber error", err)
+	}
+}

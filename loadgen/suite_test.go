@@ -1,0 +1,147 @@
+package loadgen
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func brokerNames(bs []brokerSpec) []string {
+	var n []string
+	for _, b := range bs {
+		n = append(n, b.name)
+	}
+	return n
+}
+
+// The tracker port's row follows the engine-on row in the paced and
+// ceiling scenarios, with and without Mosquitto and in --quick, and is
+// the engine-on broker but for its listener.
+func TestTrackerPortRowFollowsEngineOn(t *testing.T) {
+	for _, mosq := range []string{"", "/usr/sbin/mosquitto"} {
+		for _, quick := range []bool{false, true} {
+			s := Suite{Mosquitto: mosq, Quick: quick, Runs: 1}
+			seen := map[string]bool{}
+			for _, sc := range s.scenarios() {
+				names := brokerNames(sc.brokers)
+				i := slices.Index(names, trackerRow)
+				switch sc.name {
+				case "paced", "ceiling":
+					seen[sc.name] = true
+					if i < 1 || names[i-1] != "edgefence (engine on)" || names[0] != "edgefence (engine on)" {
+						t.Errorf("mosquitto %q quick %v, %s: brokers %q: want the engine-on row first and the tracker port right after it", mosq, quick, sc.name, names)
+						continue
+					}
+					b := sc.brokers[i]
+					if !b.tracker || b.disk || b.kind != kindEdgefence || b.hold != 500*time.Millisecond || b.sub != "geofence/#" {
+						t.Errorf("%s: tracker port spec %+v", sc.name, b)
+					}
+					if sc.brokers[0].tracker {
+						t.Errorf("%s: the engine-on row serves its trackers on the tracker port", sc.name)
+					}
+				default:
+					if i >= 0 {
+						t.Errorf("%s: brokers %q include the tracker port", sc.name, names)
+					}
+				}
+				if sc.name == "paced" && quick && (sc.conns != 1000 || sc.rate != 5000) {
+					t.Errorf("quick paced: %d conns at %v pings/s, want 1000 at 5000", sc.conns, sc.rate)
+				}
+			}
+			if !seen["paced"] || !seen["ceiling"] {
+				t.Errorf("mosquitto %q quick %v: scenarios %v", mosq, quick, seen)
+			}
+		}
+	}
+	s := Suite{Only: "paced", Quick: true}
+	if sc := s.scenarios(); len(sc) != 1 || !slices.Contains(brokerNames(sc[0].brokers), trackerRow) {
+		t.Errorf("--quick --only paced: %+v", sc)
+	}
+}
+
+func argAfter(argv []string, flag string) (string, bool) {
+	i := slices.Index(argv, flag)
+	if i < 0 || i+1 >= len(argv) {
+		return "", false
+	}
+	return argv[i+1], true
+}
+
+func TestServeArgvTrackerAddr(t *testing.T) {
+	s := Suite{Bin: "/bin/edgefence"}
+	a := serveAddrs{mqtt: "127.0.0.1:1001", http: "127.0.0.1:1002"}
+	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence, hold: 500 * time.Millisecond, sub: "geofence/#"}
+	argv := s.serveArgv(edge, a, "/f.geojson", "", false)
+	if slices.Contains(argv, "--tracker-addr") {
+		t.Errorf("engine on: %q has --tracker-addr", argv)
+	}
+	track := edge
+	track.name, track.tracker = trackerRow, true
+	a.tracker = "127.0.0.1:1003"
+	argv = s.serveArgv(track, a, "/f.geojson", "", true)
+	want := map[string]string{"--tracker-addr": "127.0.0.1:1003", "--mqtt-addr": "127.0.0.1:1001", "--http-addr": "127.0.0.1:1002",
+		"--hold": "500ms", "--rate": "0", "--fences": "/f.geojson", "--data-dir": ""}
+	for f, v := range want {
+		if got, ok := argAfter(argv, f); !ok || got != v {
+			t.Errorf("%q: %s = %q (present %v), want %q", argv, f, got, ok, v)
+		}
+	}
+	if argv[0] != "/bin/edgefence" || argv[1] != "serve" || !slices.Contains(argv, "--pprof") || slices.Contains(argv, "--engine=off") {
+		t.Errorf("tracker port: %q", argv)
+	}
+	off := brokerSpec{name: "edgefence --engine=off", kind: kindEngineOff}
+	if argv := s.serveArgv(off, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); !slices.Contains(argv, "--engine=off") || slices.Contains(argv, "--tracker-addr") {
+		t.Errorf("engine off: %q", argv)
+	}
+}
+
+func TestSubscriberAddrDefaultsToAddr(t *testing.T) {
+	c := DefaultConfig()
+	if c.SubAddr != "" || c.SubscriberAddr() != c.Addr {
+		t.Errorf("default: SubAddr %q, subscriber to %q, Addr %q", c.SubAddr, c.SubscriberAddr(), c.Addr)
+	}
+	c.Addr, c.SubAddr = "127.0.0.1:1", "127.0.0.1:2"
+	if got := c.SubscriberAddr(); got != "127.0.0.1:2" {
+		t.Errorf("subscriber to %q, want --sub-addr", got)
+	}
+}
+
+func rowOf(scenario, broker string, pps, cpu, rss float64) *Row {
+	return &Row{Scenario: scenario, Broker: broker, Runs: []*Result{{PingsPerSec: pps, CPUPerPingUs: cpu, RSSMaxMB: rss}}}
+}
+
+// The tracker port's row gets the RSS bar, the CPU per ping against
+// Mosquitto and the ceiling ratio, next to the MQTT listener's lines.
+func TestRatiosOfTheTrackerPort(t *testing.T) {
+	rows := []*Row{
+		rowOf("ceiling", "edgefence (engine on)", 80000, 10, 0),
+		rowOf("ceiling", trackerRow, 90000, 9, 0),
+		rowOf("ceiling", "edgefence --engine=off", 100000, 8, 0),
+		rowOf("paced", "edgefence (engine on)", 50000, 20, 400),
+		rowOf("paced", trackerRow, 50000, 12, 150),
+		rowOf("paced", "mosquitto, sub devices/#", 50000, 10, 50),
+		rowOf("paced", "mosquitto, no subscriber traffic", 50000, 8, 40),
+	}
+	var b strings.Builder
+	(&Suite{}).writeRatios(&b, rows)
+	out := b.String()
+	for _, want := range []string{
+		"engine on ÷ engine off throughput = **0.80×**",
+		"tracker port ÷ engine off throughput = **0.90×** (on the MQTT listener: 0.80×); CPU per ping 1.12×",
+		"CPU per ping edgefence 20.00 µs vs Mosquitto (routing to devices/#) 10.00 µs = **2.00×**; vs Mosquitto ingest only 8.00 µs = 2.50×",
+		"CPU per ping edgefence on the tracker port 12.00 µs vs Mosquitto (routing to devices/#) 10.00 µs = **1.20×**; vs Mosquitto ingest only 8.00 µs = 1.50×",
+		"edgefence RSS with 10,000 trackers under load, worst run 400 MB (bar ≤ 300 MB: NOT met)",
+		"edgefence on the tracker port RSS with 10,000 trackers under load, worst run 150 MB (bar ≤ 300 MB: met)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	// Without the tracker port's rows, the lines are those of before.
+	var b2 strings.Builder
+	(&Suite{}).writeRatios(&b2, slices.DeleteFunc(slices.Clone(rows), func(r *Row) bool { return r.Broker == trackerRow }))
+	if strings.Contains(b2.String(), "tracker port") {
+		t.Errorf("tracker port lines without its rows:\n%s", b2.String())
+	}
+}
