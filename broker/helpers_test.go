@@ -53,7 +53,7 @@ func testLog() *slog.Logger {
 
 // testConfig is the documented default configuration on free loopback
 // ports, the bundled fences, a fresh data dir and a 100 ms hold.
-func testConfig(t *testing.T) broker.Config {
+func testConfig(t testing.TB) broker.Config {
 	t.Helper()
 	cfg := broker.DefaultConfig()
 	cfg.MQTTAddr = "127.0.0.1:0"
@@ -67,7 +67,7 @@ func testConfig(t *testing.T) broker.Config {
 }
 
 // start starts a broker and closes it when the test ends.
-func start(t *testing.T, cfg broker.Config) *broker.Server {
+func start(t testing.TB, cfg broker.Config) *broker.Server {
 	t.Helper()
 	srv, err := broker.Start(cfg)
 	if err != nil {

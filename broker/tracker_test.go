@@ -27,7 +27,7 @@ import (
 
 // trackerConfig is testConfig with the tracker listener on a free
 // loopback port.
-func trackerConfig(t *testing.T) broker.Config {
+func trackerConfig(t testing.TB) broker.Config {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.TrackerAddr = "127.0.0.1:0"

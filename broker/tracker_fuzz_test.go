@@ -1,0 +1,143 @@
+package broker_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// trackerConnect is a CONNECT with a clean session and keepalive 30 for
+// client id, MQTT 3.1.1 or 5.
+func trackerConnect(id string, v5 bool) []byte {
+	v, props := byte(4), []byte(nil)
+	if v5 {
+		v, props = 5, []byte{0}
+	}
+	body := append([]byte{0, 4, 'M', 'Q', 'T', 'T', v, 0x02, 0, 30}, props...)
+	body = append(body, byte(len(id)>>8), byte(len(id)))
+	body = append(body, id...)
+	return append([]byte{0x10, byte(len(body))}, body...)
+}
+
+// FuzzTrackerConnection sends a logged-in tracker connection arbitrary
+// bytes. Whatever they are, the broker answers only with whole packets a
+// server may send a publisher, in an order that makes sense (nothing after
+// a DISCONNECT), ends the connection or keeps serving it, and serves the
+// next tracker as before.
+func FuzzTrackerConnection(f *testing.F) {
+	ping := []byte(`{"lat":52.52,"lon":13.4,"ts":1700000000000}`)
+	pub := func(qos byte, topic string, payload []byte, v5 bool) []byte {
+		body := []byte{byte(len(topic) >> 8), byte(len(topic))}
+		body = append(body, topic...)
+		if qos > 0 {
+			body = append(body, 0, 7)
+		}
+		if v5 {
+			body = append(body, 0)
+		}
+		body = append(body, payload...)
+		return append([]byte{0x30 | qos<<1, byte(len(body))}, body...)
+	}
+	f.Add(false, pub(1, "devices/f1/telemetry", ping, false))
+	f.Add(true, pub(1, "devices/f1/telemetry", ping, true))
+	f.Add(false, append(pub(0, "devices/f1/status", []byte("up"), false), 0xc0, 0))
+	f.Add(true, []byte{0x82, 0x0a, 0, 1, 0, 0, 4, 'a', '/', '#', 0, 0})     // SUBSCRIBE
+	f.Add(false, []byte{0xa2, 0x05, 0, 2, 0, 1, 'x'})                       // UNSUBSCRIBE
+	f.Add(true, []byte{0x34, 0x07, 0, 1, 'x', 0, 1, 0, 'y'})                // QoS 2
+	f.Add(true, []byte{0x32, 0x0b, 0, 0, 0, 9, 3, 0x23, 0, 1, '{', '}', 0}) // alias never set
+	f.Add(false, []byte{0x30, 0xff, 0xff, 0xff, 0xff, 0x01})                // malformed length
+	f.Add(true, []byte{0xe0, 0x01, 0x04})                                   // DISCONNECT with will
+	f.Add(false, append(pub(1, "$SYS/x", nil, false), pub(1, "devices/f2/telemetry", []byte("{"), false)...))
+
+	cfg := trackerConfig(f)
+	cfg.ConnectTimeout = time.Second
+	srv := start(f, cfg)
+	n := 0
+	f.Fuzz(func(t *testing.T, v5 bool, data []byte) {
+		n++
+		// Each exec's connection ends in TIME_WAIT on this side (it closes
+		// first): from a source address of its own in 127/8, thousands of
+		// execs a second do not use up the ports of one.
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 1+byte(n>>16), byte(n>>8), byte(n))}}
+		c, err := d.Dial("tcp", srv.TrackerAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(wait))
+		if _, err := c.Write(trackerConnect(fmt.Sprintf("fz%d", n%50), v5)); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write(data) // the broker may have closed already
+		// Done sending: the broker reads to the end of what was sent, then
+		// finds the stream closed and ends the connection.
+		_ = c.(*net.TCPConn).CloseWrite()
+		got, err := io.ReadAll(c)
+		// The broker closing a socket with input unread in it resets it.
+		if err != nil && !isReset(err) {
+			t.Fatalf("reading the broker's answers: %v (got % x)", err, got)
+		}
+		checkAnswers(t, got)
+
+		// The broker still serves a tracker.
+		next, err := net.Dial("tcp", srv.TrackerAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer next.Close()
+		_ = next.(*net.TCPConn).SetLinger(0)
+		_ = next.SetDeadline(time.Now().Add(wait))
+		msg := append(trackerConnect("fz-next", v5), 0xc0, 0)
+		if _, err := next.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 64)
+		have := 0
+		for have < 2 || !bytes.HasSuffix(b[:have], []byte{0xd0, 0}) {
+			m, err := next.Read(b[have:])
+			if err != nil {
+				t.Fatalf("the next tracker got % x, then %v; want CONNACK and PINGRESP", b[:have], err)
+			}
+			have += m
+		}
+	})
+}
+
+// checkAnswers checks that b is whole packets a server sends a publisher:
+// CONNACK first, then PUBACK, SUBACK, UNSUBACK or PINGRESP, and at most
+// one DISCONNECT, last.
+func checkAnswers(t *testing.T, b []byte) {
+	t.Helper()
+	for i := 0; len(b) > 0; i++ {
+		rem, shift, hdr := 0, 0, 1
+		for ; ; hdr++ {
+			if hdr >= len(b) || hdr > 4 {
+				t.Fatalf("answer %d: a cut or malformed length: % x", i, b)
+			}
+			rem |= int(b[hdr]&0x7f) << shift
+			shift += 7
+			if b[hdr]&0x80 == 0 {
+				break
+			}
+		}
+		size := hdr + 1 + rem
+		if size > len(b) {
+			t.Fatalf("answer %d: %d bytes of a %d-byte packet: % x", i, len(b), size, b)
+		}
+		typ := b[0] >> 4
+		switch {
+		case i == 0 && typ != 2:
+			t.Fatalf("first answer is type %d, want CONNACK: % x", typ, b)
+		case i > 0 && typ == 2:
+			t.Fatalf("answer %d: a second CONNACK", i)
+		case typ == 14 && size != len(b):
+			t.Fatalf("answer %d: DISCONNECT, then more: % x", i, b[size:])
+		case typ != 2 && typ != 4 && typ != 9 && typ != 11 && typ != 13 && typ != 14:
+			t.Fatalf("answer %d: type %d, which a server does not send a publisher", i, typ)
+		}
+		b = b[size:]
+	}
+}
