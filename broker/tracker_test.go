@@ -710,9 +710,7 @@ func TestTrackerKeepalive(t *testing.T) {
 	}
 	busy.ping("a tracker publishing at QoS 0 within its keepalive")
 	for i, tk := range silent {
-		if got := tk.closed(versions[i].name + " silent tracker, keepalive 1 s"); len(got) > 0 && got[0]>>4 != packets.Disconnect {
-			t.Errorf("%s silent tracker got % x before the close", versions[i].name, got)
-		}
+		tk.closedWith(versions[i].name+" silent tracker, keepalive 1 s", packets.ErrKeepAliveTimeout.Code)
 	}
 	waitMetric(t, srv, `edgefence_tracker_closed_total{reason="keepalive"}`, 2)
 }
@@ -844,6 +842,28 @@ func TestTrackerPingsReachRawSubscribers(t *testing.T) {
 	}
 }
 
+// A retained ping is retained, as on the MQTT listener, where mochi keeps
+// it: a later devices/# subscriber gets the last one, and it is evaluated.
+func TestTrackerRetainedPingIsRetained(t *testing.T) {
+	srv := start(t, trackerConfig(t))
+	dash := connect5(t, srv.MQTTAddr(), "dash")
+	dash.Subscribe("geofence/#")
+	tk := dialTracker(t, srv, 4)
+	tk.mustConnect(mqtttest.ID("rp"), anonymous)
+	payload := canonical(museumLat, museumLon, nowMs())
+	retain := func(pk *packets.Packet) { pk.FixedHeader.Retain = true }
+	if rc := tk.pub1("devices/rp/telemetry", 1, payload, retain); rc != 0 {
+		t.Fatalf("retained ping: PUBACK %#x", rc)
+	}
+	expectTransitions(t, dash, "ENTER zone-museumsinsel rp")
+	late := connect5(t, srv.MQTTAddr(), "late")
+	late.Subscribe("devices/#")
+	m := late.Next("the retained ping")
+	if m.Topic != "devices/rp/telemetry" || string(m.Payload) != string(payload) || !m.Retain {
+		t.Errorf("later subscriber got %s %q retain=%v, want the ping, retained", m.Topic, m.Payload, m.Retain)
+	}
+}
+
 // The MQTT 5 CONNACK tells the tracker what the listener supports, the
 // listener keeps no session, assigns ids to clients with none (as 3.1.1
 // allows only with a clean session) and refuses unknown protocol levels.
@@ -881,6 +901,14 @@ func TestTrackerConnack(t *testing.T) {
 	if p.RetainAvailableFlag && p.RetainAvailable != 1 {
 		t.Error("CONNACK says retain is not available")
 	}
+
+	// Enhanced authentication is not offered.
+	tk = dialTracker(t, srv, 5)
+	authMethod := func(pk *packets.Packet) { pk.Properties.AuthenticationMethod = "SCRAM-SHA-1" }
+	if ack := tk.connect(mqtttest.ID("scram"), anonymous, 30, authMethod); ack.ReasonCode != packets.ErrBadAuthenticationMethod.Code {
+		t.Errorf("MQTT 5 CONNECT with an authentication method: CONNACK %#x, want 0x8c", ack.ReasonCode)
+	}
+	tk.closed("a CONNECT with an authentication method")
 
 	anon5 := dialTracker(t, srv, 5)
 	if ack := anon5.connect("", anonymous, 30); ack.ReasonCode != 0 || ack.Properties.AssignedClientID == "" {

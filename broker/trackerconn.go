@@ -289,7 +289,9 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 	if t.tel != nil {
 		if m, ok := t.tel.Match(topic); ok {
 			answer, route := t.tel.Handle(m, topic, body, tc.id, qos, tc.v5)
-			if route && t.tel.Routed() {
+			// As on the MQTT listener: a ping goes to subscribers when
+			// someone may receive it, and a retained one is retained.
+			if route && (t.tel.Routed() || full != nil && full.FixedHeader.Retain) {
 				tc.forward(topic, body, qos, full)
 			}
 			switch answer {

@@ -305,9 +305,10 @@ func (tc *trackerConn) end(why string, code packets.Code) {
 		var buf bytes.Buffer
 		pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Disconnect}, ProtocolVersion: 5,
 			ReasonCode: code.Code, Properties: packets.Properties{ReasonString: code.Reason}}
-		if pk.DisconnectEncode(&buf) == nil {
-			tc.wmu.Lock()
-			_ = tc.c.SetWriteDeadline(time.Now().Add(time.Second)) // a client not reading must not hold us
+		// Not while the reader is writing: a client that stopped reading
+		// can hold that write forever, and only the close below ends it.
+		if pk.DisconnectEncode(&buf) == nil && tc.wmu.TryLock() {
+			_ = tc.c.SetWriteDeadline(time.Now().Add(time.Second)) // nor this one
 			_, _ = tc.c.Write(buf.Bytes())
 			tc.wmu.Unlock()
 		}
