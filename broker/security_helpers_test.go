@@ -226,30 +226,38 @@ func (r *rawClient) read() (packets.Packet, error) {
 }
 
 // readNoDeadline reads the next packet under the deadline already set.
-func (r *rawClient) readNoDeadline() (packets.Packet, error) {
+func (r *rawClient) readNoDeadline() (packets.Packet, error) { return readPacket(r.br, 5) }
+
+// readPacket reads and decodes the next packet a broker sends a client
+// speaking protocol version v.
+func readPacket(br *bufio.Reader, v byte) (packets.Packet, error) {
 	var pk packets.Packet
-	b, err := r.br.ReadByte()
+	b, err := br.ReadByte()
 	if err != nil {
 		return pk, err
 	}
 	if err := pk.FixedHeader.Decode(b); err != nil {
 		return pk, err
 	}
-	n, _, err := packets.DecodeLength(r.br)
+	n, _, err := packets.DecodeLength(br)
 	if err != nil {
 		return pk, err
 	}
 	pk.FixedHeader.Remaining = n
 	body := make([]byte, n)
-	if _, err := io.ReadFull(r.br, body); err != nil {
+	if _, err := io.ReadFull(br, body); err != nil {
 		return pk, err
 	}
-	pk.ProtocolVersion = 5
+	pk.ProtocolVersion = v
 	switch pk.FixedHeader.Type {
 	case packets.Connack:
 		err = pk.ConnackDecode(body)
 	case packets.Puback:
 		err = pk.PubackDecode(body)
+	case packets.Suback:
+		err = pk.SubackDecode(body)
+	case packets.Unsuback:
+		err = pk.UnsubackDecode(body)
 	case packets.Disconnect:
 		err = pk.DisconnectDecode(body)
 	case packets.Publish:
@@ -258,12 +266,12 @@ func (r *rawClient) readNoDeadline() (packets.Packet, error) {
 	return pk, err
 }
 
-// connect sends CONNECT and returns the CONNACK's reason code.
-func (r *rawClient) connect(id string, cr creds, keepalive uint16) (byte, error) {
+// connectPacket is a clean-session CONNECT logging in with cr; the
+// encoder names the protocol unless ProtocolName is set.
+func connectPacket(id string, cr creds, keepalive uint16) packets.Packet {
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Connect},
 		Connect: packets.ConnectParams{
-			ProtocolName:     []byte("MQTT"),
 			ClientIdentifier: id,
 			Clean:            true,
 			Keepalive:        keepalive,
@@ -275,6 +283,13 @@ func (r *rawClient) connect(id string, cr creds, keepalive uint16) (byte, error)
 	if cr.pass != "" {
 		pk.Connect.Password, pk.Connect.PasswordFlag = []byte(cr.pass), true
 	}
+	return pk
+}
+
+// connect sends CONNECT and returns the CONNACK's reason code.
+func (r *rawClient) connect(id string, cr creds, keepalive uint16) (byte, error) {
+	pk := connectPacket(id, cr, keepalive)
+	pk.Connect.ProtocolName = []byte("MQTT")
 	if err := r.send(pk); err != nil {
 		return 0, err
 	}

@@ -96,39 +96,7 @@ func (tc *trackerConn) send(pk packets.Packet) error { return tc.write(tc.encode
 // next reads the next packet, waiting at most wait.
 func (tc *trackerConn) next() (packets.Packet, error) {
 	_ = tc.conn.SetReadDeadline(time.Now().Add(wait))
-	var pk packets.Packet
-	b, err := tc.br.ReadByte()
-	if err != nil {
-		return pk, err
-	}
-	if err := pk.FixedHeader.Decode(b); err != nil {
-		return pk, err
-	}
-	n, _, err := packets.DecodeLength(tc.br)
-	if err != nil {
-		return pk, err
-	}
-	pk.FixedHeader.Remaining = n
-	body := make([]byte, n)
-	if _, err := io.ReadFull(tc.br, body); err != nil {
-		return pk, err
-	}
-	pk.ProtocolVersion = tc.v
-	switch pk.FixedHeader.Type {
-	case packets.Connack:
-		err = pk.ConnackDecode(body)
-	case packets.Puback:
-		err = pk.PubackDecode(body)
-	case packets.Suback:
-		err = pk.SubackDecode(body)
-	case packets.Unsuback:
-		err = pk.UnsubackDecode(body)
-	case packets.Disconnect:
-		err = pk.DisconnectDecode(body)
-	case packets.Publish:
-		err = pk.PublishDecode(body)
-	}
-	return pk, err
+	return readPacket(tc.br, tc.v)
 }
 
 // expect reads the next packet and fails the test unless it has type typ.
@@ -147,20 +115,7 @@ func (tc *trackerConn) expect(typ byte, what string) packets.Packet {
 // connect sends a CONNECT (clean, changed by mods) and returns the CONNACK.
 func (tc *trackerConn) connect(id string, cr creds, keepalive uint16, mods ...func(*packets.Packet)) packets.Packet {
 	tc.t.Helper()
-	pk := packets.Packet{
-		FixedHeader: packets.FixedHeader{Type: packets.Connect},
-		Connect: packets.ConnectParams{
-			ClientIdentifier: id,
-			Clean:            true,
-			Keepalive:        keepalive,
-		},
-	}
-	if cr.user != "" {
-		pk.Connect.Username, pk.Connect.UsernameFlag = []byte(cr.user), true
-	}
-	if cr.pass != "" {
-		pk.Connect.Password, pk.Connect.PasswordFlag = []byte(cr.pass), true
-	}
+	pk := connectPacket(id, cr, keepalive)
 	for _, m := range mods {
 		m(&pk)
 	}

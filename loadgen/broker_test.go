@@ -16,7 +16,9 @@ import (
 	"github.com/edgefence/edgefence/loadgen"
 )
 
-func startBroker(t *testing.T, engineOff bool) (*broker.Server, []loadgen.Fence) {
+// startBroker starts edgefence serve's broker on free loopback ports with
+// 20 generated fences; set changes its configuration first.
+func startBroker(t *testing.T, engineOff bool, set ...func(*broker.Config)) (*broker.Server, []loadgen.Fence) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fences.geojson")
 	fences, err := loadgen.WriteFences(path, 20)
@@ -33,6 +35,9 @@ func startBroker(t *testing.T, engineOff bool) (*broker.Server, []loadgen.Fence)
 	cfg.CloseTimeout = 5 * time.Second
 	cfg.EngineOff = engineOff
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, f := range set {
+		f(&cfg)
+	}
 	srv, err := broker.Start(cfg)
 	if err != nil {
 		t.Fatalf("broker.Start: %v", err)

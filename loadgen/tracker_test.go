@@ -2,11 +2,7 @@ package loadgen_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/loadgen"
@@ -16,29 +12,7 @@ import (
 // --tracker-addr listener, the subscriber reads the transitions from the
 // MQTT listener (--sub-addr), and each expected transition arrives.
 func TestLoadOnTrackerPort(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "fences.geojson")
-	fences, err := loadgen.WriteFences(path, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := broker.DefaultConfig()
-	cfg.MQTTAddr, cfg.HTTPAddr, cfg.TrackerAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Fences = path
-	cfg.FencesPoll = 0
-	cfg.DataDir = ""
-	cfg.PublishRate = 0
-	cfg.Engine.Hold = 50 * time.Millisecond
-	cfg.CloseTimeout = 5 * time.Second
-	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := broker.Start(cfg)
-	if err != nil {
-		t.Fatalf("broker.Start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(context.Background()); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	srv, fences := startBroker(t, false, func(c *broker.Config) { c.TrackerAddr = "127.0.0.1:0" })
 	load := tinyLoad(srv, fences, "geofence/#")
 	load.Addr, load.SubAddr = srv.TrackerAddr(), srv.MQTTAddr()
 	res, err := loadgen.Run(context.Background(), load)
