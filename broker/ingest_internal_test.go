@@ -58,6 +58,26 @@ const pingsPerRead = 16
 // stream can repeat), a PINGREQ after every pingsPerRead.
 func directReaders(tb testing.TB, n int, hold time.Duration) []*coalescingConn {
 	tb.Helper()
+	tel, access, srv := pingRig(tb, hold)
+	in := &ingest{tel: tel, access: access, info: srv.Info, taken: metrics.NewSet().NewCounter("taken")}
+	conns := make([]*coalescingConn, n)
+	for k := range conns {
+		cl := srv.NewClient(discardConn{}, "t", fmt.Sprint("gateway-", k), false)
+		cl.Properties.ProtocolVersion = 4
+		tb.Cleanup(func() { cl.Stop(nil) })
+		c := newCoalescingConn(&loopConn{stream: gatewayStream(k, true)})
+		c.frames = newFrames(DefaultClientReadBuffer)
+		c.frames.in, c.frames.cl = in, cl
+		conns[k] = c
+	}
+	return conns
+}
+
+// pingRig is a real engine with the bundled fences and the hold given,
+// and the telemetry and access hooks in front of it, on a mochi server
+// nobody subscribes to.
+func pingRig(tb testing.TB, hold time.Duration) (*hooks.Telemetry, *hooks.Access, *mqtt.Server) {
+	tb.Helper()
 	data, err := os.ReadFile("../fences.geojson")
 	if err != nil {
 		tb.Fatal(err)
@@ -79,31 +99,26 @@ func directReaders(tb testing.TB, n int, hold time.Duration) []*coalescingConn {
 	tel := hooks.NewTelemetry(filters, eng, discardOutput{}, hooks.NewMetrics(metrics.NewSet()), log, 0)
 	srv := mqtt.New(nil)
 	tel.Watch(srv) // nobody subscribes
-	in := &ingest{tel: tel, access: hooks.NewAccess(nil, filters, "geofence", "edgefence/late", "edgefence/rejected", log),
-		info: srv.Info, taken: metrics.NewSet().NewCounter("taken")}
-	conns := make([]*coalescingConn, n)
-	for k := range conns {
-		cl := srv.NewClient(discardConn{}, "t", fmt.Sprint("gateway-", k), false)
-		cl.Properties.ProtocolVersion = 4
-		tb.Cleanup(func() { cl.Stop(nil) })
-		var stream []byte
-		for i := 0; i < 4*pingsPerRead; i++ {
-			lat := 52.52
-			if i%20 >= 10 {
-				lat = 52.50
-			}
-			stream = loadgen.AppendPublish(stream, fmt.Sprintf("devices/g%d-truck-%d/telemetry", k, i%10), 1, uint16(i+1),
-				fmt.Appendf(nil, `{"lat":%.5f,"lon":13.40}`, lat))
-			if i%pingsPerRead == pingsPerRead-1 {
-				stream = loadgen.AppendPingreq(stream)
-			}
+	return tel, hooks.NewAccess(nil, filters, "geofence", "edgefence/late", "edgefence/rejected", log), srv
+}
+
+// gatewayStream is gateway k's QoS 1 pings of 10 devices, 4 ×
+// pingsPerRead of them, with a PINGREQ after every pingsPerRead when
+// pingreqs is set.
+func gatewayStream(k int, pingreqs bool) []byte {
+	var stream []byte
+	for i := 0; i < 4*pingsPerRead; i++ {
+		lat := 52.52
+		if i%20 >= 10 {
+			lat = 52.50
 		}
-		c := newCoalescingConn(&loopConn{stream: stream})
-		c.frames = newFrames(DefaultClientReadBuffer)
-		c.frames.in, c.frames.cl = in, cl
-		conns[k] = c
+		stream = loadgen.AppendPublish(stream, fmt.Sprintf("devices/g%d-truck-%d/telemetry", k, i%10), 1, uint16(i+1),
+			fmt.Appendf(nil, `{"lat":%.5f,"lon":13.40}`, lat))
+		if pingreqs && i%pingsPerRead == pingsPerRead-1 {
+			stream = loadgen.AppendPingreq(stream)
+		}
 	}
-	return conns
+	return stream
 }
 
 // readPingreq reads until the PINGREQ that follows a run of pings: all

@@ -104,55 +104,61 @@ func (tc *trackerConn) run() error {
 
 // read is run's loop.
 func (tc *trackerConn) read() error {
-	size := max(tc.t.cfg.ClientReadBuffer, 64)
-	tc.buf = make([]byte, size)
+	tc.buf = make([]byte, max(tc.t.cfg.ClientReadBuffer, 64))
 	if d := tc.t.cfg.ConnectTimeout; d > 0 {
 		_ = tc.c.SetReadDeadline(time.Now().Add(d))
 	}
-	first := true
 	for {
-		m, err := tc.c.Read(tc.buf[tc.n:])
-		tc.n += m
-		if err != nil {
-			if tc.ok && tc.span > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-				tc.disconnect(packets.ErrKeepAliveTimeout)
-				return closeFor(closedKeepalive)
-			}
-			return err // EOF, reset, or closed by another goroutine
+		if err := tc.readOnce(); err != nil {
+			return err
 		}
-		off := 0
-		for off < tc.n {
-			size, hdr := frameSize(tc.buf[off:tc.n])
-			if hdr < 0 {
-				tc.disconnect(packets.ErrMalformedVariableByteInteger)
-				return closeFor(closedProtocol)
-			}
-			// Before CONNECT, nobody has logged in to make it allocate a
-			// large buffer.
-			if limit := int(tc.t.cfg.MaxPacketSize); limit > 0 && size > limit || hdr > 0 && first && size > 64<<10 {
-				tc.disconnect(packets.ErrPacketTooLarge)
-				return closeFor(closedProtocol)
-			}
-			if hdr == 0 || size > tc.n-off {
-				break // not all here yet
-			}
-			pk := tc.buf[off : off+size]
-			off += size
-			if first {
-				first = false
-				if err := tc.connect(pk, hdr); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := tc.handle(pk, hdr); err != nil {
+	}
+}
+
+// readOnce reads what the socket has, handles every whole packet in it
+// (the first: CONNECT), and writes the answers in one write.
+func (tc *trackerConn) readOnce() error {
+	m, err := tc.c.Read(tc.buf[tc.n:])
+	tc.n += m
+	if err != nil {
+		if tc.ok && tc.span > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			tc.disconnect(packets.ErrKeepAliveTimeout)
+			return closeFor(closedKeepalive)
+		}
+		return err // EOF, reset, or closed by another goroutine
+	}
+	off := 0
+	for off < tc.n {
+		size, hdr := frameSize(tc.buf[off:tc.n])
+		if hdr < 0 {
+			tc.disconnect(packets.ErrMalformedVariableByteInteger)
+			return closeFor(closedProtocol)
+		}
+		// Before CONNECT, nobody has logged in to make it allocate a
+		// large buffer.
+		if limit := int(tc.t.cfg.MaxPacketSize); limit > 0 && size > limit || hdr > 0 && !tc.ok && size > 64<<10 {
+			tc.disconnect(packets.ErrPacketTooLarge)
+			return closeFor(closedProtocol)
+		}
+		if hdr == 0 || size > tc.n-off {
+			break // not all here yet
+		}
+		pk := tc.buf[off : off+size]
+		off += size
+		if !tc.ok {
+			if err := tc.connect(pk, hdr); err != nil {
 				return err
 			}
+			continue
 		}
-		tc.flush()
-		tc.keep(off)
-		tc.refreshDeadline()
+		if err := tc.handle(pk, hdr); err != nil {
+			return err
+		}
 	}
+	tc.flush()
+	tc.keep(off)
+	tc.refreshDeadline()
+	return nil
 }
 
 // keep moves what is left of a packet to the buffer's start, grows the
