@@ -19,6 +19,11 @@ var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to re
 // engine's cost against.
 func (s *Server) startBare(tc *tls.Config, access *hooks.Access, limit *hooks.RateLimit) (*Server, error) {
 	s.registerMQTTGauges()
+	if s.cfg.TrackerAddr != "" {
+		if err := s.newTrackers(nil, access, limit); err != nil {
+			return nil, s.abort(err)
+		}
+	}
 	if err := s.mqtt.Serve(); err != nil {
 		return nil, s.abort(err)
 	}
@@ -26,7 +31,7 @@ func (s *Server) startBare(tc *tls.Config, access *hooks.Access, limit *hooks.Ra
 		return nil, s.abort(err)
 	}
 	if s.cfg.TrackerAddr != "" {
-		if err := s.listenTrackers(nil, access, limit); err != nil {
+		if err := s.trackers.listen(s.cfg.TrackerAddr); err != nil {
 			return nil, s.abort(err)
 		}
 	}

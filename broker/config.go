@@ -59,6 +59,12 @@ type Config struct {
 	// comparison.
 	DirectIngest bool
 
+	// LightTrackers serves the MQTT TCP listener's connections the way
+	// the tracker listener does until one needs what only mochi has (a
+	// subscription, QoS 2, a stored session): then mochi takes it over
+	// (see trackerpromote.go). Needs the engine and DirectIngest.
+	LightTrackers bool
+
 	// mochi's per-client resources, sized for trackers that mostly
 	// publish small pings (each is paid 10,000 times over at 10,000
 	// trackers).
@@ -94,6 +100,7 @@ func DefaultConfig() Config {
 		PublishRate:       50,
 		PublishBurst:      100,
 		DirectIngest:      true,
+		LightTrackers:     true,
 		ClientReadBuffer:  DefaultClientReadBuffer,
 		ClientWriteBuffer: DefaultClientWriteBuffer,
 		ClientQueue:       DefaultClientQueue,

@@ -107,25 +107,37 @@ func play(t *testing.T, addr string, session [][]byte) []byte {
 
 // Taking pings off the connection is invisible to the tracker: byte for
 // byte, it gets the answers mochi's own path gives, in the same order —
-// for the pings taken, and for everything that goes to mochi between them.
+// for the pings taken, and for everything that goes to mochi between them
+// — whether direct ingest takes them from mochi's reader or the MQTT
+// listener's tracker path serves the connection until it needs mochi (its
+// session has a QoS 2 publish: mochi takes over there).
 func TestDirectIngestAnswersAsMochiDoes(t *testing.T) {
+	modes := []struct {
+		name          string
+		direct, light bool
+	}{{"mochi", false, false}, {"direct ingest", true, false}, {"tracker path", true, true}}
 	for _, v := range []byte{3, 4, 5} {
 		t.Run(fmt.Sprintf("mqtt%d", v), func(t *testing.T) {
-			answers := map[bool][]byte{}
-			for _, direct := range []bool{true, false} {
+			answers := map[string][]byte{}
+			for _, m := range modes {
 				cfg := testConfig(t)
-				cfg.DirectIngest = direct
+				cfg.DirectIngest, cfg.LightTrackers = m.direct, m.light
 				srv := start(t, cfg)
-				answers[direct] = play(t, srv.MQTTAddr(), trackerSession(t, v, "tracker"))
-				if direct && metric(t, srv, "edgefence_pings_direct_total") == 0 {
-					t.Fatal("no ping was taken directly: this test compares mochi with itself")
+				answers[m.name] = play(t, srv.MQTTAddr(), trackerSession(t, v, "tracker"))
+				if m.direct && metric(t, srv, "edgefence_pings_direct_total") == 0 {
+					t.Fatalf("%s: no ping was taken directly: this test compares mochi with itself", m.name)
+				}
+				if m.light && metric(t, srv, "edgefence_tracker_promoted_total") != 1 {
+					t.Fatalf("%s: the connection was not handed to mochi once", m.name)
 				}
 			}
-			if !bytes.Equal(answers[true], answers[false]) {
-				t.Fatalf("answers differ:\ndirect: % x\nmochi:  % x", answers[true], answers[false])
+			for _, m := range modes[1:] {
+				if !bytes.Equal(answers[m.name], answers["mochi"]) {
+					t.Errorf("answers differ:\n%s: % x\nmochi:  % x", m.name, answers[m.name], answers["mochi"])
+				}
 			}
-			if n := bytes.Count(answers[true], []byte{0x40, 2}); n < 8 {
-				t.Fatalf("%d plain PUBACKs in % x: the session did not get far", n, answers[true])
+			if n := bytes.Count(answers["mochi"], []byte{0x40, 2}); n < 8 {
+				t.Fatalf("%d plain PUBACKs in % x: the session did not get far", n, answers["mochi"])
 			}
 		})
 	}
@@ -136,6 +148,7 @@ func TestDirectIngestAnswersAsMochiDoes(t *testing.T) {
 // publishes, and be dropped when it falls silent.
 func TestDirectIngestKeepsAPublishingTrackerConnected(t *testing.T) {
 	cfg := testConfig(t)
+	cfg.LightTrackers = false // direct ingest on mochi's reader (TestTrackerKeepalive: the tracker path)
 	srv := start(t, cfg)
 	r := rawDial(t, srv.MQTTAddr())
 	const keepalive = 1 // mochi's deadline: 1.5 s, whole seconds: 1 s

@@ -84,6 +84,13 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 // the keepalive once connected.
 func (s *Server) listen(tc *tls.Config) error {
 	establish := func(id string, c net.Conn) error {
+		if id == "tcp" && s.light {
+			// The tracker path serves it until it needs mochi, and then
+			// hands over what it read since CONNECT.
+			if c = s.trackers.serveLight(c); c == nil {
+				return nil
+			}
+		}
 		cc := newCoalescingConn(c)
 		if s.in != nil {
 			cc.frames = newFrames(s.cfg.ClientReadBuffer)

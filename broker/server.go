@@ -41,7 +41,8 @@ type Server struct {
 
 	fences   *FenceFile
 	in       *ingest          // nil: every publish goes through mochi
-	trackers *trackerListener // nil without --tracker-addr
+	trackers *trackerListener // the tracker path; nil without --tracker-addr and light trackers
+	light    bool             // the MQTT TCP listener's connections start on the tracker path
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -150,10 +151,16 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if cfg.DirectIngest {
 		s.in = &ingest{tel: tel, access: access, rate: limit, info: s.mqtt.Info, maxPacket: caps.MaximumPacketSize,
-			taken: s.set.NewCounter(`edgefence_pings_direct_total`)}
+			taken: s.set.GetOrCreateCounter(`edgefence_pings_direct_total`)}
 		if err := s.mqtt.AddHook(&ingestHook{in: s.in}, nil); err != nil {
 			return nil, s.abort(err)
 		}
+	}
+	if cfg.TrackerAddr != "" || cfg.LightTrackers && cfg.DirectIngest {
+		if err := s.newTrackers(tel, access, limit); err != nil {
+			return nil, s.abort(err)
+		}
+		s.light = cfg.LightTrackers && cfg.DirectIngest
 	}
 	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
 		return nil, s.abort(err)
@@ -171,7 +178,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	if cfg.TrackerAddr != "" {
-		if err := s.listenTrackers(tel, access, limit); err != nil {
+		if err := s.trackers.listen(cfg.TrackerAddr); err != nil {
 			return nil, s.abort(err)
 		}
 	}

@@ -43,6 +43,7 @@ type trackerListener struct {
 	rate   *hooks.RateLimit // nil: no rate limit
 	inline *mqtt.Client     // publishes what is not a ping, and wills
 	info   *trackerMetrics
+	taken  *metrics.Counter // edgefence_pings_direct_total: pings read off the connection
 
 	mu      sync.Mutex
 	clients map[string]*trackerConn // by client id
@@ -85,10 +86,11 @@ const (
 type trackerMetrics struct {
 	connected atomic.Int64
 	closed    map[string]*metrics.Counter
+	promoted  *metrics.Counter // light connections handed to mochi
 }
 
 func newTrackerMetrics(set *metrics.Set) *trackerMetrics {
-	m := &trackerMetrics{closed: map[string]*metrics.Counter{}}
+	m := &trackerMetrics{closed: map[string]*metrics.Counter{}, promoted: set.NewCounter(`edgefence_tracker_promoted_total`)}
 	set.NewGauge(`edgefence_tracker_connections`, func() float64 { return float64(m.connected.Load()) })
 	for _, r := range []string{closedBadLogin, closedProtocol, closedUnsupported, closedNotAuthorized, closedTakenOver, closedKeepalive, closedLimit} {
 		m.closed[r] = set.NewCounter(fmt.Sprintf(`edgefence_tracker_closed_total{reason=%q}`, r))
@@ -96,34 +98,51 @@ func newTrackerMetrics(set *metrics.Set) *trackerMetrics {
 	return m
 }
 
-// listenTrackers opens the tracker listener. tel is nil with the engine
-// off.
-func (s *Server) listenTrackers(tel *hooks.Telemetry, access *hooks.Access, rate *hooks.RateLimit) error {
-	ln, err := net.Listen("tcp", s.cfg.TrackerAddr)
-	if err != nil {
-		return fmt.Errorf("tracker listener %s: %w", s.cfg.TrackerAddr, err)
-	}
+// newTrackers makes the tracker path: for the tracker listener's
+// connections and, with LightTrackers, the MQTT TCP listener's. tel is nil
+// with the engine off.
+func (s *Server) newTrackers(tel *hooks.Telemetry, access *hooks.Access, rate *hooks.RateLimit) error {
 	t := &trackerListener{
-		cfg: &s.cfg, log: s.log.With("listener", trackerListenerID), ln: ln, srv: s.mqtt,
+		cfg: &s.cfg, log: s.log.With("listener", trackerListenerID), srv: s.mqtt,
 		tel: tel, access: access, rate: rate,
 		inline:  s.mqtt.NewClient(nil, mqtt.LocalListener, trackerOrigin, true),
 		info:    newTrackerMetrics(s.set),
+		taken:   s.set.GetOrCreateCounter(`edgefence_pings_direct_total`),
 		clients: map[string]*trackerConn{},
 		conns:   map[*trackerConn]struct{}{},
 	}
 	// MQTT 5, for the expiry and properties of what it passes on.
 	t.inline.Properties.ProtocolVersion = 5
 	s.trackers = t
-	if err := s.mqtt.AddHook(&trackerTakeover{t: t}, nil); err != nil {
-		_ = ln.Close()
-		return err
+	return s.mqtt.AddHook(&trackerHook{t: t}, nil)
+}
+
+// listen opens the tracker listener on addr.
+func (t *trackerListener) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("tracker listener %s: %w", addr, err)
 	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ln.Close()
+	}
+	t.ln = ln
 	t.wg.Add(1)
+	t.mu.Unlock()
 	go t.accept()
 	return nil
 }
 
-func (t *trackerListener) addr() string { return t.ln.Addr().String() }
+func (t *trackerListener) addr() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ln == nil {
+		return ""
+	}
+	return t.ln.Addr().String()
+}
 
 // accept serves each connection on a goroutine of its own until the
 // listener is closed.
@@ -144,17 +163,25 @@ func (t *trackerListener) accept() {
 		}
 		backoff = 0
 		tc := newTrackerConn(t, c)
-		t.mu.Lock()
-		if t.closed {
-			t.mu.Unlock()
-			_ = c.Close()
+		if !t.add(tc) {
 			continue
 		}
-		t.conns[tc] = struct{}{}
-		t.wg.Add(1)
-		t.mu.Unlock()
 		go tc.serve()
 	}
+}
+
+// add records a new connection and counts its goroutine; it fails, and
+// closes the connection, when the listener is closing.
+func (t *trackerListener) add(tc *trackerConn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		_ = tc.c.Close()
+		return false
+	}
+	t.conns[tc] = struct{}{}
+	t.wg.Add(1)
+	return true
 }
 
 // register records tc as client id, closing the connection that had the
@@ -173,7 +200,11 @@ func (t *trackerListener) register(tc *trackerConn) bool {
 		old.takenOver()
 	}
 	if cl, ok := t.srv.Clients.Get(tc.id); ok && !cl.Net.Inline {
+		// Its session ends too, as mochi ends one a clean start takes
+		// over: nothing is to be queued for the id any more.
 		_ = t.srv.DisconnectClient(cl, packets.ErrSessionTakenOver)
+		t.srv.UnsubscribeClient(cl)
+		cl.ClearInflights()
 	}
 	return true
 }
@@ -212,31 +243,49 @@ func (t *trackerListener) close() {
 	for tc := range t.conns {
 		conns = append(conns, tc)
 	}
+	ln := t.ln
 	t.mu.Unlock()
-	_ = t.ln.Close()
+	if ln != nil {
+		_ = ln.Close()
+	}
 	for _, tc := range conns {
 		tc.shutdown()
 	}
 	t.wg.Wait()
 }
 
-// trackerTakeover closes a tracker connection when a client with its id
-// connects to the MQTT listener, once that client has logged in.
-type trackerTakeover struct {
+// trackerHook closes a tracker connection when a client with its id
+// connects to mochi, once that client has logged in, and gives a client
+// mochi took over from the tracker path the topic aliases it had set.
+type trackerHook struct {
 	mqtt.HookBase
 	t *trackerListener
 }
 
 // ID names the hook.
-func (h *trackerTakeover) ID() string { return "edgefence-tracker-takeover" }
+func (h *trackerHook) ID() string { return "edgefence-trackers" }
 
 // Provides says which hook events the hook handles.
-func (h *trackerTakeover) Provides(b byte) bool { return b == mqtt.OnSessionEstablish }
+func (h *trackerHook) Provides(b byte) bool {
+	return b == mqtt.OnSessionEstablish || b == mqtt.OnSessionEstablished
+}
 
 // OnSessionEstablish runs after a client logged in, before mochi takes
 // over a session of its own with the same id.
-func (h *trackerTakeover) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
+func (h *trackerHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
 	if cl.ID != "" && !cl.Net.Inline {
 		h.t.takeOver(cl.ID)
+	}
+}
+
+// OnSessionEstablished runs on the client's reader after CONNACK, before
+// mochi reads the packet the tracker path handed over with the client.
+func (h *trackerHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	if c, ok := cl.Net.Conn.(*coalescingConn); ok {
+		if rc, ok := c.Conn.(*replayConn); ok {
+			for id, topic := range rc.aliases {
+				cl.State.TopicAliases.Inbound.Set(id, topic)
+			}
+		}
 	}
 }

@@ -51,6 +51,12 @@ func dialTracker(t *testing.T, srv *broker.Server, v byte) *trackerConn {
 	if addr == "" {
 		t.Fatal("TrackerAddr() is empty although Config.TrackerAddr is set")
 	}
+	return dialRaw(t, addr, v)
+}
+
+// dialRaw opens a raw client's socket to addr, closed when the test ends.
+func dialRaw(t *testing.T, addr string, v byte) *trackerConn {
+	t.Helper()
 	c := dialTCP(t, addr)
 	t.Cleanup(func() { c.Close() })
 	return &trackerConn{t: t, v: v, conn: c, br: bufio.NewReader(c)}
@@ -509,6 +515,9 @@ func TestTrackerTakeover(t *testing.T) {
 		if err != nil {
 			t.Fatalf("MQTT port connect %s: %v (%+v)", id, err, ca)
 		}
+		// A subscriber: mochi serves it, not the MQTT listener's
+		// tracker path (whose takeovers are the tracker port's).
+		cl.Subscribe("edgefence-test/takeover")
 		return cl
 	}
 

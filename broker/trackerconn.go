@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"errors"
 	"net"
 	"os"
@@ -36,6 +37,14 @@ type trackerConn struct {
 	topics   topics
 	aliases  map[uint16]string // MQTT 5 inbound topic aliases
 
+	// The MQTT listener's light connections (LightTrackers): handed to
+	// mochi when they need it (trackerpromote.go).
+	promote  bool
+	hello    []byte   // the CONNECT, for mochi
+	assigned bool     // the client id is the tracker path's
+	expiry   uint32   // MQTT 5 session expiry asked for
+	handover net.Conn // set when mochi is to serve the connection
+
 	wmu    sync.Mutex   // serialises writes
 	ending atomic.Value // string: why another goroutine closed it
 	tell   atomic.Bool  // v5, for other goroutines: tell it why it is closed
@@ -69,6 +78,11 @@ func (tc *trackerConn) serve() {
 //
 //go:noinline
 func (tc *trackerConn) finish(err error) {
+	var p *errPromote
+	if errors.As(err, &p) {
+		tc.handOver(p)
+		return
+	}
 	_ = tc.c.Close()
 	why := ""
 	var ec errClosed
@@ -145,13 +159,20 @@ func (tc *trackerConn) readOnce() error {
 		}
 		pk := tc.buf[off : off+size]
 		off += size
+		var err error
 		if !tc.ok {
-			if err := tc.connect(pk, hdr); err != nil {
-				return err
-			}
-			continue
+			err = tc.connect(pk, hdr)
+		} else {
+			err = tc.handle(pk, hdr)
 		}
-		if err := tc.handle(pk, hdr); err != nil {
+		if err != nil {
+			if p, ok := err.(*errPromote); ok {
+				from := off - size // mochi reads this packet next
+				if !tc.ok {
+					from = off // mochi is given the CONNECT from tc.hello
+				}
+				p.pending = bytes.Clone(tc.buf[from:tc.n])
+			}
 			return err
 		}
 	}
@@ -219,7 +240,13 @@ func (tc *trackerConn) handle(pk []byte, hdr int) error {
 		tc.will = nil
 		return closeFor("")
 	case packets.Subscribe, packets.Unsubscribe:
+		if tc.promote {
+			return promote()
+		}
 		return tc.refuseSubscription(pk, hdr)
+	}
+	if tc.promote {
+		return promote() // mochi's to answer, whatever it is
 	}
 	tc.disconnect(packets.ErrProtocolViolation)
 	return closeFor(closedProtocol)
@@ -235,6 +262,9 @@ func (tc *trackerConn) publish(pk []byte, hdr int) error {
 		return closeFor(closedProtocol)
 	}
 	if qos == 2 {
+		if tc.promote {
+			return promote()
+		}
 		tc.disconnect(packets.ErrQosNotSupported)
 		return closeFor(closedUnsupported)
 	}
@@ -288,12 +318,13 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 			return closeFor(closedLimit)
 		}
 		if qos == 1 && tc.v5 {
-			tc.ack(id, packets.ErrMessageRateTooHigh.Code)
+			tc.ack(id, packets.ErrMessageRateTooHigh)
 		}
 		return nil // QoS 1: no acknowledgement, the tracker sends it again
 	}
 	if t.tel != nil {
 		if m, ok := t.tel.Match(topic); ok {
+			t.taken.Inc()
 			answer, route := t.tel.Handle(m, topic, body, tc.id, qos, tc.v5)
 			// As on the MQTT listener: a ping goes to subscribers when
 			// someone may receive it, and a retained one is retained.
@@ -303,19 +334,19 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 			switch answer {
 			case hooks.AnswerAck:
 				if qos == 1 {
-					tc.ack(id, 0)
+					tc.ack(id, packets.CodeSuccess)
 				}
 			case hooks.AnswerQuota:
-				tc.ack(id, packets.ErrQuotaExceeded.Code)
+				tc.ack(id, packets.ErrQuotaExceeded)
 			case hooks.AnswerInvalid:
-				tc.ack(id, packets.ErrPayloadFormatInvalid.Code)
+				tc.ack(id, packets.ErrPayloadFormatInvalid)
 			}
 			return nil
 		}
 	}
 	tc.forward(topic, body, qos, full)
 	if qos == 1 {
-		tc.ack(id, 0)
+		tc.ack(id, packets.CodeSuccess)
 	}
 	return nil
 }
@@ -339,7 +370,7 @@ func (tc *trackerConn) notAuthorized(topic string, qos byte, id uint16) error {
 	case qos == 0:
 		return nil
 	case tc.v5:
-		tc.ack(id, packets.ErrNotAuthorized.Code)
+		tc.ack(id, packets.ErrNotAuthorized)
 		return nil
 	}
 	tc.t.warn("closing tracker connection: publish not authorized", "client", tc.id, "topic", topic, "remote", tc.remote)

@@ -32,7 +32,7 @@ func trackerReaders(tb testing.TB, n int, hold time.Duration) []*trackerConn {
 	t := &trackerListener{
 		cfg: &Config{ClientReadBuffer: DefaultClientReadBuffer, MaxPacketSize: 64 << 10},
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)), srv: srv, tel: tel, access: access,
-		info: newTrackerMetrics(metrics.NewSet()),
+		info: newTrackerMetrics(metrics.NewSet()), taken: metrics.NewSet().NewCounter("taken"),
 	}
 	conns := make([]*trackerConn, n)
 	for k := range conns {

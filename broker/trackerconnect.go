@@ -25,44 +25,47 @@ func (tc *trackerConn) connect(b []byte, hdr int) error {
 	// mochi's decoder returns views of the buffer, strings too; the read
 	// buffer is reused, and the client id, username and will are kept.
 	b = bytes.Clone(b)
+	if tc.promote {
+		tc.hello = b
+	}
 	pk.FixedHeader = packets.FixedHeader{Type: packets.Connect, Remaining: len(b) - hdr}
 	if err := pk.ConnectDecode(b[hdr:]); err != nil {
 		return closeFor(closedProtocol)
 	}
 	tc.v5 = pk.ProtocolVersion == 5
 	if code := pk.ConnectValidate(); code != packets.CodeSuccess {
+		if tc.promote {
+			return promote() // mochi refuses it its own way
+		}
 		if code == packets.ErrProtocolViolationProtocolVersion {
 			tc.connack(packets.ErrUnsupportedProtocolVersion, nil) // [MQTT-3.1.2-2]
 		}
 		return closeFor(closedProtocol)
 	}
 	c := &pk.Connect
+	if tc.promote && tc.needsMochi(&pk) {
+		return promote()
+	}
 	if !tc.v5 && !c.Clean && c.ClientIdentifier == "" {
-		tc.connack(packets.ErrClientIdentifierNotValid, nil) // [MQTT-3.1.3-8]
-		return closeFor(closedProtocol)
+		return tc.refuse(packets.ErrClientIdentifierNotValid, closedProtocol) // [MQTT-3.1.3-8]
 	}
 	if tc.v5 && pk.Properties.AuthenticationMethod != "" {
-		tc.connack(packets.ErrBadAuthenticationMethod, nil) // no enhanced authentication here
-		return closeFor(closedProtocol)
+		return tc.refuse(packets.ErrBadAuthenticationMethod, closedProtocol) // no enhanced authentication here
 	}
 	if atomic.LoadInt64(&t.srv.Info.ClientsConnected) >= t.cfg.MaxConnections {
-		tc.connack(packets.ErrServerBusy, nil)
-		return closeFor(closedLimit)
+		return tc.refuse(packets.ErrServerBusy, closedLimit)
 	}
 	if !t.access.Login(string(c.Username), c.Password, tc.remote) {
-		tc.connack(packets.ErrBadUsernameOrPassword, nil)
-		return closeFor(closedBadLogin)
+		return tc.refuse(packets.ErrBadUsernameOrPassword, closedBadLogin)
 	}
 	tc.user = c.Username
 	if c.WillFlag {
 		name := []byte(c.WillTopic)
 		switch {
 		case len(name) > 0 && name[0] == '$' || plainTopic(name) && !t.access.Allows(tc.user, c.WillTopic, true):
-			tc.connack(packets.ErrNotAuthorized, nil)
-			return closeFor(closedNotAuthorized)
+			return tc.refuse(packets.ErrNotAuthorized, closedNotAuthorized)
 		case !plainTopic(name):
-			tc.connack(packets.ErrTopicNameInvalid, nil)
-			return closeFor(closedProtocol)
+			return tc.refuse(packets.ErrTopicNameInvalid, closedProtocol)
 		}
 		tc.will = &packets.Packet{
 			FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: c.WillQos, Retain: c.WillRetain},
@@ -82,10 +85,12 @@ func (tc *trackerConn) connect(b []byte, hdr int) error {
 	if tc.id == "" {
 		tc.id = "tracker-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(t.assigned.Add(1), 36)
 		props.AssignedClientID = tc.id // [MQTT-3.2.2-16]
+		tc.assigned = true
 	}
 	if c.Keepalive > 0 {
 		tc.span = time.Duration(c.Keepalive) * 1500 * time.Millisecond // [MQTT-3.1.2-22]
 	}
+	tc.expiry = pk.Properties.SessionExpiryInterval
 	if !t.register(tc) {
 		return closeFor("") // shutting down
 	}
@@ -99,6 +104,31 @@ func (tc *trackerConn) connect(b []byte, hdr int) error {
 	}
 	tc.refreshDeadline()
 	return nil
+}
+
+// refuse refuses the CONNECT with code, counted under why; on the MQTT
+// listener mochi refuses it, as it would have without the tracker path.
+func (tc *trackerConn) refuse(code packets.Code, why string) error {
+	if tc.promote {
+		return promote()
+	}
+	tc.connack(code, nil)
+	return closeFor(why)
+}
+
+// needsMochi reports whether a CONNECT on the MQTT listener needs mochi
+// from the start: a session mochi keeps for its client id (mochi resumes
+// or clears it), or a will to be sent later than the connection's end.
+func (tc *trackerConn) needsMochi(pk *packets.Packet) bool {
+	if pk.Connect.WillFlag && pk.Connect.WillProperties.WillDelayInterval > 0 {
+		return true
+	}
+	if id := pk.Connect.ClientIdentifier; id != "" {
+		if _, ok := tc.t.srv.Clients.Get(id); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // connack answers CONNACK with code: 3.1.1 clients get the 3.1.1 form of
@@ -123,8 +153,17 @@ func (tc *trackerConn) connack(code packets.Code, props *packets.Properties) {
 		p := &out.Properties
 		if code.Code >= packets.ErrUnspecifiedError.Code {
 			p.ReasonString = code.Reason
+		} else if caps := tc.t.srv.Options.Capabilities; tc.promote {
+			// What mochi says: the client may subscribe, and mochi will
+			// serve it then.
+			p.ReceiveMaximum = caps.ReceiveMaximum
+			if caps.MaximumQos < 2 {
+				p.MaximumQos, p.MaximumQosFlag = caps.MaximumQos, true
+			}
+			if tc.expiry > caps.MaximumSessionExpiryInterval {
+				p.SessionExpiryInterval, p.SessionExpiryIntervalFlag = caps.MaximumSessionExpiryInterval, true
+			}
 		} else {
-			caps := tc.t.srv.Options.Capabilities
 			p.MaximumQos, p.MaximumQosFlag = 1, true
 			p.WildcardSubAvailable, p.WildcardSubAvailableFlag = 0, true
 			p.SubIDAvailable, p.SubIDAvailableFlag = 0, true
@@ -171,13 +210,10 @@ func (tc *trackerConn) publishSlow(b []byte, hdr int) error {
 		tc.disconnect(code)
 		return closeFor(closedProtocol)
 	}
-	if a := pk.Properties.TopicAlias; pk.Properties.TopicAliasFlag && a > 0 {
-		if pk.TopicName != "" {
-			if tc.aliases == nil {
-				tc.aliases = map[uint16]string{}
-			}
-			tc.aliases[a] = strings.Clone(pk.TopicName) // not the whole packet's buffer
-		} else if pk.TopicName = tc.aliases[a]; pk.TopicName == "" {
+	a := pk.Properties.TopicAlias
+	set := pk.Properties.TopicAliasFlag && a > 0 && pk.TopicName != ""
+	if pk.Properties.TopicAliasFlag && a > 0 && pk.TopicName == "" {
+		if pk.TopicName = tc.aliases[a]; pk.TopicName == "" {
 			tc.disconnect(packets.ErrTopicAliasInvalid) // [MQTT-3.3.2-7]: an alias never set
 			return closeFor(closedProtocol)
 		}
@@ -187,6 +223,17 @@ func (tc *trackerConn) publishSlow(b []byte, hdr int) error {
 	name := []byte(pk.TopicName)
 	if !plainTopic(name) {
 		return tc.badTopic(name, pk.FixedHeader.Qos, pk.PacketID)
+	}
+	if set {
+		// A topic the client may not publish on gets no alias, and an
+		// alias is not moved to one: as on the MQTT listener.
+		if !tc.t.access.Allows(tc.user, pk.TopicName, true) {
+			return tc.notAuthorized(pk.TopicName, pk.FixedHeader.Qos, pk.PacketID)
+		}
+		if tc.aliases == nil {
+			tc.aliases = map[uint16]string{}
+		}
+		tc.aliases[a] = strings.Clone(pk.TopicName) // not the whole packet's buffer
 	}
 	return tc.deliver(tc.topics.intern(name), pk.Payload, pk.FixedHeader.Qos, pk.PacketID, &pk)
 }
@@ -223,16 +270,31 @@ func (tc *trackerConn) inject(pk packets.Packet) {
 }
 
 // ack answers a QoS 1 publish: the four bytes mochi writes for reason 0,
-// or an MQTT 5 reason code.
-func (tc *trackerConn) ack(id uint16, code byte) {
-	if code == 0 {
+// or, for MQTT 5, the reason code with its reason string, as mochi writes
+// it.
+func (tc *trackerConn) ack(id uint16, code packets.Code) {
+	if code.Code == 0 {
 		tc.write(packets.Puback<<4, 2, byte(id>>8), byte(id))
 		return
 	}
 	if !tc.v5 {
 		return
 	}
-	tc.write(packets.Puback<<4, 3, byte(id>>8), byte(id), code)
+	tc.writeRefusal(id, code)
+}
+
+// writeRefusal adds an MQTT 5 PUBACK with a reason code. Not inlined: its
+// packet would sit in the frame of every read.
+//
+//go:noinline
+func (tc *trackerConn) writeRefusal(id uint16, code packets.Code) {
+	tc.writePacket(&packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Puback},
+		ProtocolVersion: 5,
+		PacketID:        id,
+		ReasonCode:      code.Code,
+		Properties:      packets.Properties{ReasonString: code.Reason},
+	})
 }
 
 // write adds one packet's bytes to what the next flush writes.
@@ -254,6 +316,8 @@ func (tc *trackerConn) writePacket(pk *packets.Packet) {
 		err = pk.UnsubackEncode(&buf)
 	case packets.Disconnect:
 		err = pk.DisconnectEncode(&buf)
+	case packets.Puback:
+		err = pk.PubackEncode(&buf)
 	}
 	if err == nil {
 		tc.write(buf.Bytes()...)

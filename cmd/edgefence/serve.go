@@ -224,6 +224,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per client above --rate")
 	fs.Var(engineFlag{&cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
 	fs.BoolVar(&cfg.DirectIngest, "direct-ingest", cfg.DirectIngest, "read unrouted pings straight off the connection instead of through mochi's publish path (false: for comparison)")
+	fs.BoolVar(&cfg.LightTrackers, "light-trackers", cfg.LightTrackers, "serve MQTT TCP clients as the tracker listener does until one subscribes (or needs QoS 2 or a stored session), then hand it to mochi: a fraction of the memory per tracker (false: mochi serves every client)")
 	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
 	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
 	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"})")
