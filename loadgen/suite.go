@@ -75,6 +75,9 @@ type brokerSpec struct {
 	// tracker: edgefence serving the trackers on its publish-only
 	// --tracker-addr listener; the subscriber stays on the MQTT listener.
 	tracker bool
+	// mochiOnly: --light-trackers=false, mochi serving every client of the
+	// MQTT listener (how it was before the tracker path).
+	mochiOnly bool
 }
 
 // scenario is one load, run against several brokers.
@@ -116,6 +119,12 @@ func (s *Suite) scenarios() []scenario {
 	if s.Mosquitto == "" {
 		all = all[:3]
 	}
+	// The MQTT listener without its tracker path, at the paced load only:
+	// the memory the tracker path saves.
+	mochiOnly := edge
+	mochiOnly.name, mochiOnly.mochiOnly = "edgefence --light-trackers=false", true
+	paced := append(all[:2:2], mochiOnly)
+	paced = append(paced, all[2:]...)
 	hold0 := edge
 	hold0.name, hold0.hold = "edgefence --hold 0", 0
 	disk := edge
@@ -124,7 +133,7 @@ func (s *Suite) scenarios() []scenario {
 	ceiling = append(ceiling, all[3:]...)
 	sc := []scenario{
 		{name: "ceiling", conns: 1000, devices: 10, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: ceiling},
-		{name: "paced", conns: 10000, devices: 1, rate: 50000, window: 8, warmup: 3 * time.Second, duration: 8 * time.Second, brokers: all},
+		{name: "paced", conns: 10000, devices: 1, rate: 50000, window: 8, warmup: 3 * time.Second, duration: 8 * time.Second, brokers: paced},
 		{name: "latency", conns: 1000, devices: 10, rate: -0.5, window: 8, warmup: 2 * time.Second, duration: 8 * time.Second, brokers: []brokerSpec{edge, hold0}},
 		// Paced pings cost about four times the CPU of the ceiling's
 		// batched ones (a wake-up, a read and a write each), so half the
@@ -231,6 +240,9 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				}
 				if b.tracker {
 					kind += "-tracker"
+				}
+				if b.mochiOnly {
+					kind += "-mochi"
 				}
 				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, kind, run))
 				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
@@ -363,6 +375,9 @@ func (s *Suite) serveArgv(b brokerSpec, a serveAddrs, fencesPath, dataDir string
 	}
 	if b.kind == kindEngineOff {
 		argv = append(argv, "--engine=off")
+	}
+	if b.mochiOnly {
+		argv = append(argv, "--light-trackers=false")
 	}
 	if pprof {
 		argv = append(argv, "--pprof")
@@ -613,6 +628,9 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		rssBar("edgefence", on)
 		if track != nil {
 			rssBar("edgefence on the tracker port", track)
+		}
+		if mo := find("paced", "edgefence --light-trackers=false"); mo != nil {
+			rssBar("edgefence with mochi serving every client (--light-trackers=false)", mo)
 		}
 		rate := med(on, pps)
 		missing := sum(on.values(func(x *Result) float64 { return float64(x.Missing) }))

@@ -60,6 +60,31 @@ func TestTrackerPortRowFollowsEngineOn(t *testing.T) {
 	}
 }
 
+// The paced scenario runs the MQTT listener a second time with mochi
+// serving every client (--light-trackers=false), and no other does.
+func TestMochiOnlyRowIsPacedOnly(t *testing.T) {
+	s := Suite{Mosquitto: "/usr/sbin/mosquitto", Runs: 1}
+	for _, sc := range s.scenarios() {
+		n := 0
+		for _, b := range sc.brokers {
+			if b.mochiOnly {
+				n++
+				argv := s.serveArgv(b, serveAddrs{mqtt: "x", http: "y"}, "f", "", false)
+				if !slices.Contains(argv, "--light-trackers=false") || b.tracker || b.kind != kindEdgefence {
+					t.Errorf("%s: %+v runs %q", sc.name, b, argv)
+				}
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[sc.name == "paced"]; n != want {
+			t.Errorf("%s: %d rows with mochi serving every client, want %d", sc.name, n, want)
+		}
+	}
+	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence}
+	if argv := s.serveArgv(edge, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); slices.Contains(argv, "--light-trackers=false") {
+		t.Errorf("engine on: %q", argv)
+	}
+}
+
 func argAfter(argv []string, flag string) (string, bool) {
 	i := slices.Index(argv, flag)
 	if i < 0 || i+1 >= len(argv) {
