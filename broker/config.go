@@ -70,7 +70,7 @@ type Config struct {
 	// trackers).
 	ClientReadBuffer  int    // bytes of each connection's read buffer
 	ClientWriteBuffer int    // bytes of outbound writes coalesced before a flush
-	ClientQueue       int32  // outbound messages queued per client; a subscriber that falls further behind loses messages (shed_total{stage="subscriber"})
+	ClientQueue       int32  // outbound messages queued per client; a subscriber that falls further behind loses messages (shed_total{stage="subscriber"}); 0: ClientQueueFor
 	MaxInflight       uint16 // outbound QoS 1/2 messages awaiting an acknowledgement per client
 }
 
@@ -103,7 +103,7 @@ func DefaultConfig() Config {
 		LightTrackers:     true,
 		ClientReadBuffer:  DefaultClientReadBuffer,
 		ClientWriteBuffer: DefaultClientWriteBuffer,
-		ClientQueue:       DefaultClientQueue,
+		ClientQueue:       0, // ClientQueueFor
 		MaxInflight:       DefaultMaxInflight,
 	}
 }
@@ -124,6 +124,14 @@ const (
 	DefaultClientReadBuffer  = 1024
 	DefaultClientWriteBuffer = 2048
 	DefaultClientQueue       = 1024
+	// LightClientQueue is the outbound queue when trackers are served on
+	// the tracker path (LightTrackers): only mochi's clients — dashboards,
+	// subscribers, what was handed over — have one then, so it can be as
+	// long as mochi's own default. A dashboard connected before 10,000
+	// trackers start pinging gets thousands of ENTERs within a second;
+	// with 1,024 it lost 300 of them in one run of three at the paced
+	// load (docs/performance.md).
+	LightClientQueue = 8192
 	// DefaultMaxInflight is mochi's own default. Inflight messages live
 	// in a map that grows only with what is in flight, so trackers do not
 	// pay for it; a dashboard does when it acknowledges slowly, and at 1024
@@ -132,6 +140,19 @@ const (
 	DefaultMaxInflight = 8192
 )
 
+// ClientQueueFor is the outbound queue per client a configuration gets:
+// ClientQueue if set, or LightClientQueue while the MQTT listener serves
+// trackers on the tracker path, DefaultClientQueue when mochi serves them.
+func (c *Config) ClientQueueFor() int32 {
+	switch {
+	case c.ClientQueue > 0:
+		return c.ClientQueue
+	case c.LightTrackers && c.DirectIngest && !c.EngineOff:
+		return LightClientQueue
+	}
+	return DefaultClientQueue
+}
+
 // validateClients checks mochi's per-client settings.
 func (c *Config) validateClients() error {
 	switch {
@@ -139,8 +160,8 @@ func (c *Config) validateClients() error {
 		return errors.New("--client-read-buffer: want at least 16 bytes")
 	case c.ClientWriteBuffer < 0:
 		return errors.New("--client-write-buffer: want 0 or more bytes")
-	case c.ClientQueue < 1:
-		return errors.New("--client-queue: want at least 1 message")
+	case c.ClientQueue < 0:
+		return errors.New("--client-queue: want at least 1 message (0: the default)")
 	case c.MaxInflight < 1:
 		return errors.New("--max-inflight: want at least 1 message")
 	}

@@ -87,7 +87,7 @@ func newPublisher(srv *mqtt.Server, st *store, rs *retainedSet, cfg *Config, set
 		retained:       rs,
 		cfg:            cfg,
 		log:            log,
-		yieldEvery:     max(1, int(cfg.ClientQueue)/4),
+		yieldEvery:     max(1, int(cfg.ClientQueueFor())/4),
 		queue:          make(chan message, publishQueue),
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),

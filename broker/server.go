@@ -87,7 +87,7 @@ func Start(cfg Config) (*Server, error) {
 	caps.MaximumMessageExpiryInterval = 0
 	caps.MaximumPacketSize = cfg.MaxPacketSize
 	caps.MaximumClients = cfg.MaxConnections
-	caps.MaximumClientWritesPending = cfg.ClientQueue
+	caps.MaximumClientWritesPending = cfg.ClientQueueFor()
 	caps.MaximumInflight = cfg.MaxInflight
 	s.mqtt = mqtt.New(&mqtt.Options{
 		Capabilities:             caps,

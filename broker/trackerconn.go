@@ -334,7 +334,7 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 			switch answer {
 			case hooks.AnswerAck:
 				if qos == 1 {
-					tc.ack(id, packets.CodeSuccess)
+					tc.acked(id, full)
 				}
 			case hooks.AnswerQuota:
 				tc.ack(id, packets.ErrQuotaExceeded)
@@ -346,7 +346,7 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 	}
 	tc.forward(topic, body, qos, full)
 	if qos == 1 {
-		tc.ack(id, packets.CodeSuccess)
+		tc.acked(id, full)
 	}
 	return nil
 }
@@ -355,6 +355,9 @@ func (tc *trackerConn) deliver(topic string, body []byte, qos byte, id uint16, f
 // topic is the server's (refused, as the MQTT listener refuses it), a
 // wildcard, NUL or invalid UTF-8 is malformed.
 func (tc *trackerConn) badTopic(name []byte, qos byte, id uint16) error {
+	if tc.promote {
+		return promote() // mochi's answer, whatever the topic's fault
+	}
 	if len(name) > 0 && name[0] == '$' {
 		return tc.notAuthorized(string(name), qos, id)
 	}

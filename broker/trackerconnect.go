@@ -283,6 +283,21 @@ func (tc *trackerConn) ack(id uint16, code packets.Code) {
 	tc.writeRefusal(id, code)
 }
 
+// acked acknowledges a QoS 1 publish that was taken; an MQTT 5 one with
+// user properties gets them back, as mochi answers.
+func (tc *trackerConn) acked(id uint16, full *packets.Packet) {
+	if full == nil || !tc.v5 || len(full.Properties.User) == 0 {
+		tc.ack(id, packets.CodeSuccess)
+		return
+	}
+	tc.writePacket(&packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Puback},
+		ProtocolVersion: 5,
+		PacketID:        id,
+		Properties:      packets.Properties{User: full.Properties.User},
+	})
+}
+
 // writeRefusal adds an MQTT 5 PUBACK with a reason code. Not inlined: its
 // packet would sit in the frame of every read.
 //

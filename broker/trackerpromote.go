@@ -41,6 +41,15 @@ func (t *trackerListener) serveLight(c net.Conn) net.Conn {
 	if tc.handover == nil {
 		return nil
 	}
+	t.mu.Lock()
+	closing := t.closed
+	t.mu.Unlock()
+	if closing {
+		// The broker is stopping and has disconnected mochi's clients, or
+		// is about to: not one more.
+		_ = tc.c.Close()
+		return nil
+	}
 	return tc.handover
 }
 

@@ -153,10 +153,10 @@ func TestEngineOffRoutesWithoutEvaluating(t *testing.T) {
 func TestClientSettingsAreValidated(t *testing.T) {
 	cfg := broker.DefaultConfig()
 	cfg.MQTTAddr, cfg.HTTPAddr, cfg.DataDir = "127.0.0.1:0", "", ""
-	cfg.ClientQueue = 0
+	cfg.ClientQueue = -1
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if srv, err := broker.Start(cfg); err == nil {
 		srv.Close(context.Background())
-		t.Fatal("a zero client queue was accepted")
+		t.Fatal("a negative client queue was accepted")
 	}
 }

@@ -227,7 +227,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.BoolVar(&cfg.LightTrackers, "light-trackers", cfg.LightTrackers, "serve MQTT TCP clients as the tracker listener does until one subscribes (or needs QoS 2 or a stored session), then hand it to mochi: a fraction of the memory per tracker (false: mochi serves every client)")
 	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
 	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
-	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"})")
+	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 with --light-trackers, else 1024")
 	fs.Var(uint16Value{&cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
 	proc.register(fs)
 	return fs
