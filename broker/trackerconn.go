@@ -14,9 +14,10 @@ import (
 	"github.com/edgefence/edgefence/hooks"
 )
 
-// trackerConn is one connection of the tracker listener. Its goroutine
-// reads, handles and answers; others only write a DISCONNECT and close it
-// (takeover, shutdown).
+// trackerConn is one connection on the tracker path: the tracker
+// listener's, or the MQTT listener's until mochi takes it over. Its
+// goroutine reads, handles and answers; others only write a DISCONNECT and
+// close it (takeover, shutdown).
 type trackerConn struct {
 	t      *trackerListener
 	c      net.Conn
@@ -98,13 +99,19 @@ func (tc *trackerConn) finish(err error) {
 	if !tc.ok {
 		return
 	}
+	tc.uncount()
+	if tc.will != nil && why != "shutdown" {
+		tc.inject(*tc.will)
+	}
+}
+
+// uncount undoes what a CONNECT accepted counted: the connection is no
+// longer the tracker path's.
+func (tc *trackerConn) uncount() {
 	tc.t.info.connected.Add(-1)
 	atomic.AddInt64(&tc.t.srv.Info.ClientsConnected, -1)
 	if tc.t.rate != nil {
 		tc.t.rate.Forget(tc)
-	}
-	if tc.will != nil && why != "shutdown" {
-		tc.inject(*tc.will)
 	}
 }
 

@@ -3,7 +3,6 @@ package broker
 import (
 	"bytes"
 	"net"
-	"sync/atomic"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 )
@@ -60,11 +59,7 @@ func (tc *trackerConn) handOver(p *errPromote) {
 	t := tc.t
 	hello := tc.hello
 	if tc.ok {
-		t.info.connected.Add(-1)
-		atomic.AddInt64(&t.srv.Info.ClientsConnected, -1)
-		if t.rate != nil {
-			t.rate.Forget(tc)
-		}
+		tc.uncount()
 		if tc.assigned {
 			hello = tc.helloWithID()
 		}
