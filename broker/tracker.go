@@ -16,23 +16,25 @@ import (
 	"github.com/edgefence/edgefence/hooks"
 )
 
-// trackerListener is the tracker listener (--tracker-addr): MQTT 3.1.1
-// and 5 over TCP for clients that only publish, served by edgefence itself
-// with one goroutine per connection.
+// trackerListener is the tracker path: edgefence serving MQTT 3.1, 3.1.1
+// and 5 clients that publish itself, one goroutine per connection — all
+// of the tracker listener's (--tracker-addr), and the MQTT TCP listener's
+// until one needs mochi (--light-trackers, trackerpromote.go).
 //
 // mochi gives every client two goroutines — a reader whose stack its
 // connect path grows to 16 KiB and that its frames keep there, and a
 // writer — and an outbound queue allocated whole: about 30 KiB per client
 // before it sends anything, 580 MB of RSS at 10,000 paced trackers, of
 // which trackers use nothing but the reader. Here a connection is a
-// goroutine whose stack the GC shrinks back to 4 KiB once connected, its
-// read buffer, and a few hundred bytes of state.
+// goroutine that waits about 1 KiB deep (its stack 4 KiB once a GC has
+// shrunk it; 8 KiB under load, its reader running the engine), its read
+// buffer, and a few hundred bytes of state.
 //
-// What it does not serve it refuses with a reason code (docs: README,
-// "Tracker listener"): subscriptions, QoS 2, sessions. Pings take the path
-// the MQTT listener's direct ingest takes; any other publish goes through
-// mochi from an inline client, so subscribers, retained messages and the
-// store see it as from any client.
+// What the tracker listener does not serve it refuses with a reason code
+// (README, "Tracker listener"): subscriptions, QoS 2, sessions. Pings
+// take the path the MQTT listener's direct ingest takes; any other publish
+// goes through mochi from an inline client, so subscribers, retained
+// messages and the store see it as from any client.
 type trackerListener struct {
 	cfg    *Config
 	log    *slog.Logger
