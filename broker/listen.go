@@ -90,6 +90,7 @@ func (s *Server) listen(tc *tls.Config) error {
 			if c = s.trackers.serveLight(c); c == nil {
 				return nil
 			}
+			defer s.trackers.handed(c) // if mochi ended it before it was a client
 		}
 		cc := newCoalescingConn(c)
 		if s.in != nil {

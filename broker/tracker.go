@@ -50,6 +50,7 @@ type trackerListener struct {
 	mu      sync.Mutex
 	clients map[string]*trackerConn // by client id
 	conns   map[*trackerConn]struct{}
+	handing map[net.Conn]struct{} // handed to mochi, not yet among its clients
 	closed  bool
 	wg      sync.WaitGroup
 
@@ -112,6 +113,7 @@ func (s *Server) newTrackers(tel *hooks.Telemetry, access *hooks.Access, rate *h
 		taken:   s.set.GetOrCreateCounter(`edgefence_pings_direct_total`),
 		clients: map[string]*trackerConn{},
 		conns:   map[*trackerConn]struct{}{},
+		handing: map[net.Conn]struct{}{},
 	}
 	// MQTT 5, for the expiry and properties of what it passes on.
 	t.inline.Properties.ProtocolVersion = 5
@@ -245,6 +247,13 @@ func (t *trackerListener) close() {
 	for tc := range t.conns {
 		conns = append(conns, tc)
 	}
+	// A client mochi is still taking over (checking its password, say)
+	// would be among mochi's clients only after the server has
+	// disconnected them, and mochi's Close would wait for it: its socket
+	// is closed here instead.
+	for c := range t.handing {
+		_ = c.Close()
+	}
 	ln := t.ln
 	t.mu.Unlock()
 	if ln != nil {
@@ -288,6 +297,7 @@ func (h *trackerHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 			for id, topic := range rc.aliases {
 				cl.State.TopicAliases.Inbound.Set(id, topic)
 			}
+			h.t.handed(rc) // among mochi's clients now
 		}
 	}
 }

@@ -41,15 +41,25 @@ func (t *trackerListener) serveLight(c net.Conn) net.Conn {
 		return nil
 	}
 	t.mu.Lock()
-	closing := t.closed
-	t.mu.Unlock()
-	if closing {
-		// The broker is stopping and has disconnected mochi's clients, or
-		// is about to: not one more.
+	defer t.mu.Unlock()
+	if t.closed {
+		// The broker is stopping: not one more client for mochi.
 		_ = tc.c.Close()
 		return nil
 	}
+	t.handing[tc.c] = struct{}{}
 	return tc.handover
+}
+
+// handed forgets a connection handed to mochi once mochi has it among its
+// clients, or has ended it: the broker's close disconnects it then.
+func (t *trackerListener) handed(c net.Conn) {
+	if rc, ok := c.(*replayConn); ok {
+		c = rc.Conn
+	}
+	t.mu.Lock()
+	delete(t.handing, c)
+	t.mu.Unlock()
 }
 
 // handOver readies the connection for mochi: it is no longer a tracker

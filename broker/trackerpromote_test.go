@@ -5,7 +5,9 @@ package broker_test
 // then mochi serves it as if it had from the start.
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -166,4 +168,31 @@ func TestLightTrackerWithAStoredSessionGoesToMochi(t *testing.T) {
 		t.Fatalf("reconnect: CONNACK %#x session present %v, want 0, true", ack.ReasonCode, ack.SessionPresent)
 	}
 	waitMetric(t, srv, `edgefence_tracker_promoted_total`, 2)
+}
+
+// Stopping the broker while mochi takes a client over from the tracker
+// path — here checking its password, which takes a while the first time —
+// neither waits for that client nor leaves its goroutines (goleak): the
+// client would join mochi's clients only after the broker disconnected
+// them, and mochi's close would wait for it.
+func TestCloseWhileMochiTakesAClientOver(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Auth = writeUsers(t, testUser{name: "late", role: "device"})
+	cfg.CloseTimeout = 3 * time.Second
+	srv := start(t, cfg)
+	tk := dialRaw(t, srv.MQTTAddr(), 5)
+	pk := connectPacket(mqtttest.ID("late"), login("late"), 30)
+	// A will delay is mochi's to keep: handed over at CONNECT, before
+	// anyone checked the password.
+	withWill("devices/late/status", []byte("gone"), false)(&pk)
+	pk.Connect.WillProperties.WillDelayInterval = 60
+	if err := tk.send(pk); err != nil {
+		t.Fatal(err)
+	}
+	waitMetric(t, srv, `edgefence_tracker_promoted_total`, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("Close while a client was being handed to mochi: %v", err)
+	}
 }
