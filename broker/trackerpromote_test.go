@@ -55,8 +55,8 @@ func (tc *trackerConn) nextPublish(what string) packets.Packet {
 }
 
 // A tracker on the MQTT port that subscribes is handed to mochi at its
-// SUBSCRIBE: it gets its SUBACK (not a second CONNACK), the retained
-// transitions, and live ones from then on; its earlier pings were
+// SUBSCRIBE: it gets its SUBACK (not a second CONNACK), the transition of
+// its earlier ping, and live ones from then on; its earlier pings were
 // evaluated and acknowledged on the tracker path.
 func TestLightTrackerSubscribesAndMochiServesIt(t *testing.T) {
 	for i, ver := range versions {
@@ -73,13 +73,14 @@ func TestLightTrackerSubscribesAndMochiServesIt(t *testing.T) {
 			if metric(t, srv, "edgefence_pings_direct_total") != 1 {
 				t.Error("the ping was not read off the connection by the tracker path")
 			}
-			waitMetric(t, srv, `edgefence_transitions_total{type="ENTER"}`, 1) // decided: retained
+			waitMetric(t, srv, `edgefence_transitions_total{type="ENTER"}`, 1)
 			tk.subscribe(uint16(7+i), "geofence/+/"+dev)
 			waitMetric(t, srv, `edgefence_tracker_promoted_total`, 1)
 			waitMetric(t, srv, `edgefence_tracker_connections`, 0)
-			enter := tk.nextPublish("the retained ENTER")
-			if enter.TopicName != "geofence/zone-museumsinsel/"+dev || !enter.FixedHeader.Retain {
-				t.Errorf("first message %s retain=%v, want the retained ENTER", enter.TopicName, enter.FixedHeader.Retain)
+			// Retained, or live if the publisher had not put it in the
+			// retained set yet when the SUBSCRIBE came: the ENTER either way.
+			if enter := tk.nextPublish("the ENTER"); enter.TopicName != "geofence/zone-museumsinsel/"+dev {
+				t.Errorf("first message %s, want the ENTER", enter.TopicName)
 			}
 			if err := tk.publish(1, 2, "devices/"+dev+"/telemetry", canonical(outLat, outLon, t0+1000)); err != nil {
 				t.Fatal(err)
