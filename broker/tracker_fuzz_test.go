@@ -13,17 +13,21 @@ import (
 	"github.com/edgefence/edgefence/broker"
 )
 
-// trackerConnect is a CONNECT with a clean session and keepalive 30 for
-// client id, MQTT 3.1.1 or 5.
-func trackerConnect(id string, v5 bool) []byte {
-	v, props := byte(4), []byte(nil)
+// trackerConnect is a clean-session CONNECT with keepalive 30 for client
+// id, MQTT 3.1.1 or 5.
+func trackerConnect(t testing.TB, id string, v5 bool) []byte {
+	t.Helper()
+	v := byte(4)
 	if v5 {
-		v, props = 5, []byte{0}
+		v = 5
 	}
-	body := append([]byte{0, 4, 'M', 'Q', 'T', 'T', v, 0x02, 0, 30}, props...)
-	body = append(body, byte(len(id)>>8), byte(len(id)))
-	body = append(body, id...)
-	return append([]byte{0x10, byte(len(body))}, body...)
+	pk := connectPacket(id, creds{}, 30)
+	pk.Connect.ProtocolName = []byte("MQTT")
+	b, err := encodePacket(v, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // FuzzTrackerConnection sends a logged-in tracker connection arbitrary
@@ -92,7 +96,7 @@ func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(wait))
-		if _, err := c.Write(trackerConnect(fmt.Sprintf("fz%d", n%50), v5)); err != nil {
+		if _, err := c.Write(trackerConnect(t, fmt.Sprintf("fz%d", n%50), v5)); err != nil {
 			t.Fatal(err)
 		}
 		_, _ = c.Write(data) // the broker may have closed already
@@ -114,7 +118,7 @@ func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func
 		defer next.Close()
 		_ = next.(*net.TCPConn).SetLinger(0)
 		_ = next.SetDeadline(time.Now().Add(wait))
-		msg := append(trackerConnect("fz-next", v5), 0xc0, 0)
+		msg := append(trackerConnect(t, "fz-next", v5), 0xc0, 0)
 		if _, err := next.Write(msg); err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func (tc *trackerConn) run() error {
 
 // read is run's loop.
 func (tc *trackerConn) read() error {
-	tc.buf = make([]byte, max(tc.t.cfg.ClientReadBuffer, 64))
+	tc.buf = make([]byte, tc.bufSize())
 	if d := tc.t.cfg.ConnectTimeout; d > 0 {
 		_ = tc.c.SetReadDeadline(time.Now().Add(d))
 	}
@@ -198,18 +198,19 @@ func (tc *trackerConn) keep(off int) {
 		copy(tc.buf, tc.buf[off:tc.n])
 		tc.n = rest
 	}
-	size := max(tc.t.cfg.ClientReadBuffer, 64)
+	// A buffer of at least 64 bytes holds any fixed header (5 bytes at
+	// most), so a packet's size is known before the buffer is full.
 	if need, hdr := frameSize(tc.buf[:tc.n]); hdr > 0 && need > len(tc.buf) {
 		b := make([]byte, need)
 		copy(b, tc.buf[:tc.n])
 		tc.buf = b
-	} else if tc.n == 0 && len(tc.buf) > size {
-		tc.buf = make([]byte, size)
-	} else if tc.n == len(tc.buf) {
-		// A header cut short: a buffer this small cannot hold 5 bytes.
-		tc.buf = append(tc.buf, make([]byte, 8)...)
+	} else if tc.n == 0 && len(tc.buf) > tc.bufSize() {
+		tc.buf = make([]byte, tc.bufSize())
 	}
 }
+
+// bufSize is a connection's read buffer when no packet needs more.
+func (tc *trackerConn) bufSize() int { return max(tc.t.cfg.ClientReadBuffer, 64) }
 
 // refreshDeadline moves the keepalive deadline on. Setting a deadline
 // costs a timer update, so it is moved once a second at most: a client is
