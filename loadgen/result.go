@@ -13,7 +13,8 @@ type Summary struct {
 	Conns          int     `json:"conns"`
 	DevicesPerConn int     `json:"devices_per_conn"`
 	QoS            byte    `json:"qos"`
-	Rate           float64 `json:"rate"` // 0: unthrottled
+	Rate           float64 `json:"rate"`            // 0: unthrottled
+	Burst          int     `json:"burst,omitempty"` // paced: pings per write
 	Window         int     `json:"window"`
 	Fences         int     `json:"fences"`
 	CrossEvery     int     `json:"cross_every"`
@@ -22,7 +23,7 @@ type Summary struct {
 }
 
 func summarize(c Config) Summary {
-	return Summary{Conns: c.Conns, DevicesPerConn: c.DevicesPerConn, QoS: c.QoS, Rate: c.Rate, Window: c.Window,
+	return Summary{Conns: c.Conns, DevicesPerConn: c.DevicesPerConn, QoS: c.QoS, Rate: c.Rate, Burst: c.Burst, Window: c.Window,
 		Fences: len(c.Fences), CrossEvery: c.CrossEvery, Sub: c.Sub, Tag: c.Tag}
 }
 
@@ -61,6 +62,10 @@ type Result struct {
 	LatP50Ms float64 `json:"latency_p50_ms"`
 	LatP99Ms float64 `json:"latency_p99_ms"`
 	LatMaxMs float64 `json:"latency_max_ms"`
+	// LatReceipt is the instant a transition counts as received: "kernel",
+	// when it reached the subscriber's socket (SO_TIMESTAMPNS), or "read",
+	// when the subscriber read it.
+	LatReceipt string `json:"latency_receipt,omitempty"`
 
 	Shed map[string]float64 `json:"shed,omitempty"` // the broker's shed/refused/dropped counters at the end
 
@@ -169,7 +174,7 @@ func (res *Result) ShedTotal() float64 {
 func (res *Result) Print(w io.Writer) {
 	c := res.Config
 	fmt.Fprintf(w, "run %s: %d connections × %d devices, QoS %d, %s, window %d, %d fences, 1/%d pings cross, subscriber %q\n",
-		c.Tag, c.Conns, c.DevicesPerConn, c.QoS, rateString(c.Rate), c.Window, c.Fences, c.CrossEvery, c.Sub)
+		c.Tag, c.Conns, c.DevicesPerConn, c.QoS, rateString(c.Rate, c.Burst), c.Window, c.Fences, c.CrossEvery, c.Sub)
 	fmt.Fprintf(w, "  connected in %v; measured over %v\n", res.ConnectTime.Round(time.Millisecond), res.Window.Round(time.Millisecond))
 	fmt.Fprintf(w, "  broker pings/s      %10.0f  (from %s; sent %.0f/s, acked %.0f/s)\n", res.PingsPerSec, res.PingsSource, res.SentPerSec, res.AckedPerSec)
 	if res.BrokerCores > 0 {
@@ -188,7 +193,7 @@ func (res *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "  subscriber          %d messages; expected %d, matched %d, missing %d, unmatched %d\n",
 			res.SubMessages, res.Expected, res.Matched, res.Missing, res.Unmatched)
 		if res.Matched > 0 {
-			fmt.Fprintf(w, "  e2e latency         p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", res.LatP50Ms, res.LatP99Ms, res.LatMaxMs)
+			fmt.Fprintf(w, "  e2e latency         p50 %.2f ms, p99 %.2f ms, max %.2f ms  (received: %s)\n", res.LatP50Ms, res.LatP99Ms, res.LatMaxMs, receiptString(res.LatReceipt))
 		}
 	}
 	if len(res.Shed) > 0 {
@@ -214,4 +219,11 @@ func percents(v []float64) string {
 		s[i] = fmt.Sprintf("%.0f%%", 100*x)
 	}
 	return strings.Join(s, " ")
+}
+
+func receiptString(r string) string {
+	if r == "kernel" {
+		return "the socket's kernel timestamp"
+	}
+	return "when read"
 }

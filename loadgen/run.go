@@ -25,6 +25,7 @@ type Config struct {
 	Rate           float64 // total pings/s; 0: unthrottled (QoS 1: as fast as PUBACKs return)
 	Window         int     // QoS 1 pings in flight per connection at most
 	Batch          int     // unthrottled: pings per write at most
+	Burst          int     // paced: pings per write, each connection's sent that many at a time (1: a write per ping)
 	Workers        int     // sending goroutines, each owning a share of the connections
 
 	Warmup   time.Duration // load before measuring
@@ -61,6 +62,7 @@ func DefaultConfig() Config {
 		QoS:             1,
 		Window:          16,
 		Batch:           16,
+		Burst:           1,
 		Workers:         4,
 		Warmup:          2 * time.Second,
 		Duration:        10 * time.Second,
@@ -90,6 +92,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rate %v: want ≥ 0", c.Rate)
 	case c.Window < 1 || c.Window > 1024 || c.Batch < 1:
 		return fmt.Errorf("window %d / batch %d: want 1..1024 and ≥ 1", c.Window, c.Batch)
+	case c.Burst < 1 || c.QoS > 0 && c.Burst > c.Window:
+		return fmt.Errorf("burst %d: want 1..window (%d)", c.Burst, c.Window)
 	case c.Workers < 1:
 		return fmt.Errorf("workers %d: want ≥ 1", c.Workers)
 	case c.Duration <= 0 || c.Warmup < 0 || c.Drain < 0 || c.Warmup+c.Duration+c.Drain > 10*time.Minute:
@@ -219,6 +223,7 @@ type runner struct {
 	subMsgs, matched, unmatched, retained atomic.Int64
 	latMu                                 sync.Mutex
 	lat                                   []int64
+	stamps                                *stampReader // the subscriber's receive timestamps; nil: stamped at read
 }
 
 var payloadTail = []byte(`,"acc":8.5}`)
@@ -246,7 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for i := range r.marks.shards {
 		r.marks.shards[i].m = make(map[uint64]mark)
 	}
-	r.progressf("%s: %d connections × %d devices, QoS %d, %s, %d fences", cfg.Tag, cfg.Conns, cfg.DevicesPerConn, cfg.QoS, rateString(cfg.Rate), len(cfg.Fences))
+	r.progressf("%s: %d connections × %d devices, QoS %d, %s, %d fences", cfg.Tag, cfg.Conns, cfg.DevicesPerConn, cfg.QoS, rateString(cfg.Rate, cfg.Burst), len(cfg.Fences))
 	r.makeDevices()
 
 	var sub *subConn
@@ -313,9 +318,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func rateString(rate float64) string {
-	if rate == 0 {
+func rateString(rate float64, burst int) string {
+	switch {
+	case rate == 0:
 		return "unthrottled"
+	case burst > 1:
+		return fmt.Sprintf("paced at %.0f pings/s in writes of %d", rate, burst)
 	}
 	return fmt.Sprintf("paced at %.0f pings/s", rate)
 }
@@ -484,19 +492,22 @@ func (r *runner) work(conns []*pubConn, rate float64, wake chan struct{}) {
 		}
 		budget := len(conns) * cfg.Batch
 		if rate > 0 {
-			due := int64(rate*time.Since(begin).Seconds()) - sent
+			// Paced pings leave in whole bursts: a write of cfg.Burst
+			// pings on one connection once that many are due.
+			burst := int64(cfg.Burst)
+			due := (int64(rate*time.Since(begin).Seconds()) - sent) / burst * burst
 			if due <= 0 {
-				wait := time.Duration(float64(sent+1)/rate*float64(time.Second)) - time.Since(begin)
+				wait := time.Duration(float64(sent+burst)/rate*float64(time.Second)) - time.Since(begin)
 				time.Sleep(max(wait, 100*time.Microsecond))
 				continue
 			}
-			budget = int(min(due, int64(len(conns))))
+			budget = int(min(due, int64(len(conns))*burst))
 		}
 		progress := 0
 		for tried := 0; tried < len(conns) && budget > 0; tried++ {
 			cn := conns[cur]
 			cur = (cur + 1) % len(conns)
-			n := 1
+			n := min(cfg.Burst, budget)
 			if rate == 0 {
 				n = min(cfg.Batch, budget)
 			}
@@ -735,6 +746,10 @@ func (r *runner) finish(res *Result) {
 	lat := slices.Clone(r.lat)
 	r.latMu.Unlock()
 	res.setLatency(lat)
+	res.LatReceipt = "read"
+	if r.stamps != nil {
+		res.LatReceipt = "kernel"
+	}
 }
 
 // subConn is the dashboard: one subscription, acknowledging at QoS 1.
@@ -780,7 +795,11 @@ func (r *runner) subscribe(ctx context.Context) (*subConn, error) {
 		cn.c.Close()
 		return nil, err
 	}
-	rd := NewReader(cn.c, 64<<10, 1<<20)
+	var src io.Reader = cn.c
+	if r.stamps = newStampReader(cn.c, r.start); r.stamps != nil {
+		src = r.stamps
+	}
+	rd := NewReader(src, 64<<10, 1<<20)
 	_ = cn.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
 		hdr, body, err := rd.Next()
@@ -835,6 +854,9 @@ func (r *runner) readSub(c net.Conn, rd *Reader) {
 		}
 		if hdr>>4 == typePublish {
 			now := int64(time.Since(r.start))
+			if r.stamps != nil && r.stamps.at >= 0 && r.stamps.at <= now {
+				now = r.stamps.at // when it reached the socket
+			}
 			p, err := ParsePublish(hdr, body)
 			if err != nil {
 				continue

@@ -170,3 +170,39 @@ func TestRatiosOfTheTrackerPort(t *testing.T) {
 		t.Errorf("tracker port lines without its rows:\n%s", b2.String())
 	}
 }
+
+// The bar's latency is read at half the ceiling's rate in the ceiling's
+// own writes; the same rate one ping to a write is reported beside it, and
+// judged by no bar.
+func TestLatencyRowsAndTheirBars(t *testing.T) {
+	s := Suite{Runs: 1}
+	burst := map[string]int{}
+	for _, sc := range s.scenarios() {
+		burst[sc.name] = max(sc.burst, 1)
+		if (sc.name == "latency" || sc.name == "overload") && sc.rate != -0.5 {
+			t.Errorf("%s at %v of the ceiling, want half", sc.name, -sc.rate)
+		}
+	}
+	if burst["latency"] != 8 || burst["overload"] != 1 || burst["headroom"] != 1 || burst["paced"] != 1 {
+		t.Errorf("pings per write by scenario %v: want latency 8 (the ceiling's windows), the others 1", burst)
+	}
+	lat := func(scenario, broker string, rate, p99 float64) *Row {
+		return &Row{Scenario: scenario, Broker: broker, Runs: []*Result{{Config: Summary{Rate: rate}, LatP99Ms: p99, BrokerCores: 0.5}}}
+	}
+	var b strings.Builder
+	(&Suite{}).writeRatios(&b, []*Row{
+		lat("latency", "edgefence (engine on)", 88000, 504.0),
+		lat("latency", "edgefence --hold 0", 88000, 5.5),
+		lat("overload", "edgefence (engine on)", 88000, 560.0),
+	})
+	out := b.String()
+	for _, want := range []string{
+		"latency at 50% of the ceiling, its writes of 8 (88000 pings/s, broker 0.50 cores), edgefence (engine on): p99 504.0 ms vs hold + 5 ms = 505 ms: met",
+		"latency at 50% of the ceiling, its writes of 8 (88000 pings/s, broker 0.50 cores), edgefence --hold 0: p99 5.5 ms vs hold + 5 ms = 5 ms: NOT met",
+		"latency at 50% of the ceiling, one ping a write (88000 pings/s, broker 0.50 cores), edgefence (engine on): p99 560.0 ms vs hold + 5 ms = 505 ms: not the bar's load",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}
