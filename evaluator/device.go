@@ -20,6 +20,7 @@ type device struct {
 	highAt   int64 // arrival of the ping that set high: clock estimate and idleness
 	holdUs   int32 // allowed lateness in µs; per device so it can be widened
 	seq      uint32
+	slot     int32   // index in Processor.all
 	lat, lon float32 // last position, for a DWELL fired while silent (±0.5 m)
 }
 
