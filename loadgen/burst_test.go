@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -12,7 +13,9 @@ import (
 
 // countingBroker accepts one MQTT connection, acknowledges its CONNECT
 // and each QoS 1 PUBLISH, and reports how many PUBLISHes each read of the
-// socket brought.
+// socket brought: the load generator's own Reader parses them, over a
+// reader that numbers the socket's reads (a packet counts for the read
+// that brought its last byte).
 func countingBroker(t *testing.T) (addr string, perRead func() []int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -21,7 +24,7 @@ func countingBroker(t *testing.T) (addr string, perRead func() []int) {
 	}
 	var (
 		mu     sync.Mutex
-		counts []int
+		counts = map[int]int{} // read number → PUBLISHes it completed
 		wg     sync.WaitGroup
 	)
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
@@ -33,66 +36,53 @@ func countingBroker(t *testing.T) (addr string, perRead func() []int) {
 			return
 		}
 		defer c.Close()
-		buf := make([]byte, 64<<10)
-		var pending []byte
-		connected := false
+		src := &numberedReads{r: c}
+		rd := loadgen.NewReader(src, 64<<10, 1<<20)
 		for {
-			n, err := c.Read(buf)
+			hdr, body, err := rd.Next()
 			if err != nil {
 				return
 			}
-			pending = append(pending, buf[:n]...)
-			var acks []byte
-			publishes := 0
-			for len(pending) >= 2 {
-				size, hdr := 0, 1
-				for mult := 1; ; mult *= 128 {
-					if hdr >= len(pending) {
-						size = -1
-						break
-					}
-					b := pending[hdr]
-					hdr++
-					size += int(b&127) * mult
-					if b < 128 {
-						break
-					}
-				}
-				if size < 0 || hdr+size > len(pending) {
-					break
-				}
-				pk := pending[:hdr+size]
-				pending = pending[hdr+size:]
-				switch pk[0] >> 4 {
-				case 1: // CONNECT
-					if !connected {
-						connected = true
-						acks = append(acks, 0x20, 0x02, 0x00, 0x00)
-					}
-				case 3: // PUBLISH, QoS 1: the packet id follows the topic
-					publishes++
-					body := pk[hdr:]
-					tl := int(body[0])<<8 | int(body[1])
-					acks = append(acks, 0x40, 0x02, body[2+tl], body[3+tl])
-				}
-			}
-			if publishes > 0 {
-				mu.Lock()
-				counts = append(counts, publishes)
-				mu.Unlock()
-			}
-			if len(acks) > 0 {
-				if _, err := c.Write(acks); err != nil {
+			var ack []byte
+			switch hdr >> 4 {
+			case 1: // CONNECT
+				ack = []byte{0x20, 0x02, 0x00, 0x00}
+			case 3:
+				p, err := loadgen.ParsePublish(hdr, body)
+				if err != nil {
+					t.Errorf("PUBLISH: %v", err)
 					return
 				}
+				mu.Lock()
+				counts[src.n]++
+				mu.Unlock()
+				ack = loadgen.AppendPuback(nil, p.ID)
+			}
+			if _, err := c.Write(ack); err != nil {
+				return
 			}
 		}
 	}()
 	return ln.Addr().String(), func() []int {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]int(nil), counts...)
+		var out []int
+		for _, n := range counts {
+			out = append(out, n)
+		}
+		return out
 	}
+}
+
+// numberedReads counts the reads of r.
+type numberedReads struct {
+	r io.Reader
+	n int
+}
+
+func (c *numberedReads) Read(p []byte) (int, error) {
+	c.n++
+	return c.r.Read(p)
 }
 
 // Paced with --burst, a connection's pings leave that many to a write, as
