@@ -165,3 +165,38 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkSweepMillionDevices measures the housekeeping sweep over
+// 1,000,000 devices parked in fences (empty buffers: each is looked at
+// for DWELL and idleness): a whole round, which the shard goroutine used
+// to do while owning the shard, and the longest of the 1,024-device steps
+// it owns the shard for now. Run it with -benchtime=3x.
+func BenchmarkSweepMillionDevices(b *testing.B) {
+	const devices = 1_000_000
+	set := mustFences(b, testFences)
+	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	cfg := DefaultConfig()
+	cfg.Hold = 0
+	proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, &countSink{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range devices {
+		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.UnixNano(), HasTs: true}
+		pg := cfg.Clamper().NewPing("truck-"+strconv.Itoa(d), &pos, base)
+		proc.Ingest(&pg)
+	}
+	now := base.Add(time.Second)
+	var step time.Duration
+	b.ResetTimer()
+	for range b.N {
+		proc.Sweep(now)
+		for done := false; !done; {
+			t := time.Now()
+			done = proc.SweepStep(now, 1024)
+			step = max(step, time.Since(t))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(2*b.N), "ms/round")
+	b.ReportMetric(float64(step.Microseconds()), "µs-longest-step")
+}
