@@ -236,7 +236,9 @@ func (p *Processor) remove(d *device) {
 		i = p.cursor
 	}
 	last := len(p.all) - 1
-	p.move(last, i)
+	if i != last { // the last slot may hold the device just moved out of it
+		p.move(last, i)
+	}
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
