@@ -28,3 +28,7 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+// mochi v2.7.9 with one fix, until a release has it: a truncated MQTT 5
+// SUBSCRIBE panicked the broker (third_party/mochi-mqtt-server/README.md).
+replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server
