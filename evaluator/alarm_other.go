@@ -1,0 +1,5 @@
+//go:build !linux
+
+package evaluator
+
+func newAlarm() alarm { return newTimerAlarm() }
