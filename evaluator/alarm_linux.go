@@ -27,6 +27,11 @@ func newAlarm() alarm {
 	// A non-blocking descriptor is read through the runtime's poller.
 	f := os.NewFile(uintptr(fd), "hold-alarm")
 	rc, err := f.SyscallConn()
+	// Only a descriptor in the poller takes a deadline; a blocking read
+	// would hold a thread, and Close could not wake it.
+	if err == nil {
+		err = f.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		f.Close()
 		return newTimerAlarm()
