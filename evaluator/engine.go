@@ -47,8 +47,8 @@ type Engine struct {
 type shard struct {
 	mu       sync.Mutex    // the owner token; guards everything below it to closed
 	proc     *Processor    //
-	alarm    alarm         // goes off at the earliest hold deadline
-	armed    time.Time     // when alarm goes off; zero when it is not armed
+	timer    *time.Timer   // fires at the earliest hold deadline
+	armed    time.Time     // when timer fires; zero when it is not armed
 	closed   bool          // flushed by Close: takes no more pings
 	in       chan Ping     // pings brought while another goroutine owned the shard
 	wake     chan struct{} // asks the shard goroutine to take over a backlog
@@ -71,17 +71,19 @@ func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) 
 		if err != nil {
 			return nil, err
 		}
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
 		e.shards = append(e.shards, &shard{
-			proc: proc,
-			in:   make(chan Ping, cfg.Queue),
-			wake: make(chan struct{}, 1),
+			proc:  proc,
+			timer: timer,
+			in:    make(chan Ping, cfg.Queue),
+			wake:  make(chan struct{}, 1),
 		})
 	}
 	if len(e.shards) == 0 {
 		return nil, cfg.Validate()
 	}
 	for _, s := range e.shards {
-		s.alarm = newAlarm()
 		e.wg.Add(1)
 		go e.run(s)
 	}
@@ -178,17 +180,13 @@ func (s *shard) drain() {
 	}
 }
 
-// timerGrain is how late the shard's alarm may serve a deadline: one
-// wake-up releases every ping due within it. Without it the alarm went off
-// once per ping at a steady load (deadlines 20 µs apart at 50,000
-// pings/s), each a goroutine wake-up and a scheduling round. Pings that
-// arrive release what is due themselves; the alarm serves the gaps
-// between them, so a deadline in a gap is served up to a grain late (and
-// with a time.Timer, which an idle runtime serves to the millisecond, up
-// to two: see alarm).
+// timerGrain is how late the shard's timer may serve a deadline: one
+// wake-up releases every ping due within it. Without it the timer fired
+// once per ping at a steady load (deadlines 20 µs apart at 50,000 pings/s),
+// each firing a goroutine wake-up and a scheduling round.
 const timerGrain = time.Millisecond
 
-// settle releases what is due at now, arms the alarm for the next hold
+// settle releases what is due at now, arms the timer for the next hold
 // deadline (at least timerGrain ahead) if it is earlier than the armed
 // one, and publishes the shard's size; the caller owns the shard.
 func (s *shard) settle(now time.Time) {
@@ -199,7 +197,7 @@ func (s *shard) settle(now time.Time) {
 			next = soonest
 		}
 		if s.armed.IsZero() || next.Before(s.armed) {
-			s.alarm.Set(next.Sub(now))
+			s.timer.Reset(next.Sub(now))
 			s.armed = next
 		}
 	}
@@ -294,7 +292,7 @@ func (e *Engine) Stats() Stats {
 
 // Close stops taking pings, evaluates what is queued, flushes every buffer
 // (their transitions reach the sink before Close returns) and stops the
-// shard goroutines and their alarms.
+// shard goroutines and timers.
 func (e *Engine) Close() {
 	e.once.Do(func() {
 		e.closed.Store(true)
@@ -308,12 +306,12 @@ func (e *Engine) Close() {
 // backlog a client goroutine left — and flushes the shard on Close.
 func (e *Engine) run(s *shard) {
 	defer e.wg.Done()
-	defer s.alarm.Close()
+	defer s.timer.Stop()
 	sweep := time.NewTicker(e.cfg.Sweep)
 	defer sweep.Stop()
 	for {
 		select {
-		case <-s.alarm.C():
+		case <-s.timer.C:
 			s.mu.Lock()
 			s.armed = time.Time{}
 		case <-s.wake:

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package evaluator
-
-func newAlarm() alarm { return newTimerAlarm() }
