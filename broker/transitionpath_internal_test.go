@@ -78,16 +78,16 @@ func BenchmarkTransitionPath(b *testing.B) {
 		names[i] = fmt.Sprintf("bench-%04d", i)
 	}
 	now := time.Now()
-	t := evaluator.Transition{Fence: "museum", Lat: 52.36, Lon: 4.885, Ingest: now, Decided: now, Event: now.UnixNano()}
+	tr := evaluator.Transition{Fence: "museum", Lat: 52.36, Lon: 4.885, Ingest: now, Decided: now, Event: now.UnixNano()}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		t.Device = names[i%devices]
-		t.Type = evaluator.Enter
+		tr.Device = names[i%devices]
+		tr.Type = evaluator.Enter
 		if i/devices%2 == 1 {
-			t.Type = evaluator.Exit
+			tr.Type = evaluator.Exit
 		}
-		srv.pub.Transition(&t)
+		srv.pub.Transition(&tr)
 		// Unthrottled, the hand-over outruns the dashboard and mochi
 		// sheds what its queue cannot hold (counted, as in production);
 		// the benchmark measures the path, so it keeps within a window.
