@@ -18,8 +18,15 @@ import (
 
 	"github.com/rs/xid"
 
+	"github.com/mochi-mqtt/server/v2/mempool"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
+
+// writeBuffers recycles the buffers WritePacket encodes into (edgefence):
+// a fresh one per packet, grown to the packet's size, was a sixth of what
+// a QoS 1 publish to a subscriber allocated. Buffers grown past 64 KiB
+// are left to the collector.
+var writeBuffers = mempool.NewBuffer(64 << 10)
 
 const (
 	defaultKeepalive             uint16 = 10 // the default connection keepalive value in seconds.
@@ -556,7 +563,8 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	pk = cl.ops.hooks.OnPacketEncode(cl, pk)
 
 	var err error
-	buf := new(bytes.Buffer)
+	buf := writeBuffers.Get() // edgefence: pooled, see writeBuffers
+	defer writeBuffers.Put(buf)
 	switch pk.FixedHeader.Type {
 	case packets.Connect:
 		err = pk.ConnectEncode(buf)
@@ -618,7 +626,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
 				return buf.WriteTo(cl.Net.Conn)
 			}
-			cl.Net.outbuf = new(bytes.Buffer)
+			cl.Net.outbuf = writeBuffers.Get() // edgefence: pooled
 		}
 
 		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
@@ -651,6 +659,7 @@ func (cl *Client) flushOutbuf() (err error) {
 
 	_, err = cl.Net.outbuf.WriteTo(cl.Net.Conn)
 	if err == nil {
+		writeBuffers.Put(cl.Net.outbuf) // edgefence: pooled
 		cl.Net.outbuf = nil
 	}
 	return

@@ -15,7 +15,7 @@ import (
 // Inflight is a map of InflightMessage keyed on packet id.
 type Inflight struct {
 	sync.RWMutex
-	internal            map[uint16]packets.Packet // internal contains the inflight packets
+	internal            map[uint16]*packets.Packet // internal contains the inflight packets; edgefence: by pointer, see setShared
 	receiveQuota        int32                     // remaining inbound qos quota for flow control
 	sendQuota           int32                     // remaining outbound qos quota for flow control
 	maximumReceiveQuota int32                     // maximum allowed receive quota
@@ -25,7 +25,7 @@ type Inflight struct {
 // NewInflights returns a new instance of an Inflight packets map.
 func NewInflights() *Inflight {
 	return &Inflight{
-		internal: map[uint16]packets.Packet{},
+		internal: map[uint16]*packets.Packet{},
 	}
 }
 
@@ -35,7 +35,21 @@ func (i *Inflight) Set(m packets.Packet) bool {
 	defer i.Unlock()
 
 	_, ok := i.internal[m.PacketID]
-	i.internal[m.PacketID] = m
+	i.internal[m.PacketID] = &m
+	return !ok
+}
+
+// setShared adds or updates an inflight packet by packet id, keeping p
+// itself rather than a copy (edgefence). A publish to a subscriber both
+// queues its packet for the client's writer and keeps it inflight; the
+// two share the one allocation, 800 bytes, which a map of values stored
+// twice. Nothing may change *p after: every reader copies it out.
+func (i *Inflight) setShared(p *packets.Packet) bool {
+	i.Lock()
+	defer i.Unlock()
+
+	_, ok := i.internal[p.PacketID]
+	i.internal[p.PacketID] = p
 	return !ok
 }
 
@@ -45,7 +59,7 @@ func (i *Inflight) Get(id uint16) (packets.Packet, bool) {
 	defer i.RUnlock()
 
 	if m, ok := i.internal[id]; ok {
-		return m, true
+		return *m, true
 	}
 
 	return packets.Packet{}, false
@@ -78,7 +92,7 @@ func (i *Inflight) GetAll(immediate bool) []packets.Packet {
 	m := []packets.Packet{}
 	for _, v := range i.internal {
 		if !immediate || (immediate && v.Expiry < 0) {
-			m = append(m, v)
+			m = append(m, *v)
 		}
 	}
 

@@ -1019,6 +1019,7 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 			}
 		}
 	}
+	subscribers.Release() // edgefence: nothing above keeps it
 }
 
 func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packets.Packet) (packets.Packet, error) {
@@ -1080,15 +1081,21 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		out.PacketID = uint16(i) // [MQTT-2.2.1-4]
 		sentQuota := atomic.LoadInt32(&cl.State.Inflight.sendQuota)
 
-		if ok := cl.State.Inflight.Set(out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
+		// edgefence: the inflight entry is the packet the writer is
+		// handed below, not a copy of it (see Inflight.setShared).
+		if ok := cl.State.Inflight.setShared(&out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
 			atomic.AddInt64(&s.Info.Inflight, 1)
 			s.hooks.OnQosPublish(cl, out, out.Created, 0)
 			cl.State.Inflight.DecreaseSendQuota()
 		}
 
 		if sentQuota == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
+			// edgefence: replace the shared entry before changing out,
+			// which readers of the inflight map may be copying.
+			held := out
+			held.Expiry = -1
+			cl.State.Inflight.Set(held)
 			out.Expiry = -1
-			cl.State.Inflight.Set(out)
 			return out, nil
 		}
 	}
