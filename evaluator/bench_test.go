@@ -157,9 +157,9 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 		for _, d := range proc.devices {
 			pings += len(d.buf)
 		}
-		held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		held -= int64(pings) * int64(unsafe.Sizeof(Ping{})+unsafe.Sizeof(deadline{}))
-		b.ReportMetric(float64(held)/devices, "B/device")
+		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+		used -= int64(pings) * int64(unsafe.Sizeof(held{})+unsafe.Sizeof(deadline{}))
+		b.ReportMetric(float64(used)/devices, "B/device")
 		b.ReportMetric(float64(pings)/devices, "pings/device")
 		runtime.KeepAlive(proc)
 		b.StartTimer()

@@ -32,12 +32,3 @@ type Ping struct {
 
 // EventTime returns the event time as a time.Time in UTC.
 func (p *Ping) EventTime() time.Time { return time.Unix(0, p.Event).UTC() }
-
-// less orders pings by event time; equal stamps fall back to arrival so
-// a device's duplicates keep their arrival order.
-func (p *Ping) less(q *Ping) bool {
-	if p.Event != q.Event {
-		return p.Event < q.Event
-	}
-	return p.Ingest.Before(q.Ingest)
-}

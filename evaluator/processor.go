@@ -125,7 +125,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	// pending, so the evaluated prefix stays in order; only pings stamped
 	// before it that arrive later become late.
 	for len(d.buf) > p.cfg.BufferCap {
-		d.buf.pop(&p.ping)
+		d.buf.pop(&p.ping, d.id)
 		p.buffered--
 		p.m.Overflow.Inc()
 		d.wm = max(d.wm, p.ping.Event)
@@ -145,8 +145,8 @@ func (p *Processor) raise(d *device, pg *Ping, wall, now int64) {
 // releaseThrough hands every buffered ping at or before the watermark to
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
-	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
-		d.buf.pop(&p.ping)
+	for len(d.buf) > 0 && d.buf[0].event <= d.wm {
+		d.buf.pop(&p.ping, d.id)
 		p.buffered--
 		p.release(d, &p.ping, now)
 	}
@@ -165,7 +165,7 @@ func (p *Processor) Advance(now time.Time) {
 		hold := d.hold()
 		for i := range d.buf {
 			if d.buf[i].arrived+hold <= n {
-				d.wm = max(d.wm, d.buf[i].Event)
+				d.wm = max(d.wm, d.buf[i].event)
 			}
 		}
 		p.releaseThrough(d, n)
@@ -322,7 +322,7 @@ func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)
 	for _, d := range p.devices {
 		for i := range d.buf {
-			d.wm = max(d.wm, d.buf[i].Event)
+			d.wm = max(d.wm, d.buf[i].event)
 		}
 		p.releaseThrough(d, n)
 	}

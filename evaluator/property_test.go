@@ -90,8 +90,8 @@ func TestPropertyAnyDelayKeepsOrderAndLosesNothing(t *testing.T) {
 					t.Fatalf("%s buffers %d pings, cap %d", d.id, len(d.buf), h.cfg.BufferCap)
 				}
 				for _, b := range d.buf {
-					if !b.Ingest.Add(h.cfg.Hold).After(now) {
-						t.Fatalf("%s holds a ping past its hold: arrived %v, now %v", d.id, b.Ingest.Sub(t0), now.Sub(t0))
+					if in := time.Unix(0, b.wall); !in.Add(h.cfg.Hold).After(now) {
+						t.Fatalf("%s holds a ping past its hold: arrived %v, now %v", d.id, in.Sub(t0), now.Sub(t0))
 					}
 				}
 			}
