@@ -16,10 +16,10 @@ import (
 type Inflight struct {
 	sync.RWMutex
 	internal            map[uint16]*packets.Packet // internal contains the inflight packets; edgefence: by pointer, see setShared
-	receiveQuota        int32                     // remaining inbound qos quota for flow control
-	sendQuota           int32                     // remaining outbound qos quota for flow control
-	maximumReceiveQuota int32                     // maximum allowed receive quota
-	maximumSendQuota    int32                     // maximum allowed send quota
+	receiveQuota        int32                      // remaining inbound qos quota for flow control
+	sendQuota           int32                      // remaining outbound qos quota for flow control
+	maximumReceiveQuota int32                      // maximum allowed receive quota
+	maximumSendQuota    int32                      // maximum allowed send quota
 }
 
 // NewInflights returns a new instance of an Inflight packets map.
