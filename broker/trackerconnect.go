@@ -374,9 +374,10 @@ func (tc *trackerConn) disconnect(code packets.Code) {
 }
 
 // end closes the connection from another goroutine, for why, telling an
-// MQTT 5 client code first. The connection's own goroutine then finds the
-// socket closed and ends.
-func (tc *trackerConn) end(why string, code packets.Code) {
+// MQTT 5 client code first if the connection's own write lets it within
+// wait. The connection's own goroutine then finds the socket closed and
+// ends.
+func (tc *trackerConn) end(why string, code packets.Code, wait time.Duration) {
 	if !tc.ending.CompareAndSwap(nil, why) {
 		return
 	}
@@ -386,7 +387,10 @@ func (tc *trackerConn) end(why string, code packets.Code) {
 			ReasonCode: code.Code, Properties: packets.Properties{ReasonString: code.Reason}}
 		// Not while the reader is writing: a client that stopped reading
 		// can hold that write forever, and only the close below ends it.
-		if pk.DisconnectEncode(&buf) == nil && tc.wmu.TryLock() {
+		// A reader that has just written (a CONNACK the client has
+		// already read) is waited for, briefly: it may have been
+		// preempted before letting go of the lock.
+		if pk.DisconnectEncode(&buf) == nil && tc.lockWrites(wait) {
 			_ = tc.c.SetWriteDeadline(time.Now().Add(time.Second)) // nor this one
 			_, _ = tc.c.Write(buf.Bytes())
 			tc.wmu.Unlock()
@@ -395,9 +399,29 @@ func (tc *trackerConn) end(why string, code packets.Code) {
 	_ = tc.c.Close()
 }
 
+// takeoverWait bounds how long a takeover waits for the older
+// connection's own write before closing it without a DISCONNECT. Shutdown
+// does not wait: it closes every connection in turn.
+const takeoverWait = 20 * time.Millisecond
+
+// lockWrites takes the write lock if it comes free within d (0: only if
+// it is free now).
+func (tc *trackerConn) lockWrites(d time.Duration) bool {
+	give := time.Now().Add(d)
+	for !tc.wmu.TryLock() {
+		if d <= 0 || time.Now().After(give) {
+			return false
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}
+
 // takenOver closes a connection whose client id a newer one has taken
 // [MQTT-3.1.4-3]; its will is published.
-func (tc *trackerConn) takenOver() { tc.end(closedTakenOver, packets.ErrSessionTakenOver) }
+func (tc *trackerConn) takenOver() {
+	tc.end(closedTakenOver, packets.ErrSessionTakenOver, takeoverWait)
+}
 
 // shutdown closes a connection as the server stops; no will is published.
-func (tc *trackerConn) shutdown() { tc.end("shutdown", packets.ErrServerShuttingDown) }
+func (tc *trackerConn) shutdown() { tc.end("shutdown", packets.ErrServerShuttingDown, 0) }
