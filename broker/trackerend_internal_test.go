@@ -2,11 +2,12 @@ package broker
 
 import (
 	"io"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // A tracker taken over gets its DISCONNECT 0x8E even when its own
@@ -15,20 +16,7 @@ import (
 // letting go of the lock; before, the takeover then closed the socket
 // without a word (TestTrackerTakeover failed so, once, in CI).
 func TestTakeoverWaitsBrieflyForTheReadersWrite(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, server := mqtttest.TCPPair(t)
 	tc := newTrackerConn(&trackerListener{}, server)
 	tc.v5, tc.ok = true, true
 	tc.tell.Store(true)

@@ -3,29 +3,16 @@ package loadgen
 import (
 	"errors"
 	"io"
-	"net"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
 // A transition counts as received when it reached the subscriber's socket:
 // a reader that gets to it late does not make the broker look slow.
 func TestStampIsArrivalNotRead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	client, server := mqtttest.TCPPair(t)
 	start := time.Now()
 	s := newStampReader(server, start)
 	if s == nil {

@@ -1,7 +1,8 @@
 // Package mqtttest provides the MQTT 5 client that edgefence's end-to-end
 // tests talk to a real broker with: paho.golang over a real connection,
 // every message it receives kept in order, and a barrier topic of its own
-// to know when the broker has handled everything sent before.
+// to know when the broker has handled everything sent before; and, for
+// tests of one connection, a loopback TCP pair (TCPPair).
 package mqtttest
 
 import (
