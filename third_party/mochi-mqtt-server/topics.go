@@ -598,24 +598,12 @@ var subscribersPool = sync.Pool{New: func() any {
 
 // Release gives s back for reuse by a later Subscribers call (edgefence).
 // Neither s nor its maps may be used after it; a caller that keeps them
-// does not call it.
+// does not call it. The maps are emptied, keeping their memory: none is
+// ever nil (SelectShared replaces SharedSelected with a new one).
 func (s *Subscribers) Release() {
-	if s == nil {
-		return
-	}
-	for _, m := range []*map[string]packets.Subscription{&s.SharedSelected, &s.Subscriptions} {
-		if *m == nil {
-			*m = map[string]packets.Subscription{}
-		}
-		clear(*m)
-	}
-	if s.Shared == nil {
-		s.Shared = map[string]map[string]packets.Subscription{}
-	}
 	clear(s.Shared)
-	if s.InlineSubscriptions == nil {
-		s.InlineSubscriptions = map[int]InlineSubscription{}
-	}
+	clear(s.SharedSelected)
+	clear(s.Subscriptions)
 	clear(s.InlineSubscriptions)
 	subscribersPool.Put(s)
 }
