@@ -32,8 +32,10 @@ func (h *held) less(o *held) bool {
 // value into an interface.
 type pingHeap []held
 
-func (h *pingHeap) push(p *Ping) {
-	*h = append(*h, held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: p.Ingest.UnixNano(), clamp: p.Clamp})
+// push adds p, whose ingest wall clock reading is wall (Unix ns: the
+// caller has it already).
+func (h *pingHeap) push(p *Ping, wall int64) {
+	*h = append(*h, held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: wall, clamp: p.Clamp})
 	s := *h
 	i := len(s) - 1
 	for i > 0 {

@@ -110,7 +110,7 @@ func (p *Processor) Ingest(pg *Ping) {
 		return
 	}
 	pg.Device = d.id // buffered copies share the device's string
-	d.buf.push(pg)
+	d.buf.push(pg, wall)
 	p.buffered++
 	// One deadline per buffered ping: they come in arrival order, so the
 	// queue is a FIFO (see deadlines).
