@@ -148,6 +148,22 @@ func canonical(lat, lon float64, tsMs int64) []byte {
 	return fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":8.5}`, lat, lon, tsMs)
 }
 
+// subscribeWith subscribes cl with opts and, unless subID is 0, an MQTT 5
+// subscription identifier, and requires the one filter to be granted.
+func subscribeWith(t *testing.T, cl *client5, opts paho.SubscribeOptions, subID int) {
+	t.Helper()
+	s := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{opts}}
+	if subID != 0 {
+		s.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &subID}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	sa, err := cl.Paho.Subscribe(ctx, s)
+	if err != nil || len(sa.Reasons) != 1 || sa.Reasons[0] >= 0x80 {
+		t.Fatalf("subscribe %+v (identifier %d): %v %v", opts, subID, err, sa)
+	}
+}
+
 // ---- transitions ----
 
 // transition is the documented JSON payload of <prefix>/<fence>/<device>.

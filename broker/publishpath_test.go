@@ -1,7 +1,7 @@
 package broker_test
 
 import (
-	"context"
+	"strings"
 	"testing"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -18,11 +18,11 @@ func TestLiveTransitionsReachEachSubscriptionOnce(t *testing.T) {
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")
 
 	withID := connect5(t, srv.MQTTAddr(), "with-id")
-	subscribeID(t, withID, "geofence/#", 5)
+	subscribeWith(t, withID, paho.SubscribeOptions{Topic: "geofence/#", QoS: 1, RetainAsPublished: true}, 5)
 	plain := connect5(t, srv.MQTTAddr(), "plain")
 	plain.Subscribe("geofence/#")
 	overlap := connect5(t, srv.MQTTAddr(), "overlap")
-	subscribeID(t, overlap, "geofence/#", 7)
+	subscribeWith(t, overlap, paho.SubscribeOptions{Topic: "geofence/#", QoS: 1, RetainAsPublished: true}, 7)
 	overlap.Subscribe("geofence/+/sid-1")
 	shared := []*client5{connect5(t, srv.MQTTAddr(), "ops-1"), connect5(t, srv.MQTTAddr(), "ops-2")}
 	for _, cl := range shared {
@@ -87,25 +87,11 @@ func TestLiveTransitionsReachEachSubscriptionOnce(t *testing.T) {
 	}
 }
 
-// subscribeID subscribes at QoS 1 with an MQTT 5 subscription identifier.
-func subscribeID(t *testing.T, cl *client5, filter string, id int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	sa, err := cl.Paho.Subscribe(ctx, &paho.Subscribe{
-		Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1, RetainAsPublished: true}},
-		Properties:    &paho.SubscribeProperties{SubscriptionIdentifier: &id},
-	})
-	if err != nil || len(sa.Reasons) != 1 || sa.Reasons[0] >= 0x80 {
-		t.Fatalf("subscribe %s with identifier %d: %v %v", filter, id, sa, err)
-	}
-}
-
 // transitionsIn keeps the messages on the transition topics.
 func transitionsIn(ms []*paho.Publish) []*paho.Publish {
 	var out []*paho.Publish
 	for _, m := range ms {
-		if len(m.Topic) > len("geofence/") && m.Topic[:len("geofence/")] == "geofence/" {
+		if strings.HasPrefix(m.Topic, "geofence/") {
 			out = append(out, m)
 		}
 	}

@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -71,24 +70,11 @@ func TestNewDashboardGetsEveryRetainedTransition(t *testing.T) {
 			seen[tr.Device] = true
 		}
 	}
-	subscribe := func(cl *client5, opts paho.SubscribeOptions, subID int) {
-		t.Helper()
-		s := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{opts}}
-		if subID != 0 {
-			s.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &subID}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		sa, err := cl.Paho.Subscribe(ctx, s)
-		if err != nil || sa.Reasons[0] >= 0x80 {
-			t.Fatalf("subscribe %+v: %v %v", opts, err, sa)
-		}
-	}
 
 	// QoS 0: all of them, and before anything the broker handles after
 	// the SUBSCRIBE (the barrier).
 	q0 := connect5(t, srv.MQTTAddr(), "dashboard-qos0")
-	subscribe(q0, paho.SubscribeOptions{Topic: "geofence/#", QoS: 0}, 0)
+	subscribeWith(t, q0, paho.SubscribeOptions{Topic: "geofence/#", QoS: 0}, 0)
 	if n := len(q0.Sync()); n != devices {
 		t.Errorf("QoS 0 dashboard: %d retained messages before the barrier, want %d", n, devices)
 	}
@@ -96,16 +82,16 @@ func TestNewDashboardGetsEveryRetainedTransition(t *testing.T) {
 	// QoS 1, with a subscription identifier: more than --max-inflight
 	// unacknowledged, so the broker waits for the client's PUBACKs.
 	q1 := connect5(t, srv.MQTTAddr(), "dashboard-qos1")
-	subscribe(q1, paho.SubscribeOptions{Topic: "geofence/+/+", QoS: 1}, 7)
+	subscribeWith(t, q1, paho.SubscribeOptions{Topic: "geofence/+/+", QoS: 1}, 7)
 	got(q1, devices, 7)
 
 	// Retain handling 1 sends them for a new subscription only; 2 never.
 	rh := connect5(t, srv.MQTTAddr(), "dashboard-rh")
-	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
+	subscribeWith(t, rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
 	got(rh, devices, 0)
-	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
-	subscribe(rh, paho.SubscribeOptions{Topic: "geofence/#", QoS: 1, RetainHandling: 2}, 0)
-	subscribe(rh, paho.SubscribeOptions{Topic: "$share/dash/geofence/#", QoS: 1}, 0)
+	subscribeWith(t, rh, paho.SubscribeOptions{Topic: "geofence/zone-museumsinsel/#", QoS: 1, RetainHandling: 1}, 0)
+	subscribeWith(t, rh, paho.SubscribeOptions{Topic: "geofence/#", QoS: 1, RetainHandling: 2}, 0)
+	subscribeWith(t, rh, paho.SubscribeOptions{Topic: "$share/dash/geofence/#", QoS: 1}, 0)
 	if extra := rh.Sync(); len(extra) != 0 {
 		t.Errorf("retain handling 1 again, 2 and a shared subscription got %d messages (first %s), want none", len(extra), extra[0].Topic)
 	}
