@@ -31,6 +31,11 @@ func (s *sink) Transition(t *evaluator.Transition) {
 	if !t.Timer {
 		e.ingest = t.Ingest
 	}
+	if t.Historic {
+		// The past, revealed by late pings: published, never retained,
+		// and not the state a restore reads back.
+		e.retain, e.transition = false, false
+	}
 	if t.Type == evaluator.Exit {
 		// The retained set stays bounded: an EXIT only says "outside",
 		// which is also what no message says.

@@ -239,6 +239,11 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 		// which is also what no message says.
 		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
 	}
+	if t.Historic {
+		// It happened in the past: subscribers see it, flagged, and the
+		// retained current state, which newer pings decided, stays.
+		m.retain, m.expiry = false, 0
+	}
 	if t.Reason == evaluator.ReasonFenceRemoved {
 		// The fence is gone: subscribers see the EXIT, and its retained
 		// topics are cleared (an empty retained publish deletes).

@@ -119,7 +119,9 @@ type latePayload struct {
 // be placed in committed history: it goes to the late topic, with why and
 // the watermark it fell behind, and changes no state.
 func TestLatePingGoesToLateTopicAndCausesNoTransition(t *testing.T) {
-	srv := start(t, testConfig(t))
+	cfg := testConfig(t)
+	cfg.Engine.History = 0 // late pings go to the late topic as they come
+	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
 	dash.Subscribe("geofence/#", "edgefence/late/#")
 	tracker := connect5(t, srv.MQTTAddr(), "tracker")

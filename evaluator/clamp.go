@@ -10,17 +10,19 @@ import (
 type ClampReason uint8
 
 // Clamp reasons. Everything but ClampNone and ClampWeekRollover replaces the
-// stamp with the ingest wall time.
+// stamp with the device's clock as its model has it at ingest (the ingest
+// wall time for a device without a model yet).
 const (
 	ClampNone         ClampReason = iota
 	ClampMissing                  // the payload had no stamp
 	ClampBeforeFloor              // before the plausibility floor (epoch zero after a cold boot, the 1980 GPS epoch)
-	ClampFuture                   // more than the skew tolerance ahead of the server's wall clock
+	ClampFuture                   // more than the largest clock offset ahead of the server's wall clock
 	ClampWeekRollover             // 1024 weeks behind (GPS week-number rollover): repaired, not replaced
+	ClampAhead                    // more than the skew tolerance ahead of its device's own clock, as learned
 	numClampReasons
 )
 
-var clampNames = [numClampReasons]string{"", "missing", "before_floor", "future", "week_rollover"}
+var clampNames = [numClampReasons]string{"", "missing", "before_floor", "future", "week_rollover", "ahead"}
 
 // String returns the reason's label ("" for ClampNone).
 func (r ClampReason) String() string {
@@ -45,17 +47,21 @@ func (r ClampReason) Clamped() bool { return r != ClampNone }
 
 // ClampReasons lists every reason but ClampNone, for pre-creating metrics.
 func ClampReasons() []ClampReason {
-	return []ClampReason{ClampMissing, ClampBeforeFloor, ClampFuture, ClampWeekRollover}
+	return []ClampReason{ClampMissing, ClampBeforeFloor, ClampFuture, ClampWeekRollover, ClampAhead}
 }
 
 // WeekRollover is 1024 GPS weeks: how far behind a receiver with a
 // week-number rollover bug stamps its fixes.
 const WeekRollover = 1024 * 7 * 24 * time.Hour
 
-// Clamper decides whether a device stamp is plausible.
+// Clamper makes the checks of a stamp that need no device history: the
+// engine then judges it against its device's clock model.
 type Clamper struct {
-	// Skew is how far ahead of the server's wall clock a stamp may be.
+	// Skew is the window around a week-rolled-over "now" that is repaired.
 	Skew time.Duration
+	// MaxAhead is how far ahead of the server's wall clock a stamp may be:
+	// the largest clock offset a device may have.
+	MaxAhead time.Duration
 	// Floor is the earliest plausible stamp, in Unix nanoseconds.
 	Floor int64
 }
@@ -63,7 +69,7 @@ type Clamper struct {
 // Stamp returns the event time for a device stamp ts (Unix ns, ignored
 // unless hasTs) received at ingest wall time wall (Unix ns), and the reason
 // it was altered. An old stamp is not clamped: store-and-forward backlogs are
-// legitimate, and the watermark decides their fate.
+// legitimate, and the device's history decides their fate.
 func (c Clamper) Stamp(ts int64, hasTs bool, wall int64) (int64, ClampReason) {
 	skew := int64(c.Skew)
 	rolled := wall - int64(WeekRollover) // where a rolled-over receiver stamps "now"
@@ -75,7 +81,7 @@ func (c Clamper) Stamp(ts int64, hasTs bool, wall int64) (int64, ClampReason) {
 		return ts + int64(WeekRollover), ClampWeekRollover
 	case ts < c.Floor:
 		return wall, ClampBeforeFloor
-	case ts > wall && ts-wall > skew:
+	case ts > wall && ts-wall > int64(c.MaxAhead):
 		return wall, ClampFuture
 	}
 	return ts, ClampNone

@@ -16,8 +16,23 @@ type Config struct {
 	// high-water mark. Zero disables the buffer: pings are evaluated in
 	// arrival order, the baseline that invents transitions.
 	Hold time.Duration
-	// Skew is how far ahead of the server's wall clock a stamp may be.
+	// Skew is how far ahead of its device's learned clock a stamp may be
+	// (and the window of the week-rollover repair).
 	Skew time.Duration
+	// MaxClockOffset is how far from the server's clock a device's clock
+	// may be: a new device is trusted within it, and a stamp further
+	// ahead of the server is clamped.
+	MaxClockOffset time.Duration
+	// History is how far back each device's committed pings are kept for
+	// reconciling late pings into; zero sends late pings to the late
+	// output as they come.
+	History time.Duration
+	// HistoryPoints caps the committed pings kept per device.
+	HistoryPoints int
+	// HistoryWait is how long a device's late pings are gathered after
+	// the last one came before they are reconciled: a backlog is placed
+	// whole, and a backward step is told from delayed pings.
+	HistoryWait time.Duration
 	// MinValidTime is the plausibility floor for stamps.
 	MinValidTime time.Time
 	// Sweep is the housekeeping period: DWELL timers of silent devices and
@@ -39,10 +54,20 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultHold        = 500 * time.Millisecond
-	DefaultSkew        = 2 * time.Second
-	DefaultSweep       = 250 * time.Millisecond
-	DefaultIdleTimeout = 10 * time.Minute
+	DefaultHold = 500 * time.Millisecond
+	DefaultSkew = 2 * time.Second
+	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
+	// seconds to a minute off; a stamp hours or years ahead is a glitch.
+	DefaultMaxClockOffset = 10 * time.Minute
+	// DefaultHistory covers the longest outage the fleet model reconciles
+	// (10 minutes) with room.
+	DefaultHistory       = 15 * time.Minute
+	DefaultHistoryPoints = 16
+	DefaultHistoryWait   = 3 * time.Second
+	DefaultSweep         = 250 * time.Millisecond
+	// DefaultIdleTimeout is the default history: an evicted device's
+	// history goes with it.
+	DefaultIdleTimeout = 15 * time.Minute
 	DefaultBufferCap   = 64
 	// DefaultQueue holds the pings brought to a shard while another
 	// goroutine owns it. That is brief, unless the owner is preempted or
@@ -64,15 +89,19 @@ var DefaultMinValidTime = time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
 // DefaultConfig returns the defaults, with one shard per GOMAXPROCS.
 func DefaultConfig() Config {
 	return Config{
-		Hold:         DefaultHold,
-		Skew:         DefaultSkew,
-		MinValidTime: DefaultMinValidTime,
-		Sweep:        DefaultSweep,
-		IdleTimeout:  DefaultIdleTimeout,
-		BufferCap:    DefaultBufferCap,
-		Queue:        DefaultQueue,
-		Shards:       runtime.GOMAXPROCS(0),
-		Dwell:        DefaultDwell,
+		Hold:           DefaultHold,
+		Skew:           DefaultSkew,
+		MaxClockOffset: DefaultMaxClockOffset,
+		History:        DefaultHistory,
+		HistoryPoints:  DefaultHistoryPoints,
+		HistoryWait:    DefaultHistoryWait,
+		MinValidTime:   DefaultMinValidTime,
+		Sweep:          DefaultSweep,
+		IdleTimeout:    DefaultIdleTimeout,
+		BufferCap:      DefaultBufferCap,
+		Queue:          DefaultQueue,
+		Shards:         runtime.GOMAXPROCS(0),
+		Dwell:          DefaultDwell,
 	}
 }
 
@@ -84,8 +113,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Hold < 0 || c.Hold > MaxHold:
 		return fmt.Errorf("%w: hold %v is outside [0, %v]", ErrConfig, c.Hold, MaxHold)
-	case c.Skew < 0:
-		return fmt.Errorf("%w: skew tolerance %v is negative", ErrConfig, c.Skew)
+	case c.Skew < 0 || c.MaxClockOffset < c.Skew:
+		return fmt.Errorf("%w: skew tolerance %v must be in [0, max clock offset %v]", ErrConfig, c.Skew, c.MaxClockOffset)
+	case c.History < 0 || c.HistoryWait < 0 || c.History > 0 && (c.HistoryPoints < 2 || c.HistoryWait <= 0):
+		return fmt.Errorf("%w: history %v needs at least 2 points (%d) and a positive wait (%v)", ErrConfig, c.History, c.HistoryPoints, c.HistoryWait)
 	case c.Dwell < 0:
 		return fmt.Errorf("%w: dwell %v is negative", ErrConfig, c.Dwell)
 	case c.Sweep <= 0 || c.IdleTimeout <= 0:
@@ -102,5 +133,5 @@ func (c Config) Clamper() Clamper {
 	if c.MinValidTime.Year() >= 1678 {
 		floor = c.MinValidTime.UnixNano()
 	}
-	return Clamper{Skew: c.Skew, Floor: floor}
+	return Clamper{Skew: c.Skew, MaxAhead: c.MaxClockOffset, Floor: floor}
 }

@@ -5,18 +5,22 @@ import "math"
 // noTime marks an unset event time or deadline.
 const noTime = math.MinInt64
 
-// device is one device's reorder buffer and fence state. Only its shard's
-// goroutine touches it. Times named *At are processor-relative monotonic
-// nanoseconds; high and wm are event times in Unix nanoseconds. The layout
-// is packed to 112 bytes (a malloc size class): a million devices is the
-// design point.
+// device is one device's clock model, reorder buffer, history and fence
+// state. Only its shard's goroutine touches it. Times named *At are
+// processor-relative monotonic nanoseconds; high, wm and done are on the
+// device's timeline (see clock), in Unix nanoseconds. A million devices
+// is the design point: docs/clock.md gives its size.
 type device struct {
 	id     string
 	buf    pingHeap
 	states []fenceState // sorted by fence ID
+	hist   []point      // committed pings, oldest first (see commit)
+	late   *lateBatch   // late pings waiting to be reconciled; usually nil
+	clk    clock
 
-	high     int64 // event-time high-water mark, never beyond ingest wall time
-	wm       int64 // watermark: nothing at or before it reaches the state machine again
+	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
+	wm       int64 // watermark: pings after it wait in the buffer
+	done     int64 // the last committed instant: pings at or before it are late
 	highAt   int64 // arrival of the ping that set high: clock estimate and idleness
 	holdUs   int32 // allowed lateness in µs; per device so it can be widened
 	seq      uint32
@@ -70,4 +74,24 @@ func (d *device) inside() bool {
 		}
 	}
 	return false
+}
+
+// parkedSpeed is the speed, in m/s, under which a device counts as parked:
+// walking pace is 1.4.
+const parkedSpeed = 1.0
+
+// parked reports whether the device stood still over the pings its
+// history keeps (or is not known to have moved): its displacement from
+// the oldest to the newest over the time between them.
+func (d *device) parked() bool {
+	n := len(d.hist)
+	if n < 2 {
+		return true
+	}
+	a, b := &d.hist[n-1], &d.hist[0]
+	const mPerDeg = 111_320.0
+	dy := (a.lat - b.lat) * mPerDeg
+	dx := (a.lon - b.lon) * mPerDeg * math.Cos(a.lat*math.Pi/180)
+	secs := float64(a.event-b.event) / 1e9
+	return dx*dx+dy*dy <= parkedSpeed*parkedSpeed*secs*secs
 }

@@ -77,6 +77,9 @@ func line(t *Transition) string {
 	return fmt.Sprintf("%s %s %s %s%v", t.Device, t.Fence, t.Type, sign, d)
 }
 
+// noHistory turns reconciliation off: late pings go to the late output.
+func noHistory(c *Config) { c.History = 0 }
+
 // harness drives one Processor in virtual time.
 type harness struct {
 	t    tb

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
 )
@@ -16,6 +17,11 @@ type Metrics struct {
 	QueueFull      *metrics.Counter // pings refused because a shard queue was full
 	Transitions    [numTypes]*metrics.Counter
 	Reversals      *metrics.Counter
+	Historic       [numTypes]*metrics.Counter   // transitions late pings revealed
+	Reconciled     *metrics.Counter             // late pings placed into their device's history
+	Steps          *metrics.Counter             // clock steps detected
+	Offset         *Histogram                   // device clock − server clock, per judged ping
+	clockStates    [numClockStates]atomic.Int64 // devices per clock state, as of each shard's last sweep
 	Evicted        *metrics.Counter
 	WatermarkLag   *Histogram // ingest wall time − device watermark
 	ReleaseLatency *Histogram // monotonic ingest → release from the buffer
@@ -32,6 +38,10 @@ var LatencyBuckets = []float64{.001, .005, .01, .025, .05, .1, .2, .3, .4, .45, 
 // the hold up to store-and-forward backlogs of hours.
 var LagBuckets = []float64{.1, .25, .5, .75, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
 
+// OffsetBuckets are the upper bounds, in seconds, of the clock offset
+// histogram: negative for clocks behind the server.
+var OffsetBuckets = []float64{-600, -60, -10, -5, -3, -2, -1, -.5, -.25, -.1, 0, .1, .25, .5, 1, 2, 3, 5, 10, 60, 600}
+
 // NewMetrics registers the engine's metrics in set (a fresh private set when
 // nil, so that tests and the simulator need no registry).
 func NewMetrics(set *metrics.Set) *Metrics {
@@ -45,6 +55,9 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		QueueFull:      set.NewCounter(`edgefence_queue_full_total`),
 		Reversals:      set.NewCounter(`edgefence_transition_reversals_total`),
 		Evicted:        set.NewCounter(`edgefence_evicted_devices_total`),
+		Reconciled:     set.NewCounter(`edgefence_reconciled_late_pings_total`),
+		Steps:          set.NewCounter(`edgefence_clock_steps_total`),
+		Offset:         NewHistogram(set, `edgefence_clock_offset_seconds`, OffsetBuckets),
 		WatermarkLag:   NewHistogram(set, `edgefence_watermark_lag_seconds`, LagBuckets),
 		ReleaseLatency: NewHistogram(set, `edgefence_release_latency_seconds`, LatencyBuckets),
 		DecideLatency:  NewHistogram(set, `edgefence_decide_latency_seconds`, LatencyBuckets),
@@ -55,6 +68,11 @@ func NewMetrics(set *metrics.Set) *Metrics {
 	}
 	for _, t := range Types() {
 		m.Transitions[t] = set.NewCounter(fmt.Sprintf(`edgefence_transitions_total{type=%q}`, t))
+		m.Historic[t] = set.NewCounter(fmt.Sprintf(`edgefence_historic_transitions_total{type=%q}`, t))
+	}
+	for i, name := range clockStateNames {
+		n := &m.clockStates[i]
+		set.NewGauge(fmt.Sprintf(`edgefence_clock_devices{state=%q}`, name), func() float64 { return float64(n.Load()) })
 	}
 	return m
 }

@@ -12,10 +12,30 @@ import "time"
 // collector no longer scans the buffers.
 type held struct {
 	lat, lon float64
-	event    int64 // event time after clamping, Unix ns
+	event    int64 // on the device's timeline, Unix ns
 	arrived  int64 // processor-relative monotonic ns (Ping.arrived)
 	wall     int64 // the ingest instant's wall clock, Unix ns
+	stamp    int64 // the device's clock reading (Ping.Stamp as judged)
 	clamp    ClampReason
+}
+
+// heldOf keeps what the buffer needs of p, whose ingest wall clock
+// reading is wall (Unix ns: the caller has it already).
+func heldOf(p *Ping, wall int64) held {
+	return held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: wall, stamp: p.Stamp, clamp: p.Clamp}
+}
+
+// ping fills *dst with the buffered ping of device id. Its Ingest has the
+// wall reading it was taken with but no monotonic one: the processor's
+// own clock is arrived, and a latency measured from Ingest outside it
+// reads the wall clock, which is off only for a ping held while the clock
+// was stepped.
+func (h *held) ping(dst *Ping, id string) {
+	*dst = Ping{
+		Device: id, Lat: h.lat, Lon: h.lon, Clamp: h.clamp, Event: h.event,
+		Stamp: h.stamp, HasStamp: h.clamp != ClampMissing,
+		Ingest: time.Unix(0, h.wall), arrived: h.arrived,
+	}
 }
 
 // less orders pings by event time; equal stamps fall back to arrival so
@@ -32,12 +52,15 @@ func (h *held) less(o *held) bool {
 // value into an interface.
 type pingHeap []held
 
-// push adds p, whose ingest wall clock reading is wall (Unix ns: the
-// caller has it already).
-func (h *pingHeap) push(p *Ping, wall int64) {
-	*h = append(*h, held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: wall, clamp: p.Clamp})
+// push adds a buffered ping.
+func (h *pingHeap) push(x *held) {
+	*h = append(*h, *x)
+	h.up(len(*h) - 1)
+}
+
+// up restores the heap order above index i.
+func (h *pingHeap) up(i int) {
 	s := *h
-	i := len(s) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !s[i].less(&s[parent]) {
@@ -48,22 +71,20 @@ func (h *pingHeap) push(p *Ping, wall int64) {
 	}
 }
 
-// pop removes the earliest ping into *dst, a ping of device id. Its
-// Ingest has the wall reading it was taken with but no monotonic one:
-// the processor's own clock is arrived, and a latency measured from
-// Ingest outside it reads the wall clock, which is off only for a ping
-// held while the clock was stepped.
+// pop removes the earliest ping into *dst, a ping of device id.
 func (h *pingHeap) pop(dst *Ping, id string) {
 	s := *h
 	n := len(s) - 1
-	top := &s[0]
-	*dst = Ping{
-		Device: id, Lat: top.lat, Lon: top.lon, Clamp: top.clamp, Event: top.event,
-		Ingest: time.Unix(0, top.wall), arrived: top.arrived,
-	}
+	s[0].ping(dst, id)
 	s[0] = s[n]
-	s = s[:n]
-	i := 0
+	*h = s[:n]
+	h.down(0)
+}
+
+// down restores the heap order below index i.
+func (h *pingHeap) down(i int) {
+	s := *h
+	n := len(s)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -79,5 +100,4 @@ func (h *pingHeap) pop(dst *Ping, id string) {
 		s[i], s[m] = s[m], s[i]
 		i = m
 	}
-	*h = s
 }

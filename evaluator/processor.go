@@ -25,6 +25,16 @@ type Processor struct {
 	cursor   int       // the sweep's next index in all; those before it are swept this round
 	timers   deadlines
 	buffered int
+	deferred int                   // pings in late batches
+	counting [numClockStates]int64 // devices per clock state in this sweep round
+	counted  [numClockStates]int64 // … as of the last whole round, published
+	batches  []*lateBatch          // spare late batches, so reconciling does not allocate
+
+	// scratch of reconciliation
+	redo    []held
+	merged  []point
+	prev    []*fence.Fence
+	changes []change
 
 	// scratch, reused so the per-ping path does not allocate
 	ping Ping
@@ -67,7 +77,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
@@ -85,9 +95,14 @@ func (p *Processor) SetHold(id string, hold time.Duration) {
 	}
 }
 
-// Ingest takes one ping. It is buffered, released at once (if the watermark
-// already passed it or arrival-order evaluation is on), or diverted to the
-// late output. Call Advance afterwards to release pings whose hold expired.
+// Deferred returns how many late pings wait to be reconciled.
+func (p *Processor) Deferred() int { return p.deferred }
+
+// Ingest takes one ping. Its stamp is placed on its device's timeline by
+// the device's clock model; then it is buffered, released at once (when
+// it comes after everything committed, or arrival-order evaluation is
+// on), or held to be reconciled into the device's history (when it comes
+// before). Call Advance afterwards to release pings whose hold expired.
 func (p *Processor) Ingest(pg *Ping) {
 	now := p.at(pg.Ingest)
 	pg.arrived = now
@@ -96,47 +111,135 @@ func (p *Processor) Ingest(pg *Ping) {
 	if d.wm != noTime {
 		p.m.WatermarkLag.Observe(time.Duration(wall - d.wm))
 	}
+	pg.Device = d.id // buffered copies share the device's string
 	if d.holdUs == 0 {
 		// Arrival order: no buffer, so nothing can be late either.
-		p.raise(d, pg, wall, now)
-		pg.Device = d.id
-		p.release(d, pg, now)
+		p.raise(d, pg.Event, wall, now)
+		p.evaluate(d, pg, now)
 		return
 	}
-	if pg.Event <= d.wm {
-		p.late = Late{Ping: *pg, Reason: LateBehindWatermark, Watermark: d.wm}
+	v := p.judge(d, pg, wall, now)
+	h := heldOf(pg, wall)
+	if v == behind && p.cfg.History > 0 && h.event <= d.wm {
+		// Delayed, or the first pings of a backward step: decided when the
+		// next ping says which.
+		p.deferLate(d, &h, now)
+		return
+	}
+	p.placeLive(d, &h, now)
+}
+
+// judge places pg's stamp on d's timeline (pg.Event, pg.Stamp) and
+// learns from it. A clamped stamp, or one the model finds implausible,
+// is set to the model's clock; a confirmed step puts the pings held
+// while it was a candidate back on the live path, re-keyed.
+func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
+	c := &d.clk
+	skew := int64(p.cfg.Skew)
+	model := wall + c.off // the device's clock now, as the model has it
+	if c.learned == 0 {
+		model = wall
+	}
+	switch pg.Clamp {
+	case ClampNone, ClampWeekRollover:
+	case ClampBeforeFloor:
+		if pg.HasStamp {
+			pg.Event = c.bootTimeline(pg.Stamp, wall, now, skew)
+			pg.Stamp = pg.Event + c.shift
+			return fresh
+		}
+		fallthrough
+	default: // missing, or beyond the largest clock offset
+		pg.Event, pg.Stamp = model, model+c.shift
+		return fresh
+	}
+	stamp := pg.Event // as sent, or repaired
+	if c.previous(stamp, wall, now) {
+		// A ping of the generation before the last step, delayed past it.
+		pg.Stamp, pg.Event = stamp, stamp-c.prevShift
+		return fresh
+	}
+	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTolerance && d.committed(stamp-c.shift) {
+		// A redelivered copy of a committed ping: it says nothing of the clock.
+		pg.Stamp, pg.Event = stamp, stamp-c.shift
+		return fresh
+	}
+	shift0, since, wasBehind := c.shift, c.since, c.candN < 0
+	v := c.judge(stamp, wall, now, skew, int64(p.cfg.MaxClockOffset))
+	pg.Stamp = stamp
+	pg.Event = stamp - c.shift
+	c.prevEvent, c.prevArr = pg.Event, now
+	switch {
+	case v == ahead:
+		pg.Event = model
+		pg.Clamp = ClampAhead
+		p.m.Clamped[ClampAhead].Inc()
+	case v == stepped:
+		c.prevShift, c.stepAt = shift0, now
+		p.m.Steps.Inc()
+		p.undefer(d, since, c.shift-shift0, now)
+	case wasBehind && c.candN >= 0:
+		// The pings held as a backward step's were delayed: they go on
+		// by their own stamps.
+		p.undefer(d, since, 0, now)
+	}
+	if v != ahead && c.learned >= learnPings {
+		p.m.Offset.Observe(time.Duration(c.off + c.shift))
+	}
+	return v
+}
+
+// placeLive buffers a judged ping, releases it at once when it comes
+// after everything committed and the watermark is past it, or holds it
+// for reconciliation when it comes before what was committed.
+func (p *Processor) placeLive(d *device, h *held, now int64) {
+	switch {
+	case h.event > d.wm:
+		d.buf.push(h)
+		p.buffered++
+		// One deadline per buffered ping: they come in arrival order, so
+		// the queue is a FIFO (see deadlines).
+		p.timers.push(h.arrived+d.hold(), d)
+		p.raise(d, h.event, h.wall, now)
+		if w := d.high - d.hold(); w > d.wm {
+			d.wm = w
+		}
+		p.releaseThrough(d, now)
+		// A store-and-forward burst larger than the buffer: releasing the
+		// oldest is the only choice that loses nothing. It is the earliest
+		// stamp still pending, so the evaluated prefix stays in order;
+		// only pings stamped before it that arrive later become late.
+		for len(d.buf) > p.cfg.BufferCap {
+			d.buf.pop(&p.ping, d.id)
+			p.buffered--
+			p.m.Overflow.Inc()
+			d.wm = max(d.wm, p.ping.Event)
+			p.evaluate(d, &p.ping, now)
+		}
+	case h.event > d.done:
+		// Behind the watermark but after everything committed, and the
+		// buffer holds only pings after the watermark: it is next.
+		h.ping(&p.ping, d.id)
+		p.evaluate(d, &p.ping, now)
+	case p.cfg.History > 0:
+		p.deferLate(d, h, now)
+	default:
+		h.ping(&p.ping, d.id)
+		p.late = Late{Ping: p.ping, Reason: LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
-		return
-	}
-	pg.Device = d.id // buffered copies share the device's string
-	d.buf.push(pg, wall)
-	p.buffered++
-	// One deadline per buffered ping: they come in arrival order, so the
-	// queue is a FIFO (see deadlines).
-	p.timers.push(now+d.hold(), d)
-	p.raise(d, pg, wall, now)
-	if w := d.high - d.hold(); w > d.wm {
-		d.wm = w
-	}
-	p.releaseThrough(d, now)
-	// A store-and-forward burst larger than the buffer: releasing the oldest
-	// is the only choice that loses nothing. It is the earliest stamp still
-	// pending, so the evaluated prefix stays in order; only pings stamped
-	// before it that arrive later become late.
-	for len(d.buf) > p.cfg.BufferCap {
-		d.buf.pop(&p.ping, d.id)
-		p.buffered--
-		p.m.Overflow.Inc()
-		d.wm = max(d.wm, p.ping.Event)
-		p.release(d, &p.ping, now)
 	}
 }
 
-// raise moves the high-water mark. It never passes the ingest wall time,
-// so one clamped or future stamp cannot make later good pings late.
-func (p *Processor) raise(d *device, pg *Ping, wall, now int64) {
-	if hw := min(pg.Event, wall); hw > d.high {
+// raise moves the high-water mark to event, received at wall. It never
+// passes the model's clock plus the skew tolerance, so one glitch cannot
+// make later good pings late.
+func (p *Processor) raise(d *device, event, wall, now int64) {
+	ceiling := wall + int64(p.cfg.Skew)
+	if d.clk.learned > 0 {
+		ceiling += max(d.clk.off, 0)
+	}
+	if hw := min(event, ceiling); hw > d.high {
 		d.high = hw
 		d.highAt = now
 	}
@@ -148,7 +251,7 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 	for len(d.buf) > 0 && d.buf[0].event <= d.wm {
 		d.buf.pop(&p.ping, d.id)
 		p.buffered--
-		p.release(d, &p.ping, now)
+		p.evaluate(d, &p.ping, now)
 	}
 }
 
@@ -159,6 +262,14 @@ func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
 	for p.timers.len() > 0 && p.timers.next() <= n {
 		d := p.timers.pop().dev
+		if d.late != nil {
+			wait := int64(p.cfg.HistoryWait)
+			if d.late.due(n, wait) {
+				p.reconcileLate(d, n)
+			} else {
+				p.timers.push(min(d.late.last+wait, d.late.first+4*wait), d)
+			}
+		}
 		if len(d.buf) == 0 {
 			continue // released by the watermark since, or forgotten
 		}
@@ -186,7 +297,7 @@ func (p *Processor) NextDeadline() (time.Time, bool) {
 // memory is reclaimed; a device inside a fence keeps its fence state, so
 // eviction never produces a duplicate ENTER). It looks at every device.
 func (p *Processor) Sweep(now time.Time) {
-	p.cursor = 0
+	p.cursor, p.counting = 0, [numClockStates]int64{}
 	p.SweepStep(now, math.MaxInt)
 }
 
@@ -200,17 +311,19 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	evicted := 0
 	for ; budget > 0 && p.cursor < len(p.all); budget-- {
 		d := p.all[p.cursor]
-		if len(d.buf) == 0 { // else its pings will be released within the hold anyway
+		p.counting[d.clk.state()]++
+		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
 				if !d.inside() {
+					p.counting[d.clk.state()]--
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
 				}
-				d.buf = nil
+				d.buf, d.hist = nil, nil
 				d.states = compactStates(d.states)
 			}
 		}
@@ -221,6 +334,10 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		return false
 	}
 	p.cursor = 0
+	for i, n := range p.counting {
+		p.m.clockStates[i].Add(n - p.counted[i])
+	}
+	p.counted, p.counting = p.counting, [numClockStates]int64{}
 	return true
 }
 
@@ -286,7 +403,7 @@ func (p *Processor) Reconcile(now time.Time) {
 			at = d.estimate(n)
 		}
 		at = max(at, d.wm)
-		d.wm = at
+		d.wm, d.done = at, max(d.done, at)
 		k := 0
 		for _, st := range d.states {
 			if !st.inside || set.ByID(st.fence) != nil {
@@ -313,6 +430,10 @@ func (p *Processor) Forget(id string) {
 	if d := p.devices[id]; d != nil {
 		p.buffered -= len(d.buf)
 		d.buf = nil // its queued deadlines are now stale
+		if d.late != nil {
+			p.deferred -= len(d.late.pings)
+			p.freeBatch(d)
+		}
 		p.remove(d)
 	}
 }
@@ -321,6 +442,9 @@ func (p *Processor) Forget(id string) {
 func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)
 	for _, d := range p.devices {
+		if d.late != nil {
+			p.reconcileLate(d, n)
+		}
 		for i := range d.buf {
 			d.wm = max(d.wm, d.buf[i].event)
 		}
@@ -336,6 +460,7 @@ func (p *Processor) Flush(now time.Time) {
 func (p *Processor) Restore(device, fenceID string, typ Type, event int64) {
 	d := p.device(device)
 	d.wm = max(d.wm, event)
+	d.done = max(d.done, event)
 	d.high = max(d.high, event)
 	i := d.state(fenceID)
 	if typ == Exit {

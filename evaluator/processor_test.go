@@ -37,22 +37,65 @@ func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
 	}
 }
 
-func TestPingBehindWatermarkGoesToLateOutput(t *testing.T) {
+// A ping behind the watermark but after everything committed is next in
+// event order: it is evaluated at once, not sent away.
+func TestPingBehindWatermarkAfterEverythingCommittedIsEvaluated(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send("truck-1", inDepot, 0, 0)
 	h.send("truck-1", inDepot, ms(2000), ms(2000))
 	h.send("truck-1", outside, ms(1000), ms(2100)) // 1.1 s late, more than the hold
+	h.at(5 * time.Second)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1s", "truck-1 depot ENTER +2s")
+	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 0 {
+		t.Fatalf("late = %d, reconciled = %d; want the ping evaluated live", len(h.rec.late), h.m.Reconciled.Get())
+	}
+}
+
+// With the history off, a ping stamped at or before what its device
+// committed goes to the late output as it comes.
+func TestPingBeforeCommittedGoesToLateOutputWithoutHistory(t *testing.T) {
+	h := newHarness(t, noHistory)
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("truck-1", inDepot, ms(2000), ms(2000))
+	h.at(ms(2600)) // +2s released by its hold: committed
+	h.send("truck-1", outside, ms(1000), ms(2700))
 	h.at(5 * time.Second)
 	h.want("truck-1 depot ENTER +0s")
 	if len(h.rec.late) != 1 {
 		t.Fatalf("late = %d pings, want 1", len(h.rec.late))
 	}
 	l := h.rec.late[0]
-	if l.Reason != LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(1500)).UnixNano() {
-		t.Fatalf("late = %+v, want the 1 s ping behind watermark +1.5s", l)
+	if l.Reason != LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(2000)).UnixNano() {
+		t.Fatalf("late = %+v, want the 1 s ping behind watermark +2s", l)
 	}
 	if h.m.Late.Get() != 1 {
 		t.Fatalf("late counter = %d, want 1", h.m.Late.Get())
+	}
+}
+
+// With the history on, the same ping is placed between the committed
+// pings around it: the EXIT and ENTER it reveals are published as
+// historic, and the current state is untouched.
+func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
+	h := newHarness(t, nil)
+	h.send("truck-1", inDepot, 0, 0)
+	h.send("truck-1", inDepot, ms(2000), ms(2000))
+	h.at(ms(2600))
+	h.send("truck-1", outside, ms(1000), ms(2700))
+	h.at(ms(2700) + DefaultHistoryWait - 1)
+	h.want("truck-1 depot ENTER +0s")
+	h.at(ms(2700) + DefaultHistoryWait)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1s", "truck-1 depot ENTER +2s")
+	for _, tr := range h.rec.trans[1:] {
+		if !tr.Historic {
+			t.Fatalf("%s is not historic", line(&tr))
+		}
+	}
+	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[Exit].Get() != 1 {
+		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[Exit].Get())
+	}
+	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.UnixNano() {
+		t.Fatalf("state = %+v, want inside since +0s", d.states)
 	}
 }
 
@@ -81,7 +124,7 @@ func TestNextDeadlineIsTheHoldAfterArrival(t *testing.T) {
 }
 
 func TestReleaseOnDeadlineMovesWatermark(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, noHistory)
 	h.send("truck-1", inDepot, ms(1000), ms(1000))
 	h.at(ms(1500)) // released by its deadline: watermark now +1s, not +0.5s
 	h.send("truck-1", outside, ms(900), ms(1600))
@@ -167,16 +210,22 @@ func TestClampedFutureStampDoesNotMakeLaterPingsLate(t *testing.T) {
 	}
 }
 
-func TestFutureStampWithinSkewDoesNotRaiseHighWaterPastIngest(t *testing.T) {
+// A device whose clock runs ahead is ordered by its own stamps; a glitch
+// ahead of its learned clock is clamped to that clock and moves nothing.
+func TestGlitchAheadOfTheDeviceClockIsClampedToIt(t *testing.T) {
 	h := newHarness(t, nil)
-	h.send("truck-1", inDepot, ms(1500), 0) // 1.5 s ahead: trusted, not clamped
-	h.send("truck-1", inDepot, ms(200), ms(200))
-	h.at(ms(300))
-	if len(h.rec.late) != 0 {
-		t.Fatalf("late = %d: a stamp ahead of the server raised the watermark", len(h.rec.late))
+	for i := range 5 { // learn a clock 1.5 s ahead of the server
+		h.send("truck-1", outside, ms(1500+200*i), ms(200*i))
 	}
-	if d := h.proc.devices["truck-1"]; d.high != t0.Add(ms(200)).UnixNano() {
-		t.Fatalf("high-water = %v, want the ingest wall time +200ms", time.Unix(0, d.high).Sub(t0))
+	h.send("truck-1", inDepot, ms(1500+1000)+5*time.Second, ms(1000)) // 5 s ahead of its clock
+	h.send("truck-1", outside, ms(1500+1200), ms(1200))
+	h.at(3 * time.Second)
+	h.want("truck-1 depot ENTER +2.5s", "truck-1 depot EXIT +2.7s")
+	if c := h.rec.trans[0].Clamp; c != ClampAhead {
+		t.Fatalf("ENTER clamp = %v, want ahead", c)
+	}
+	if d := h.proc.devices["truck-1"]; d.high > t0.Add(ms(1500+1200)+DefaultSkew).UnixNano() {
+		t.Fatalf("high-water = %v: the glitch raised it", time.Unix(0, d.high).Sub(t0))
 	}
 }
 
@@ -209,9 +258,9 @@ func TestClamperStamp(t *testing.T) {
 		{"just before the floor", DefaultMinValidTime.UnixNano() - 1, true, wall, ClampBeforeFloor},
 		{"at the floor (an ancient backlog, not clamped)", DefaultMinValidTime.UnixNano(), true, DefaultMinValidTime.UnixNano(), ClampNone},
 		{"an hour old backlog", ns(-time.Hour), true, ns(-time.Hour), ClampNone},
-		{"ahead within the skew", ns(ms(1999)), true, ns(ms(1999)), ClampNone},
-		{"ahead by the skew exactly", ns(ms(2000)), true, ns(ms(2000)), ClampNone},
-		{"ahead beyond the skew", ns(ms(2001)), true, wall, ClampFuture},
+		{"ahead by seconds: the device's model judges it", ns(ms(2001)), true, ns(ms(2001)), ClampNone},
+		{"ahead by the largest clock offset exactly", ns(DefaultMaxClockOffset), true, ns(DefaultMaxClockOffset), ClampNone},
+		{"ahead beyond the largest clock offset", ns(DefaultMaxClockOffset + 1), true, wall, ClampFuture},
 		{"year 2040", time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, ClampFuture},
 		{"saturated far future", 1<<63 - 1, true, wall, ClampFuture},
 		{"saturated far past", -1 << 63, true, wall, ClampBeforeFloor},
@@ -251,11 +300,14 @@ func TestDwellFiresForSilentParkedDevice(t *testing.T) {
 	if tr := h.rec.trans[2]; !tr.Timer || math.Abs(tr.Lat-inDepotZ.lat) > 1e-5 {
 		t.Fatalf("DWELL = %+v, want a timer DWELL at the parked position", tr)
 	}
-	// The device's clock passed +3s: a ping stamped before it would come out
-	// after the DWELL, so it is late.
+	// The device's clock passed +3s: a ping stamped before it comes out
+	// after the DWELL, once its late batch is reconciled: the newest news
+	// of the device, so its EXIT is live.
 	h.send("parked", outside, ms(2900), ms(3100))
-	if len(h.rec.late) != 1 {
-		t.Fatalf("late = %d, want 1", len(h.rec.late))
+	h.at(ms(3100) + DefaultHistoryWait)
+	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s", "parked depot EXIT +2.9s", "parked zone EXIT +2.9s")
+	if len(h.rec.late) != 0 || h.rec.trans[3].Historic {
+		t.Fatalf("late = %d, EXIT %+v; want a live EXIT", len(h.rec.late), h.rec.trans[3])
 	}
 }
 
@@ -299,7 +351,7 @@ func TestRestoredStateSuppressesDuplicateEnter(t *testing.T) {
 	h.send("truck-2", anotherOut, ms(100), ms(100))
 	// A ping stamped before the restored transition would rewrite it.
 	h.send("truck-1", outside, -2*time.Minute, ms(1100))
-	h.at(3 * time.Second)
+	h.at(5 * time.Second)
 	h.want("truck-2 depot EXIT +100ms", "truck-1 depot EXIT +1s")
 	if len(h.rec.late) != 1 {
 		t.Fatalf("late = %d, want the ping stamped before the restored ENTER", len(h.rec.late))
@@ -322,19 +374,19 @@ func TestIdleEvictionKeepsFenceState(t *testing.T) {
 	if n := h.proc.Devices(); n != 2 {
 		t.Fatalf("devices = %d before the idle timeout, want 2", n)
 	}
-	h.proc.Sweep(t0.Add(10*time.Minute + time.Second))
+	h.proc.Sweep(t0.Add(DefaultIdleTimeout + time.Second))
 	if n := h.proc.Devices(); n != 1 {
 		t.Fatalf("devices = %d after the idle timeout, want 1 (the one inside a fence)", n)
 	}
 	if d := h.proc.devices["inside"]; d.buf != nil {
 		t.Fatal("evicted device still holds its buffer")
 	}
-	h.send("inside", inDepot, 11*time.Minute, 11*time.Minute)
-	h.send("outside", inDepot, 11*time.Minute, 11*time.Minute)
-	h.at(12 * time.Minute)
+	h.send("inside", inDepot, 16*time.Minute, 16*time.Minute)
+	h.send("outside", inDepot, 16*time.Minute, 16*time.Minute)
+	h.at(17 * time.Minute)
 	// The 5-minute default DWELL fired on the sweep while parked; the return
 	// after eviction brings no second ENTER.
-	h.want("inside depot ENTER +0s", "inside depot DWELL +5m0s", "outside depot ENTER +11m0s")
+	h.want("inside depot ENTER +0s", "inside depot DWELL +5m0s", "outside depot ENTER +16m0s")
 	if h.m.Evicted.Get() != 1 {
 		t.Fatalf("evicted = %d, want 1", h.m.Evicted.Get())
 	}

@@ -21,12 +21,13 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 	return int64(dw), dw > 0
 }
 
-// release runs the state machine on the device's next in-order ping.
+// evaluate runs the state machine on the device's next in-order ping.
 // Within one ping, DWELLs that came due (at earlier instants) come first,
 // then EXITs, then ENTERs, so a ping that leaves one fence for another
 // reads as EXIT before ENTER.
-func (p *Processor) release(d *device, pg *Ping, now int64) {
+func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	p.m.Released.Inc()
+	p.commit(d, pg)
 	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
@@ -107,6 +108,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, i
 		p.out = Transition{
 			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
+			Stamp: u.at + d.clk.shift, Offset: d.clk.off + d.clk.shift,
 			Decided: p.base.Add(time.Duration(now)),
 		}
 		p.m.Transitions[Dwell].Inc()
@@ -118,6 +120,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	p.out = Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Ingest: pg.Ingest, Reversal: rev,
+		Stamp: pg.Stamp, Offset: d.clk.off + d.clk.shift,
 		Decided: p.base.Add(time.Duration(now)),
 	}
 	p.m.Transitions[typ].Inc()
@@ -128,11 +131,13 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	p.sink.Transition(&p.out)
 }
 
-// dwellTimers fires the DWELLs of a silent device whose estimated clock
-// has passed them. The watermark moves to each DWELL's instant: a ping
+// dwellTimers fires the DWELLs of a silent, parked device whose
+// estimated clock has passed them. A device that went silent while
+// moving is in an outage more often than parked: its next ping, or the
+// backlog it sends, decides its DWELL. The watermark moves to each DWELL's instant: a ping
 // stamped before it would otherwise come out after it.
 func (p *Processor) dwellTimers(d *device, now int64) {
-	if d.high == noTime {
+	if d.high == noTime || !d.parked() {
 		return
 	}
 	est := d.estimate(now)
@@ -153,6 +158,7 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		if dw, ok := p.dwellOf(f); ok && st.enter+dw <= est {
 			p.dues = append(p.dues, due{i, st.enter + dw})
 			d.wm = max(d.wm, st.enter+dw)
+			d.done = max(d.done, st.enter+dw)
 		}
 	}
 	if len(p.dues) > 0 {

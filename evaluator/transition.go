@@ -42,9 +42,18 @@ type Transition struct {
 	Device string
 	Fence  string // the fence's ID
 	Type   Type
-	// Event is the event time in Unix nanoseconds: the stamp of the ping
-	// that caused it, or for DWELL the instant the dwell time was reached.
+	// Event is the event time in Unix nanoseconds on the device's
+	// timeline (its clock with the steps detected taken out): the causing
+	// ping's, or for DWELL the instant the dwell time was reached. It
+	// orders a device's transitions.
 	Event int64
+	// Stamp is the device's own stamp of the causing ping, as sent or
+	// repaired for a week rollover; for a clamped stamp, the device's
+	// clock as its model had it at ingest.
+	Stamp int64
+	// Offset is the device's clock minus the server's, as the model had
+	// it when deciding: Stamp − Offset is the event on the server's clock.
+	Offset int64
 	// Lat and Lon are the position that caused it (for DWELL, the latest
 	// position inside the fence).
 	Lat, Lon float64
@@ -59,6 +68,10 @@ type Transition struct {
 	// than by a ping; its Ingest is that of the last ping and says nothing
 	// about latency.
 	Timer bool
+	// Historic is set on a transition that late pings revealed after
+	// newer ones had decided the device's current state: it happened, in
+	// the past, and changes nothing now (never retained).
+	Historic bool
 	// Reversal is set when this transition undoes the one committed for the
 	// same device and fence on the previous in-order ping.
 	Reversal bool
@@ -83,17 +96,24 @@ const (
 	// device's watermark when it arrived, so evaluating it would rewrite
 	// history already committed.
 	LateBehindWatermark LateReason = iota + 1
+	// LateBeforeHistory: the ping was stamped before the oldest committed
+	// ping its device's history keeps, so it cannot be placed.
+	LateBeforeHistory
 )
 
 // String returns the reason's label.
 func (r LateReason) String() string {
-	if r == LateBehindWatermark {
+	switch r {
+	case LateBehindWatermark:
 		return "behind_watermark"
+	case LateBeforeHistory:
+		return "before_history"
 	}
 	return "unknown"
 }
 
-// Late is a ping that never reached the state machine.
+// Late is a ping that never reached the state machine and that its
+// device's history could not place.
 type Late struct {
 	Ping      Ping
 	Reason    LateReason

@@ -68,3 +68,27 @@ func lcs(a, b []event, early, late int64, dp []int32) (int64, []int32) {
 	}
 	return int64(dp[len(a)*w+len(b)]), dp
 }
+
+// placeHistoric puts historic transitions where they happened among the
+// live ones: a historic transition is published after newer live ones,
+// and the alignment reads each fence's transitions in order. Live
+// transitions keep the order they were published in; each historic one
+// goes before the first live one that happened after it.
+func placeHistoric(live, past []event, buf *[]event) []event {
+	if len(past) == 0 {
+		return append((*buf)[:0], live...)
+	}
+	slices.SortStableFunc(past, func(a, b event) int { return cmp.Compare(a.at, b.at) })
+	out := (*buf)[:0]
+	i := 0
+	for _, e := range live {
+		for i < len(past) && past[i].at < e.at {
+			out = append(out, past[i])
+			i++
+		}
+		out = append(out, e)
+	}
+	out = append(out, past[i:]...)
+	*buf = out
+	return out
+}

@@ -94,6 +94,9 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 				tstate   []truthState
 				mine     []event
 				theirs   []event
+				live     []event
+				past     []event
+				merged   []event
 				dp       []int32
 			)
 			for i := w; i < cfg.Devices; i += workers {
@@ -116,7 +119,7 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 				}
 				outs := runner.Device(arrivals)
 				for si, out := range outs {
-					theirs = theirs[:0]
+					live, past = live[:0], past[:0]
 					for k := range out {
 						t := &out[k]
 						at := int64(t.Decided.Sub(Start)) // a timer DWELL: the server's clock is true time
@@ -124,8 +127,13 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 							ing := int64(t.Ingest.Sub(Start))
 							at = trueAt[sort.Search(len(arrAt), func(j int) bool { return arrAt[j] >= ing })]
 						}
-						theirs = append(theirs, event{t.Fence, t.Type, at})
+						if t.Historic {
+							past = append(past, event{t.Fence, t.Type, at})
+						} else {
+							live = append(live, event{t.Fence, t.Type, at})
+						}
 					}
+					theirs = placeHistoric(live, past, &merged)
 					mine = append(mine[:0], truthEv...)
 					var sc score
 					sc, dp = align(mine, theirs, int64(cfg.MatchEarly), int64(cfg.MatchLate), dp)

@@ -62,8 +62,14 @@ func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	b = strconv.AppendQuote(b, t.Device)
 	b = appendString(b, "fence", t.Fence)
 	b = appendString(b, "type", t.Type.String())
-	b = appendTime(b, "event_time", t.Event)
-	b = appendInt(b, "ts", t.Event/1e6)
+	stamp := t.Stamp
+	if stamp == 0 {
+		stamp = t.Event // no ping caused it (a removed fence's EXIT)
+	}
+	b = appendTime(b, "event_time", stamp)
+	b = appendInt(b, "ts", stamp/1e6)
+	b = appendInt(b, "server_ts", (stamp-t.Offset)/1e6)
+	b = appendInt(b, "clock_offset_ms", t.Offset/1e6)
 	b = appendFloat(b, "lat", t.Lat)
 	b = appendFloat(b, "lon", t.Lon)
 	b = appendBool(b, "clamped", t.Clamp.Clamped())
@@ -75,6 +81,9 @@ func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	}
 	if t.Timer {
 		b = appendBool(b, "timer", true)
+	}
+	if t.Historic {
+		b = appendBool(b, "historic", true)
 	}
 	if t.Reason != "" {
 		b = appendString(b, "reason", t.Reason)

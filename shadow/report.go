@@ -39,21 +39,21 @@ func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	truth := len(rows) > 0 && rows[0].HasTruth
 	if truth {
-		fmt.Fprintln(tw, "strategy\ttransitions\tphantom\tvs first\treversal\tmissed\tlate\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\tphantom\tvs first\treversal\tmissed\tlate\tlost\toverflow\tadded p50\tp99\tmax\tpings/s\t")
 	} else {
-		fmt.Fprintln(tw, "strategy\ttransitions\treversal\tvs first\tlate\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\treversal\tvs first\tlate\tlost\toverflow\tadded p50\tp99\tmax\tpings/s\t")
 	}
 	for i := range rows {
 		r := &rows[i]
 		lat := fmt.Sprintf("%v\t%v\t%v", round(r.Percentile(50)), round(r.Percentile(99)), round(r.Percentile(100)))
 		if truth {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions,
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions, r.Historic,
 				pct(r.PhantomRate()), ratio(rows[0].PhantomRate(), r.PhantomRate()), pct(r.ReversalRate()),
-				pct(Rate(r.Missed, r.Truth)), pct(Rate(r.Late, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
+				pct(Rate(r.Missed, r.Truth)), pct(Rate(r.Late, r.Pings)), pct(Rate(r.Lost, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
 		} else {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions,
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions, r.Historic,
 				pct(r.ReversalRate()), ratio(rows[0].ReversalRate(), r.ReversalRate()),
-				pct(Rate(r.Late, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
+				pct(Rate(r.Late, r.Pings)), pct(Rate(r.Lost, r.Pings)), pct(Rate(r.Overflow, r.Pings)), lat, r.PingsPerSecond())
 		}
 	}
 	return tw.Flush()
@@ -82,8 +82,11 @@ type jsonRow struct {
 	Transitions    int64    `json:"transitions"`
 	Reversals      int64    `json:"reversals"`
 	ReversalRate   float64  `json:"reversal_rate"`
+	Historic       int64    `json:"historic"`
 	Late           int64    `json:"late"`
 	LateRate       float64  `json:"late_rate"`
+	Lost           int64    `json:"lost"`
+	LostRate       float64  `json:"lost_rate"`
 	Overflow       int64    `json:"overflow"`
 	TruthTotal     *int64   `json:"truth_transitions,omitempty"`
 	Phantoms       *int64   `json:"phantoms,omitempty"`
@@ -107,6 +110,7 @@ func WriteJSON(w io.Writer, meta any, rows []Row) error {
 		j := jsonRow{
 			Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Pings: r.Pings, Transitions: r.Transitions,
 			Reversals: r.Reversals, ReversalRate: r.ReversalRate(), Late: r.Late, LateRate: Rate(r.Late, r.Pings),
+			Historic: r.Historic, Lost: r.Lost, LostRate: Rate(r.Lost, r.Pings),
 			Overflow: r.Overflow, AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
 			AddedMaxMs: ms(r.Percentile(100)), PingsPerSecond: r.PingsPerSecond(),
 		}

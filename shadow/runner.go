@@ -115,14 +115,17 @@ func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
 		st := &r.stats[i]
 		st.Elapsed += time.Since(start)
 		st.Pings += int64(len(arrivals))
-		st.Late += int64(rec.late)
+		st.Lost += int64(rec.late)
 		for k := range rec.trans {
 			t := &rec.trans[k]
 			st.Transitions++
+			if t.Historic {
+				st.Historic++
+			}
 			if t.Reversal {
 				st.Reversals++
 			}
-			if !t.Timer {
+			if !t.Timer && !t.Historic {
 				st.Latency = append(st.Latency, t.Decided.Sub(t.Ingest))
 			}
 		}
@@ -150,6 +153,7 @@ func (r *Runner) Stats() []Stats {
 	out := slices.Clone(r.stats)
 	for i := range out {
 		out[i].Overflow = int64(r.metrics[i].Overflow.Get())
+		out[i].Late = out[i].Lost + int64(r.metrics[i].Reconciled.Get())
 		out[i].Latency = slices.Clone(out[i].Latency)
 	}
 	return out

@@ -9,7 +9,9 @@ import (
 type Stats struct {
 	Strategy
 	Pings       int64
-	Late        int64 // diverted to the late output
+	Late        int64 // arrived behind their device's committed history
+	Lost        int64 // late and not reconciled: diverted to the late output
+	Historic    int64 // transitions late pings revealed
 	Overflow    int64 // released early because a buffer was full (not lost)
 	Transitions int64
 	Reversals   int64           // transitions undoing the previous ping's
@@ -21,6 +23,8 @@ type Stats struct {
 func (s *Stats) Merge(o *Stats) {
 	s.Pings += o.Pings
 	s.Late += o.Late
+	s.Lost += o.Lost
+	s.Historic += o.Historic
 	s.Overflow += o.Overflow
 	s.Transitions += o.Transitions
 	s.Reversals += o.Reversals

@@ -175,7 +175,9 @@ func (f timeFlag) Set(v string) error {
 // engineFlags binds the engine's settings, named as serve names them.
 func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
 	fs.DurationVar(&e.Hold, "hold", e.Hold, "reorder hold (allowed lateness); 0 evaluates in arrival order")
-	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server clock a device stamp may be")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
+	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be (a new device is trusted within it)")
+	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled into each device's history (0: late pings go to the late topic)")
 	fs.Var(timeFlag{&e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
 	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
 	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")

@@ -92,7 +92,9 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.Var(&o.holds, "holds", "strategies: comma-separated holds; 0 is arrival order")
 	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell (0: off)")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
-	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of the server a stamp may be")
+	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
+	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be")
+	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled (0: off)")
 	fs.IntVar(&o.workers, "workers", o.workers, "worker goroutines")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
 	fs.StringVar(&o.capture, "capture", "", "also write the simulated stream as a capture file (the format of serve --capture), for replay")
@@ -115,7 +117,8 @@ func simulateCommand() *ffcli.Command {
 		ShortHelp:  "measure phantom transitions on a simulated fleet, against ground truth",
 		LongHelp: "Generate a seeded fleet with clock and network faults, compute each device's true\n" +
 			"fence transitions, and run the same stream through the engine in virtual time under\n" +
-			"each hold (0 = arrival order), reporting phantom, reversal, missed and late rates.",
+			"each hold (0 = arrival order), reporting phantom, reversal, missed, late and lost rates\n" +
+			"and the historic transitions late pings revealed.",
 		FlagSet: fs,
 		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
 		Exec: func(ctx context.Context, args []string) error {

@@ -1,0 +1,211 @@
+package evaluator
+
+// clock is one device's clock model: where its stamps sit against the
+// server's wall clock, and the steps it took. Ordering uses the device's
+// timeline, its stamp minus the steps detected so far (shift), so that a
+// device that never steps is ordered by its stamps as sent, and one that
+// steps forward or back stays continuous across the step. Only the
+// device's shard touches it.
+type clock struct {
+	// off estimates timeline − server wall clock. Transit delay is never
+	// negative, so the largest timeline − ingest of the pings that agree
+	// with the model approaches it (NTP's minimum-delay filter).
+	off int64
+	// shift is the sum of the steps detected: timeline = stamp − shift.
+	shift int64
+	// boot anchors a cold-booted tracker's counting clock (stamps before
+	// the plausibility floor): its timeline is stamp − boot.
+	boot int64
+	// A step candidate: pings that disagree with the model in the same
+	// direction, consistently with each other. cand is their largest
+	// timeline − ingest, last the stamp and arrival of the newest, and
+	// since the arrival of the first ping of the streak of pings that
+	// disagreed in that direction.
+	cand               int64
+	lastStamp, lastArr int64
+	// The generation before the last step, and when the step was found:
+	// pings fixed before a step may still arrive after it.
+	prevShift, stepAt int64
+	// The timeline and arrival of the last ping with a trusted stamp: a
+	// counting clock's pings in a backlog burst are placed beside it.
+	prevEvent, prevArr int64
+	since              int64
+	learned            uint8 // pings learned from, saturating at learnPings
+	candN              int8  // +n: n pings ahead; −n: n pings behind
+	booted             bool  // boot is set
+}
+
+// Clock states, for the devices-per-state gauge and introspection.
+const (
+	clockUnknown  = iota // no stamp learned from yet
+	clockLearning        // fewer than learnPings
+	clockLocked          // the skew tolerance applies
+	clockStepping        // a step candidate is pending
+	numClockStates
+)
+
+var clockStateNames = [numClockStates]string{"unknown", "learning", "locked", "stepping"}
+
+// learnPings is how many pings a new device's offset is learned from
+// before stamps are judged against it: a first ping may have come late.
+const learnPings = 4
+
+// stepPings is how many consistent pings confirm a step of a second or
+// more. Fewer made runs of delayed pings look like steps; more kept a
+// stepped device's pings aside for longer.
+const stepPings = 3
+
+// behindTolerance is how far behind its model a stamp may be and still
+// count as fresh; the rest are delayed pings or a backward step, and a
+// backward step is at least half a second in the fleet model.
+const behindTolerance = 400_000_000
+
+// state returns the model's state for gauges and introspection.
+func (c *clock) state() int {
+	switch {
+	case c.learned == 0:
+		return clockUnknown
+	case c.candN != 0:
+		return clockStepping
+	case c.learned < learnPings:
+		return clockLearning
+	}
+	return clockLocked
+}
+
+// verdict is what the model makes of one stamp.
+type verdict uint8
+
+const (
+	fresh   verdict = iota // agrees with the model: ordered by its timeline
+	ahead                  // implausibly ahead: clamped to the model's clock
+	behind                 // behind the model: delayed, or a backward step under way
+	stepped                // confirmed a step: the model's shift moved
+)
+
+// judge places a stamp (Unix ns, after the front-end's absolute checks)
+// received at server wall time wall and processor instant now, learning
+// from it. skew is how far ahead of the model a stamp may be, maxOff how
+// far from the server a new device's clock may be.
+func (c *clock) judge(stamp, wall, now, skew, maxOff int64) verdict {
+	y := stamp - c.shift - wall
+	if c.learned < learnPings {
+		// A new device: trust it within maxOff, learn upward only (a
+		// first ping that came late says the clock is behind).
+		if y < -maxOff {
+			return fresh // a backlog: its stamps are fine, it teaches nothing
+		}
+		if c.learned == 0 || y > c.off {
+			c.off = y
+		}
+		c.learned++
+		return fresh
+	}
+	switch {
+	case y > c.off+skew && y > skew:
+		// Ahead of the model and of the server: a glitch or a forward
+		// step. (A stamp at or before the server's clock is never ahead:
+		// a backlog's stamps rise toward it.)
+		if c.candidate(1, y, stamp, now) {
+			return c.step()
+		}
+		return ahead
+	case y < c.off-behindTolerance:
+		if c.candidate(-1, y, stamp, now) {
+			return c.step()
+		}
+		return behind
+	}
+	c.candN = 0
+	c.off = max(c.off, y)
+	return fresh
+}
+
+// candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
+// −1 behind) and reports whether it confirms a step. A ping joins when
+// its stamp advanced about as much as the server's clock since the
+// previous one: a backlog arriving in a burst, oldest- or newest-first,
+// moves its stamps by seconds in milliseconds and never confirms.
+func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
+	ds, da := stamp-c.lastStamp, now-c.lastArr
+	joins := c.candN != 0 && (c.candN > 0) == (dir > 0) &&
+		ds > 0 && 2*da > ds && da < 2*ds+1_000_000_000
+	c.lastStamp, c.lastArr = stamp, now
+	if !joins {
+		if c.candN == 0 || (c.candN > 0) != (dir > 0) {
+			c.since = now // a streak of disagreeing pings begins
+		}
+		c.cand, c.candN = y, dir
+		return false
+	}
+	c.cand = max(c.cand, y)
+	c.candN += dir
+	n := int(c.candN) * int(dir)
+	// A step under a second is a few delayed pings in a row about as often
+	// as it is a step: it needs twice the evidence.
+	if d := c.cand - c.off; n >= 2*stepPings || n >= stepPings && (d >= smallStep || d <= -smallStep) {
+		return true
+	}
+	return false
+}
+
+// smallStep is the size under which a step needs twice the pings.
+const smallStep = 1_000_000_000
+
+// step starts a new clock generation at the candidate's offset, keeping
+// the timeline continuous: a stamp of the new generation lands where the
+// model expected it.
+func (c *clock) step() verdict {
+	c.shift += c.cand - c.off
+	c.candN = 0
+	return stepped
+}
+
+// previous reports whether a stamp received at wall and processor instant
+// arr belongs to the generation before the last step: shortly after a
+// step, a ping goes to the generation in which its transit delay is the
+// smallest that is not negative (beyond the model's noise).
+func (c *clock) previous(stamp, wall, arr int64) bool {
+	if c.stepAt == 0 || arr-c.stepAt > stragglerWindow || c.learned < learnPings {
+		return false
+	}
+	dCur := c.off - (stamp - c.shift - wall)
+	dPrev := c.off - (stamp - c.prevShift - wall)
+	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
+}
+
+// noise is how far ahead of the model a stamp of its generation may be:
+// the minimum-delay filter settles a little above the true minimum.
+const noise = 250_000_000
+
+// stragglerWindow is how long after a step a ping may still belong to the
+// generation before it: a few times the transport delay's tail.
+const stragglerWindow = 10_000_000_000
+
+// bootTimeline places a stamp before the plausibility floor (a cold boot
+// counting from epoch zero or 1980), received at wall and processor
+// instant arr, on the device's timeline by its counting clock. The clock
+// is anchored at its first such stamp: at the model's clock, or, in a
+// backlog burst (pings milliseconds apart), beside the ping that arrived
+// just before it, since a burst's arrival says nothing of when its pings
+// were fixed. A counting clock that ran ahead or, outside a burst, fell
+// back by more than a boot takes is anchored again (it restarted).
+func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
+	now := wall + c.off
+	burst := c.learned > 0 && arr-c.prevArr < burstGap
+	if c.booted {
+		if t := stamp - c.boot; t <= now+skew && (burst || t >= now-60_000_000_000) {
+			return t
+		}
+	}
+	at := now
+	if burst {
+		at = c.prevEvent
+	}
+	c.boot, c.booted = stamp-at, true
+	return at
+}
+
+// burstGap is how close a ping follows the one before it in a backlog
+// burst: a tracker flushing its queue sends them back to back.
+const burstGap = 50_000_000

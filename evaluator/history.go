@@ -1,0 +1,294 @@
+package evaluator
+
+import (
+	"slices"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+)
+
+// point is a committed ping, kept so that a late ping can be placed
+// among the pings around it: its fence membership is evaluated again
+// from the position when a late ping needs it.
+type point struct {
+	event    int64 // timeline
+	wall     int64 // ingest wall clock, Unix ns
+	lat, lon float64
+}
+
+// lateBatch holds a device's late pings until they stop coming: a
+// store-and-forward backlog is reconciled whole, and pings that turn out
+// to be a backward step are put back on the live path.
+type lateBatch struct {
+	pings       []held
+	first, last int64 // arrivals of the oldest and newest, processor ns
+}
+
+// due reports whether b is to be reconciled at now: no late ping came
+// for wait, or its first has waited maxWait (a device that keeps sending
+// the odd late ping).
+func (b *lateBatch) due(now int64, wait int64) bool {
+	return now-b.last >= wait || now-b.first >= 4*wait
+}
+
+// change is one membership change that a reconciled run implies.
+type change struct {
+	fence *fence.Fence
+	typ   Type
+	at    int // index in the run; len(run) is the committed ping after it
+}
+
+// commit records a released ping in the device's history, dropping what
+// falls out of it: pings older than the history window, and the oldest
+// beyond HistoryPoints while no late batch waits to be placed among them.
+func (p *Processor) commit(d *device, pg *Ping) {
+	d.done = max(d.done, pg.Event)
+	if p.cfg.History <= 0 || d.holdUs == 0 {
+		return
+	}
+	if d.hist == nil {
+		d.hist = make([]point, 0, 2)
+	}
+	d.hist = append(d.hist, point{event: pg.Event, wall: pg.Ingest.UnixNano(), lat: pg.Lat, lon: pg.Lon})
+	p.trim(d)
+}
+
+// committed reports whether a ping at event is in d's history.
+func (d *device) committed(event int64) bool {
+	for i := range d.hist {
+		if d.hist[i].event == event {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Processor) trim(d *device) {
+	if d.late != nil || len(d.hist) == 0 {
+		return
+	}
+	cut := 0
+	horizon := d.hist[len(d.hist)-1].event - int64(p.cfg.History)
+	for cut < len(d.hist)-1 && (len(d.hist)-cut > p.cfg.HistoryPoints || d.hist[cut].event < horizon) {
+		cut++
+	}
+	if cut > 0 {
+		n := copy(d.hist, d.hist[cut:])
+		d.hist = d.hist[:n]
+	}
+}
+
+// deferLate holds a late ping in its device's batch; the batch is reconciled
+// once no late ping has come for HistoryWait.
+func (p *Processor) deferLate(d *device, h *held, now int64) {
+	if d.late == nil {
+		if n := len(p.batches); n > 0 {
+			d.late = p.batches[n-1]
+			p.batches = p.batches[:n-1]
+		} else {
+			d.late = &lateBatch{}
+		}
+	}
+	if len(d.late.pings) == 0 {
+		d.late.first = now
+	}
+	d.late.pings = append(d.late.pings, *h)
+	d.late.last = now
+	p.deferred++
+	p.timers.push(now+int64(p.cfg.HistoryWait), d)
+}
+
+// undefer puts the pings of d's batch that arrived at or after since back
+// on the live path, re-keyed by shift (a step confirmed since they came),
+// or all of them when all is set.
+func (p *Processor) undefer(d *device, since, shift int64, now int64) {
+	b := d.late
+	if b == nil {
+		return
+	}
+	k := 0
+	p.redo = p.redo[:0]
+	for _, h := range b.pings {
+		// After a step, only pings that fit the new generation move to it:
+		// the rest were delayed pings of the old one.
+		if h.arrived >= since && (shift == 0 || d.clk.off-(h.stamp-d.clk.shift-h.wall) >= -noise) {
+			h.event -= shift
+			p.redo = append(p.redo, h)
+			continue
+		}
+		b.pings[k] = h
+		k++
+	}
+	b.pings = b.pings[:k]
+	p.deferred -= len(p.redo)
+	if k == 0 {
+		p.freeBatch(d)
+	}
+	for i := range p.redo {
+		h := &p.redo[i]
+		p.placeLive(d, h, now)
+	}
+}
+
+// freeBatch gives d's empty batch back to the pool.
+func (p *Processor) freeBatch(d *device) {
+	b := d.late
+	d.late = nil
+	clear(b.pings)
+	b.pings = b.pings[:0]
+	if cap(b.pings) <= 4*p.cfg.BufferCap {
+		p.batches = append(p.batches, b)
+	}
+	p.trim(d)
+}
+
+// reconcileLate places d's batch into its history. Pings after everything
+// committed go back to the live path; pings before the history go to the
+// late output; the rest are merged in event order, and the transitions
+// the merged history implies that were not published are published as
+// historic ones.
+func (p *Processor) reconcileLate(d *device, now int64) {
+	b := d.late
+	pings := b.pings
+	slices.SortFunc(pings, func(a, b held) int {
+		if a.less(&b) {
+			return -1
+		}
+		if b.less(&a) {
+			return 1
+		}
+		return 0
+	})
+	p.deferred -= len(pings)
+	// Pings after the newest committed ping are the newest news: live
+	// (only a timer's instant, such as a DWELL's, may lie after them).
+	n := len(pings)
+	for n > 0 && len(d.hist) > 0 && pings[n-1].event >= d.hist[len(d.hist)-1].event {
+		n--
+	}
+	p.redo = append(p.redo[:0], pings[n:]...)
+	pings = pings[:n]
+	first := 0
+	for first < len(pings) && (len(d.hist) == 0 || pings[first].event < d.hist[0].event) {
+		p.lost(d, &pings[first])
+		first++
+	}
+	pings = pings[first:]
+	// Merge run by run: the pings between history points j and j+1.
+	j := 0
+	merged := d.hist
+	p.merged = p.merged[:0]
+	for i := 0; i < len(pings); {
+		for j+1 < len(merged) && merged[j+1].event <= pings[i].event {
+			p.merged = append(p.merged, merged[j])
+			j++
+		}
+		k := i
+		for k < len(pings) && (j+1 >= len(merged) || pings[k].event < merged[j+1].event) {
+			k++
+		}
+		p.mergeRun(d, &merged[j], pings[i:k], merged[j+1:], now)
+		p.merged = append(p.merged, merged[j])
+		for _, h := range pings[i:k] {
+			p.merged = append(p.merged, point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon})
+		}
+		j++
+		i = k
+	}
+	p.merged = append(p.merged, merged[min(j, len(merged)):]...)
+	d.hist = append(d.hist[:0], p.merged...)
+	p.m.Reconciled.Add(len(pings))
+	p.freeBatch(d)
+	for i := range p.redo {
+		if h := &p.redo[i]; h.event > d.done {
+			p.placeLive(d, h, now)
+		} else {
+			h.ping(&p.ping, d.id)
+			p.evaluate(d, &p.ping, now)
+		}
+	}
+}
+
+// lost sends a late ping that no history can place to the late output.
+func (p *Processor) lost(d *device, h *held) {
+	var pg Ping
+	h.ping(&pg, d.id)
+	pg.Stamp, pg.HasStamp = h.stamp, h.clamp != ClampMissing
+	p.late = Late{Ping: pg, Reason: LateBeforeHistory, Watermark: d.wm}
+	p.m.Late.Inc()
+	p.sink.Late(&p.late)
+}
+
+// mergeRun publishes what a run of late pings between committed points a
+// and next[0] (if any) implies. Per fence, the run's membership changes
+// are compared with what was published at next[0]: where a and next[0]
+// agree, every change is new (an ENTER and EXIT inside a gap); where they
+// differ, the published transition stands for the last change and the
+// others are new.
+func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now int64) {
+	set := p.fences()
+	p.prev = append(p.prev[:0], p.search.Contains(set, a.lat, a.lon)...)
+	p.changes = p.changes[:0]
+	for i := range run {
+		p.diff(p.search.Contains(set, run[i].lat, run[i].lon), i)
+	}
+	if len(next) > 0 {
+		p.diff(p.search.Contains(set, next[0].lat, next[0].lon), len(run))
+	}
+	for ci, c := range p.changes {
+		last, odd := true, true
+		for _, o := range p.changes[ci+1:] {
+			if o.fence == c.fence {
+				last = false
+				break
+			}
+		}
+		if last {
+			for _, o := range p.changes[:ci] {
+				if o.fence == c.fence {
+					odd = !odd
+				}
+			}
+		}
+		if len(next) > 0 && last && odd {
+			// Published at next[0]; an ENTER it stands for began earlier.
+			if c.typ == Enter && c.at < len(run) {
+				if i := d.state(c.fence.ID); i >= 0 && d.states[i].inside && d.states[i].enter == next[0].event {
+					d.states[i].enter = run[c.at].event
+				}
+			}
+			continue
+		}
+		var at point
+		if c.at < len(run) {
+			h := &run[c.at]
+			at = point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon}
+		} else {
+			at = next[0]
+		}
+		p.out = Transition{
+			Device: d.id, Fence: c.fence.ID, Type: c.typ, Event: at.event,
+			Lat: at.lat, Lon: at.lon, Ingest: time.Unix(0, at.wall),
+			Decided: p.base.Add(time.Duration(now)), Historic: true,
+			Stamp: at.event + d.clk.shift, Offset: d.clk.off + d.clk.shift,
+		}
+		p.m.Historic[c.typ].Inc()
+		p.sink.Transition(&p.out)
+	}
+}
+
+// diff appends the changes from p.prev to hits at run index i, EXITs
+// first, and makes hits the new p.prev. Both are sorted by fence ID.
+func (p *Processor) diff(hits []*fence.Fence, i int) {
+	for _, f := range p.prev {
+		if find(hits, f.ID) == nil {
+			p.changes = append(p.changes, change{f, Exit, i})
+		}
+	}
+	for _, f := range hits {
+		if find(p.prev, f.ID) == nil {
+			p.changes = append(p.changes, change{f, Enter, i})
+		}
+	}
+	p.prev = append(p.prev[:0], hits...)
+}
