@@ -77,7 +77,9 @@ func TestCaptureRecordsAcceptedPings(t *testing.T) {
 		}
 		prev = g.Ingest
 		if w.Clamp == evaluator.ClampMissing {
-			w.Event = g.Ingest // a missing stamp is clamped to the ingest wall time
+			// A missing stamp is clamped to the device's clock as its model
+			// has it: the offset learned from its first ping.
+			w.Event = g.Ingest + (got[0].Event - got[0].Ingest)
 		}
 		w.Ingest = g.Ingest
 		if g != w {
