@@ -244,6 +244,8 @@ type transition struct {
 	Fence  string `json:"fence"`
 	Type   string `json:"type"`
 	Ts     int64  `json:"ts"`
+	// Historic is set on a transition late pings revealed.
+	Historic bool `json:"historic"`
 
 	retained bool
 }
@@ -252,6 +254,9 @@ type transition struct {
 // delivery.
 func (tr transition) String() string {
 	s := fmt.Sprintf("%s %s %s @%d", tr.Type, tr.Fence, tr.Device, tr.Ts)
+	if tr.Historic {
+		s += " (historic)"
+	}
 	if tr.retained {
 		s += " (retained)"
 	}
