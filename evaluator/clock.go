@@ -26,13 +26,21 @@ type clock struct {
 	// The generation before the last step, and when the step was found:
 	// pings fixed before a step may still arrive after it.
 	prevShift, stepAt int64
-	// The timeline and arrival of the last ping with a trusted stamp: a
-	// counting clock's pings in a backlog burst are placed beside it.
+	// The timeline and arrival of the previous ping, and whether it was a
+	// counting clock's: a counting clock's pings in a backlog burst are
+	// placed beside their neighbours.
 	prevEvent, prevArr int64
-	since              int64
-	learned            uint8 // pings learned from, saturating at learnPings
-	candN              int8  // +n: n pings ahead; −n: n pings behind
-	booted             bool  // boot is set
+	prevBoot           bool
+	// A counting clock anchored at the model's clock, not beside a
+	// neighbour in a burst (bootProv), since arrival bootArr; bootStep is
+	// its last step between consecutive pings.
+	bootProv          bool
+	bootArr, bootStep int64
+	bootLast          int64 // the latest timeline the count reached
+	since             int64
+	learned           uint8 // pings learned from, saturating at learnPings
+	candN             int8  // +n: n pings ahead; −n: n pings behind
+	booted            bool  // boot is set
 }
 
 // Clock states, for the devices-per-state gauge and introspection.
@@ -55,10 +63,11 @@ const learnPings = 4
 // stepped device's pings aside for longer.
 const stepPings = 3
 
-// behindTolerance is how far behind its model a stamp may be and still
-// count as fresh; the rest are delayed pings or a backward step, and a
-// backward step is at least half a second in the fleet model.
-const behindTolerance = 400_000_000
+// minBehind is how far behind its model a stamp may always be and still
+// count as fresh; the rest are delayed pings or a backward step. The
+// tolerance is the hold when that is longer: a ping delayed less than the
+// hold is one the buffer orders, never a step's.
+const minBehind = 400_000_000
 
 // state returns the model's state for gauges and introspection.
 func (c *clock) state() int {
@@ -85,9 +94,10 @@ const (
 
 // judge places a stamp (Unix ns, after the front-end's absolute checks)
 // received at server wall time wall and processor instant now, learning
-// from it. skew is how far ahead of the model a stamp may be, maxOff how
-// far from the server a new device's clock may be.
-func (c *clock) judge(stamp, wall, now, skew, maxOff int64) verdict {
+// from it. skew is how far ahead of the model a stamp may be, behindTol
+// how far behind, maxOff how far from the server a new device's clock may
+// be.
+func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 	y := stamp - c.shift - wall
 	if c.learned < learnPings {
 		// A new device: trust it within maxOff, learn upward only (a
@@ -110,7 +120,7 @@ func (c *clock) judge(stamp, wall, now, skew, maxOff int64) verdict {
 			return c.step()
 		}
 		return ahead
-	case y < c.off-behindTolerance:
+	case y < c.off-behindTol:
 		if c.candidate(-1, y, stamp, now) {
 			return c.step()
 		}
@@ -122,14 +132,15 @@ func (c *clock) judge(stamp, wall, now, skew, maxOff int64) verdict {
 }
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
-// −1 behind) and reports whether it confirms a step. A ping joins when
-// its stamp advanced about as much as the server's clock since the
-// previous one: a backlog arriving in a burst, oldest- or newest-first,
-// moves its stamps by seconds in milliseconds and never confirms.
+// −1 behind) and reports whether it confirms a step. A ping joins when it
+// disagrees by about as much as the candidate's pings (its timeline −
+// ingest within a second of theirs: a step moves every ping alike, the
+// network reorders them) and did not come in a burst: a backlog arriving
+// milliseconds apart moves its stamps by seconds and never confirms.
 func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
-	ds, da := stamp-c.lastStamp, now-c.lastArr
+	da := now - c.lastArr
 	joins := c.candN != 0 && (c.candN > 0) == (dir > 0) &&
-		ds > 0 && 2*da > ds && da < 2*ds+1_000_000_000
+		da >= burstGap && y > c.cand-stepBand && y < c.cand+stepBand
 	c.lastStamp, c.lastArr = stamp, now
 	if !joins {
 		if c.candN == 0 || (c.candN > 0) != (dir > 0) {
@@ -148,6 +159,10 @@ func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
 	}
 	return false
 }
+
+// stepBand is how far apart the pings of one step candidate may sit
+// against the server's clock: transport delays differ by about that.
+const stepBand = 1_000_000_000
 
 // smallStep is the size under which a step needs twice the pings.
 const smallStep = 1_000_000_000
@@ -185,27 +200,72 @@ const stragglerWindow = 10_000_000_000
 // bootTimeline places a stamp before the plausibility floor (a cold boot
 // counting from epoch zero or 1980), received at wall and processor
 // instant arr, on the device's timeline by its counting clock. The clock
-// is anchored at its first such stamp: at the model's clock, or, in a
-// backlog burst (pings milliseconds apart), beside the ping that arrived
-// just before it, since a burst's arrival says nothing of when its pings
-// were fixed. A counting clock that ran ahead or, outside a burst, fell
-// back by more than a boot takes is anchored again (it restarted).
+// is anchored at its first such stamp: beside the ping that arrived just
+// before it in a backlog burst (pings milliseconds apart: a burst's
+// arrival says nothing of when its pings were fixed), else at the model's
+// clock, provisionally: a burst may only begin with it (see reanchor). A
+// count that ran ahead of the clock or, outside a burst, fell back is
+// anchored again: the tracker booted again.
 func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
-	burst := c.learned > 0 && arr-c.prevArr < burstGap
+	prev := c.prevEvent
+	burst := c.learned > 0 && arr-c.prevArr < burstGap && now-prev > backlogAge
+	c.prevArr, c.prevBoot = arr, true
 	if c.booted {
-		if t := stamp - c.boot; t <= now+skew && (burst || t >= now-60_000_000_000) {
+		// The same count goes on (through an outage too) unless it ran
+		// ahead of the clock or, outside a burst, fell back: a restart.
+		if t := stamp - c.boot; t <= now+skew && (burst || t >= c.bootLast-skew) {
+			if burst && c.bootProv {
+				c.bootStep = t - prev
+			}
+			if !burst && t > now {
+				// A ping that came faster than the one anchoring the count
+				// (the minimum-delay filter again): anchor it closer.
+				c.boot, t = stamp-now, now
+			}
+			c.prevEvent, c.bootLast = t, max(c.bootLast, t)
 			return t
 		}
 	}
 	at := now
+	c.bootProv, c.bootArr, c.bootStep = !burst, arr, 0
 	if burst {
-		at = c.prevEvent
+		at = prev
 	}
 	c.boot, c.booted = stamp-at, true
+	c.prevEvent, c.bootLast = at, at
 	return at
+}
+
+// reanchor is called for a ping with a trusted stamp at timeline event,
+// received at arr. If it follows a provisionally anchored counting clock's
+// pings in a burst, it returns how far to move those pings (received
+// since bootArr) so that they sit beside it, in the burst's direction.
+func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
+	now := wall + c.off
+	burst := arr-c.prevArr < burstGap && c.prevBoot && c.bootProv && now-event > backlogAge
+	last := c.prevEvent
+	c.prevEvent, c.prevArr, c.prevBoot, c.bootProv = event, arr, false, false
+	if !burst {
+		return 0, false
+	}
+	// Oldest-first (the count rose), the boot's last ping came just before
+	// this one; newest-first, just after. One ping alone: oldest-first, the
+	// common flush.
+	step := c.bootStep
+	if step == 0 {
+		step = 1_000_000
+	}
+	delta = event - step - last
+	c.boot -= delta
+	return delta, true
 }
 
 // burstGap is how close a ping follows the one before it in a backlog
 // burst: a tracker flushing its queue sends them back to back.
 const burstGap = 50_000_000
+
+// backlogAge is how far behind the device's clock the pings of a backlog
+// burst are at least: two pings that merely came close together, one of
+// them delayed, are no burst.
+const backlogAge = 5_000_000_000

@@ -120,7 +120,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	}
 	v := p.judge(d, pg, wall, now)
 	h := heldOf(pg, wall)
-	if v == behind && p.cfg.History > 0 && h.event <= d.wm {
+	if v == behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
 		p.deferLate(d, &h, now)
@@ -159,16 +159,19 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 		pg.Stamp, pg.Event = stamp, stamp-c.prevShift
 		return fresh
 	}
-	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTolerance && d.committed(stamp-c.shift) {
+	behindTol := max(minBehind, d.hold())
+	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTol && d.committed(stamp-c.shift) {
 		// A redelivered copy of a committed ping: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.shift
 		return fresh
 	}
 	shift0, since, wasBehind := c.shift, c.since, c.candN < 0
-	v := c.judge(stamp, wall, now, skew, int64(p.cfg.MaxClockOffset))
+	v := c.judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
 	pg.Stamp = stamp
 	pg.Event = stamp - c.shift
-	c.prevEvent, c.prevArr = pg.Event, now
+	if delta, ok := c.reanchor(pg.Event, wall, now); ok {
+		p.moveBoot(d, c.bootArr, delta)
+	}
 	switch {
 	case v == ahead:
 		pg.Event = model
@@ -189,6 +192,32 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 	return v
 }
 
+// moveBoot moves the pings of a provisionally anchored counting clock,
+// received since arr, by delta on the timeline, wherever they wait.
+func (p *Processor) moveBoot(d *device, since, delta int64) {
+	moved := false
+	for i := range d.buf {
+		if h := &d.buf[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
+			h.event += delta
+			h.stamp += delta
+			moved = true
+		}
+	}
+	if moved {
+		for i := len(d.buf)/2 - 1; i >= 0; i-- {
+			d.buf.down(i)
+		}
+	}
+	if d.late != nil {
+		for i := range d.late.pings {
+			if h := &d.late.pings[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
+				h.event += delta
+				h.stamp += delta
+			}
+		}
+	}
+}
+
 // placeLive buffers a judged ping, releases it at once when it comes
 // after everything committed and the watermark is past it, or holds it
 // for reconciliation when it comes before what was committed.
@@ -200,7 +229,11 @@ func (p *Processor) placeLive(d *device, h *held, now int64) {
 		// One deadline per buffered ping: they come in arrival order, so
 		// the queue is a FIFO (see deadlines).
 		p.timers.push(h.arrived+d.hold(), d)
-		p.raise(d, h.event, h.wall, now)
+		if h.clamp != ClampBeforeFloor {
+			// A counting clock's anchor is a guess until its burst says
+			// otherwise (clock.reanchor): it moves nothing.
+			p.raise(d, h.event, h.wall, now)
+		}
 		if w := d.high - d.hold(); w > d.wm {
 			d.wm = w
 		}
@@ -264,10 +297,14 @@ func (p *Processor) Advance(now time.Time) {
 		d := p.timers.pop().dev
 		if d.late != nil {
 			wait := int64(p.cfg.HistoryWait)
-			if d.late.due(n, wait) {
+			if p.lateDue(d, n) {
 				p.reconcileLate(d, n)
 			} else {
-				p.timers.push(min(d.late.last+wait, d.late.first+4*wait), d)
+				next := d.late.last + wait
+				if next <= n { // due, but a step is being told: look again soon
+					next = n + wait/4
+				}
+				p.timers.push(min(next, d.late.first+4*wait), d)
 			}
 		}
 		if len(d.buf) == 0 {
