@@ -18,9 +18,7 @@ type clock struct {
 	boot int64
 	// A step candidate: pings that disagree with the model in the same
 	// direction, consistently with each other. cand is their largest
-	// timeline − ingest, last the stamp and arrival of the newest, and
-	// since the arrival of the first ping of the streak of pings that
-	// disagreed in that direction.
+	// timeline − ingest, last the stamp and arrival of the newest.
 	cand               int64
 	lastStamp, lastArr int64
 	// The generation before the last step, and when the step was found:
@@ -143,9 +141,6 @@ func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
 		da >= burstGap && y > c.cand-stepBand && y < c.cand+stepBand
 	c.lastStamp, c.lastArr = stamp, now
 	if !joins {
-		if c.candN == 0 || (c.candN > 0) != (dir > 0) {
-			c.since = now // a streak of disagreeing pings begins
-		}
 		c.cand, c.candN = y, dir
 		return false
 	}
@@ -187,6 +182,16 @@ func (c *clock) previous(stamp, wall, arr int64) bool {
 	dCur := c.off - (stamp - c.shift - wall)
 	dPrev := c.off - (stamp - c.prevShift - wall)
 	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
+}
+
+// newer reports whether a stamp received at wall belongs to the
+// generation that a step by shift just began rather than to the one
+// before it: the one in which its transit delay is the smaller that is
+// not negative.
+func (c *clock) newer(stamp, wall, shift int64) bool {
+	dNew := c.off - (stamp - c.shift - wall)
+	dOld := c.off - (stamp - (c.shift - shift) - wall)
+	return dNew >= -noise && (dOld < -noise || dNew < dOld)
 }
 
 // noise is how far ahead of the model a stamp of its generation may be:
@@ -264,6 +269,10 @@ func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
 // burstGap is how close a ping follows the one before it in a backlog
 // burst: a tracker flushing its queue sends them back to back.
 const burstGap = 50_000_000
+
+// neverArrived is the previous arrival of a device's first ping: long
+// before it, whatever the processor's clock.
+const neverArrived = -1 << 62
 
 // backlogAge is how far behind the device's clock the pings of a backlog
 // burst are at least: two pings that merely came close together, one of

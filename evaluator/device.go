@@ -16,7 +16,10 @@ type device struct {
 	states []fenceState // sorted by fence ID
 	hist   []point      // committed pings, oldest first (see commit)
 	late   *lateBatch   // late pings waiting to be reconciled; usually nil
-	clk    clock
+	// trimmed is set once hist lost its oldest point (or a restart's
+	// state stands before it): a ping before hist[0] is then beyond it.
+	trimmed bool
+	clk     clock
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -84,6 +85,7 @@ func (p *Processor) trim(d *device) {
 		cut++
 	}
 	if cut > 0 {
+		d.trimmed = true
 		n := copy(d.hist, d.hist[cut:])
 		d.hist = d.hist[:n]
 	}
@@ -109,10 +111,12 @@ func (p *Processor) deferLate(d *device, h *held, now int64) {
 	p.timers.push(now+int64(p.cfg.HistoryWait), d)
 }
 
-// undefer puts the pings of d's batch that arrived at or after since back
-// on the live path, re-keyed by shift (a step confirmed since they came),
-// or all of them when all is set.
-func (p *Processor) undefer(d *device, since, shift int64, now int64) {
+// undefer puts the pings of d's batch that belong to the generation a
+// step by shift just began back on the live path, re-keyed: the one in
+// which a ping's transit delay is the smaller that is not negative (see
+// clock.newer), whenever it came. The others were delayed pings of the
+// generation before.
+func (p *Processor) undefer(d *device, shift int64, now int64) {
 	b := d.late
 	if b == nil {
 		return
@@ -120,9 +124,7 @@ func (p *Processor) undefer(d *device, since, shift int64, now int64) {
 	k := 0
 	p.redo = p.redo[:0]
 	for _, h := range b.pings {
-		// After a step, only pings that fit the new generation move to it:
-		// the rest were delayed pings of the old one.
-		if h.arrived >= since && (shift == 0 || d.clk.off-(h.stamp-d.clk.shift-h.wall) >= -noise) {
+		if d.clk.newer(h.stamp, h.wall, shift) {
 			h.event -= shift
 			p.redo = append(p.redo, h)
 			continue
@@ -137,7 +139,7 @@ func (p *Processor) undefer(d *device, since, shift int64, now int64) {
 	}
 	for i := range p.redo {
 		h := &p.redo[i]
-		p.placeLive(d, h, now)
+		p.placeLive(d, h, false, now)
 	}
 }
 
@@ -181,14 +183,28 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	pings = pings[:n]
 	first := 0
 	for first < len(pings) && (len(d.hist) == 0 || pings[first].event < d.hist[0].event) {
-		p.lost(d, &pings[first])
 		first++
 	}
+	if first > 0 && len(d.hist) > 0 && !d.trimmed {
+		// Before the device's first committed ping: nothing was before it.
+		p.mergeRun(d, nil, pings[:first], d.hist, now)
+		p.m.Reconciled.Add(first)
+	} else {
+		for i := range pings[:first] {
+			p.lost(d, &pings[i])
+		}
+	}
+	before := pings[:first]
 	pings = pings[first:]
 	// Merge run by run: the pings between history points j and j+1.
 	j := 0
 	merged := d.hist
 	p.merged = p.merged[:0]
+	if !d.trimmed {
+		for _, h := range before {
+			p.merged = append(p.merged, point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon})
+		}
+	}
 	for i := 0; i < len(pings); {
 		for j+1 < len(merged) && merged[j+1].event <= pings[i].event {
 			p.merged = append(p.merged, merged[j])
@@ -212,7 +228,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.freeBatch(d)
 	for i := range p.redo {
 		if h := &p.redo[i]; h.event > d.done {
-			p.placeLive(d, h, now)
+			p.placeLive(d, h, false, now)
 		} else {
 			h.ping(&p.ping, d.id)
 			p.evaluate(d, &p.ping, now)
@@ -231,14 +247,17 @@ func (p *Processor) lost(d *device, h *held) {
 }
 
 // mergeRun publishes what a run of late pings between committed points a
-// and next[0] (if any) implies. Per fence, the run's membership changes
+// (nil: before the device's first) and next[0] (if any) implies. Per fence, the run's membership changes
 // are compared with what was published at next[0]: where a and next[0]
 // agree, every change is new (an ENTER and EXIT inside a gap); where they
 // differ, the published transition stands for the last change and the
 // others are new.
 func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now int64) {
 	set := p.fences()
-	p.prev = append(p.prev[:0], p.search.Contains(set, a.lat, a.lon)...)
+	p.prev = p.prev[:0]
+	if a != nil { // else before the device's first ping: inside nothing
+		p.prev = append(p.prev, p.search.Contains(set, a.lat, a.lon)...)
+	}
 	p.changes = p.changes[:0]
 	for i := range run {
 		p.diff(p.search.Contains(set, run[i].lat, run[i].lon), i)
@@ -270,22 +289,67 @@ func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now 
 			}
 			continue
 		}
-		var at point
-		if c.at < len(run) {
-			h := &run[c.at]
-			at = point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon}
-		} else {
-			at = next[0]
+		at := p.runPoint(run, next, c.at)
+		p.historic(d, c.fence.ID, c.typ, &at, at.event, now)
+		if c.typ == Enter {
+			p.historicDwell(d, c, run, next, now)
 		}
-		p.out = Transition{
-			Device: d.id, Fence: c.fence.ID, Type: c.typ, Event: at.event,
-			Lat: at.lat, Lon: at.lon, Ingest: time.Unix(0, at.wall),
-			Decided: p.base.Add(time.Duration(now)), Historic: true,
-			Stamp: at.event + d.clk.shift, Offset: d.clk.off + d.clk.shift,
-		}
-		p.m.Historic[c.typ].Inc()
-		p.sink.Transition(&p.out)
 	}
+	p.publishRevealed()
+}
+
+// runPoint returns the point at index i of a run followed by next.
+func (p *Processor) runPoint(run []held, next []point, i int) point {
+	if i < len(run) {
+		h := &run[i]
+		return point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon}
+	}
+	return next[i-len(run)]
+}
+
+// historicDwell publishes the DWELL of a historic ENTER c, when the run
+// (and the committed pings after it) show the device inside its fence
+// for the fence's dwell.
+func (p *Processor) historicDwell(d *device, c change, run []held, next []point, now int64) {
+	dw, ok := p.dwellOf(c.fence)
+	if !ok {
+		return
+	}
+	enter := p.runPoint(run, next, c.at).event
+	for i := c.at + 1; i < len(run)+len(next); i++ {
+		pt := p.runPoint(run, next, i)
+		if find(p.search.Contains(p.fences(), pt.lat, pt.lon), c.fence.ID) == nil {
+			return // left before the dwell was reached
+		}
+		if pt.event >= enter+dw {
+			p.historic(d, c.fence.ID, Dwell, &pt, enter+dw, now)
+			return
+		}
+	}
+}
+
+// historic publishes a transition that late pings revealed, caused by the
+// ping at pt, at event (pt's, or a DWELL's instant).
+func (p *Processor) historic(d *device, fenceID string, typ Type, pt *point, event, now int64) {
+	p.out = Transition{
+		Device: d.id, Fence: fenceID, Type: typ, Event: event,
+		Lat: pt.lat, Lon: pt.lon, Ingest: time.Unix(0, pt.wall),
+		Decided: p.base.Add(time.Duration(now)), Historic: true,
+		Stamp: event + d.clk.shift, Offset: d.clk.off + d.clk.shift,
+	}
+	p.m.Historic[typ].Inc()
+	p.revealed = append(p.revealed, p.out)
+}
+
+// publishRevealed sends the historic transitions of one run in event
+// order (a DWELL may come due after another fence's change).
+func (p *Processor) publishRevealed() {
+	slices.SortStableFunc(p.revealed, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	for i := range p.revealed {
+		p.sink.Transition(&p.revealed[i])
+	}
+	clear(p.revealed)
+	p.revealed = p.revealed[:0]
 }
 
 // diff appends the changes from p.prev to hits at run index i, EXITs

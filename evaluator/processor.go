@@ -31,10 +31,11 @@ type Processor struct {
 	batches  []*lateBatch          // spare late batches, so reconciling does not allocate
 
 	// scratch of reconciliation
-	redo    []held
-	merged  []point
-	prev    []*fence.Fence
-	changes []change
+	redo     []held
+	merged   []point
+	prev     []*fence.Fence
+	changes  []change
+	revealed []Transition // historic transitions of one run, sorted before they go out
 
 	// scratch, reused so the per-ping path does not allocate
 	ping Ping
@@ -77,7 +78,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock{prevArr: neverArrived}, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
@@ -118,6 +119,9 @@ func (p *Processor) Ingest(pg *Ping) {
 		p.evaluate(d, pg, now)
 		return
 	}
+	// A ping that follows the one before within milliseconds is part of a
+	// backlog burst: its order is the burst's, not its arrival's.
+	burst := now-d.clk.prevArr < burstGap
 	v := p.judge(d, pg, wall, now)
 	h := heldOf(pg, wall)
 	if v == behind && p.cfg.History > 0 {
@@ -126,7 +130,7 @@ func (p *Processor) Ingest(pg *Ping) {
 		p.deferLate(d, &h, now)
 		return
 	}
-	p.placeLive(d, &h, now)
+	p.placeLive(d, &h, burst, now)
 }
 
 // judge places pg's stamp on d's timeline (pg.Event, pg.Stamp) and
@@ -165,7 +169,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 		pg.Stamp, pg.Event = stamp, stamp-c.shift
 		return fresh
 	}
-	shift0, since, wasBehind := c.shift, c.since, c.candN < 0
+	shift0 := c.shift
 	v := c.judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
 	pg.Stamp = stamp
 	pg.Event = stamp - c.shift
@@ -180,11 +184,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 	case v == stepped:
 		c.prevShift, c.stepAt = shift0, now
 		p.m.Steps.Inc()
-		p.undefer(d, since, c.shift-shift0, now)
-	case wasBehind && c.candN >= 0:
-		// The pings held as a backward step's were delayed: they go on
-		// by their own stamps.
-		p.undefer(d, since, 0, now)
+		p.undefer(d, c.shift-shift0, now)
 	}
 	if v != ahead && c.learned >= learnPings {
 		p.m.Offset.Observe(time.Duration(c.off + c.shift))
@@ -220,8 +220,9 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 
 // placeLive buffers a judged ping, releases it at once when it comes
 // after everything committed and the watermark is past it, or holds it
-// for reconciliation when it comes before what was committed.
-func (p *Processor) placeLive(d *device, h *held, now int64) {
+// for reconciliation when it comes before what was committed or in a
+// burst.
+func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 	switch {
 	case h.event > d.wm:
 		d.buf.push(h)
@@ -249,9 +250,11 @@ func (p *Processor) placeLive(d *device, h *held, now int64) {
 			d.wm = max(d.wm, p.ping.Event)
 			p.evaluate(d, &p.ping, now)
 		}
-	case h.event > d.done:
+	case h.event > d.done && !(burst && p.cfg.History > 0):
 		// Behind the watermark but after everything committed, and the
-		// buffer holds only pings after the watermark: it is next.
+		// buffer holds only pings after the watermark: it is next (unless
+		// older ones of its burst are still to come: then it is placed
+		// with them).
 		h.ping(&p.ping, d.id)
 		p.evaluate(d, &p.ping, now)
 	case p.cfg.History > 0:
@@ -295,28 +298,30 @@ func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
 	for p.timers.len() > 0 && p.timers.next() <= n {
 		d := p.timers.pop().dev
-		if d.late != nil {
-			wait := int64(p.cfg.HistoryWait)
-			if p.lateDue(d, n) {
-				p.reconcileLate(d, n)
-			} else {
-				next := d.late.last + wait
-				if next <= n { // due, but a step is being told: look again soon
-					next = n + wait/4
+		// The buffer first: a late batch is placed among what its hold
+		// has committed by now.
+		if len(d.buf) > 0 {
+			hold := d.hold()
+			for i := range d.buf {
+				if d.buf[i].arrived+hold <= n {
+					d.wm = max(d.wm, d.buf[i].event)
 				}
-				p.timers.push(min(next, d.late.first+4*wait), d)
 			}
+			p.releaseThrough(d, n)
 		}
-		if len(d.buf) == 0 {
-			continue // released by the watermark since, or forgotten
+		if d.late == nil {
+			continue
 		}
-		hold := d.hold()
-		for i := range d.buf {
-			if d.buf[i].arrived+hold <= n {
-				d.wm = max(d.wm, d.buf[i].event)
-			}
+		wait := int64(p.cfg.HistoryWait)
+		if p.lateDue(d, n) {
+			p.reconcileLate(d, n)
+			continue
 		}
-		p.releaseThrough(d, n)
+		next := d.late.last + wait
+		if next <= n { // due, but a step is being told: look again soon
+			next = n + wait/4
+		}
+		p.timers.push(min(next, d.late.first+4*wait), d)
 	}
 }
 
@@ -499,6 +504,7 @@ func (p *Processor) Restore(device, fenceID string, typ Type, event int64) {
 	d.wm = max(d.wm, event)
 	d.done = max(d.done, event)
 	d.high = max(d.high, event)
+	d.trimmed = true // what came before the restored state is not known
 	i := d.state(fenceID)
 	if typ == Exit {
 		if i >= 0 {
