@@ -131,17 +131,22 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
 // −1 behind) and reports whether it confirms a step. A ping joins when it
-// disagrees by about as much as the candidate's pings (its timeline −
-// ingest within a second of theirs: a step moves every ping alike, the
-// network reorders them) and did not come in a burst: a backlog arriving
-// milliseconds apart moves its stamps by seconds and never confirms.
+// disagrees by about as much as the candidate's freshest (its timeline −
+// ingest within stepBand below theirs: a step moves every ping alike, the
+// network delays some more) and did not come in a burst: a backlog
+// arriving milliseconds apart moves its stamps by seconds and never
+// confirms. A fresher one begins the candidate again, and so does a more
+// delayed one when the candidate is a single ping (a straggler of the
+// old clock may have begun it); else a more delayed one is passed over.
 func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
 	da := now - c.lastArr
-	joins := c.candN != 0 && (c.candN > 0) == (dir > 0) &&
-		da >= burstGap && y > c.cand-stepBand && y < c.cand+stepBand
 	c.lastStamp, c.lastArr = stamp, now
-	if !joins {
+	switch {
+	case c.candN == 0 || (c.candN > 0) != (dir > 0) || y > c.cand+stepBand ||
+		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1):
 		c.cand, c.candN = y, dir
+		return false
+	case da < burstGap || y < c.cand-stepBand:
 		return false
 	}
 	c.cand = max(c.cand, y)
@@ -155,9 +160,9 @@ func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
 	return false
 }
 
-// stepBand is how far apart the pings of one step candidate may sit
-// against the server's clock: transport delays differ by about that.
-const stepBand = 1_000_000_000
+// stepBand is how much more delayed than the candidate's freshest ping a
+// ping of the same step may be: most transport delays differ by less.
+const stepBand = 300_000_000
 
 // smallStep is the size under which a step needs twice the pings.
 const smallStep = 1_000_000_000

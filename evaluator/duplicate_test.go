@@ -3,6 +3,7 @@ package evaluator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,17 +13,21 @@ import (
 // A QoS 1 ping can be delivered twice: the broker resends what a
 // subscriber had not acknowledged when its connection dropped (edgefence
 // bridge after a crash or a reconnect). With a hold, a redelivered ping
-// never changes the transitions: if its original is still buffered, the
-// copy is evaluated next to it at the same position; if the original was
-// released, the watermark has reached its stamp and the copy is late.
-// (Given distinct stamps per device and no buffer overflow; a copy that
-// overflows a full buffer releases another ping early.)
+// changes no transition: if its original is still buffered, the copy is
+// evaluated next to it at the same position; if the original was
+// committed, the copy is placed beside it in the device's history, where
+// it reveals nothing. What may move is an instant: a live transition
+// stands for the last of its kind that late pings reveal (see mergeRun),
+// and which pings came late differs with the copies. So each fence's
+// transitions are compared in event order, by kind. (Given distinct
+// stamps per device and no buffer overflow; a copy that overflows a full
+// buffer releases another ping early.)
 func TestPropertyRedeliveredPingsChangeNoTransition(t *testing.T) {
-	t.Skip("open: copies redelivered seconds late, spaced like their stamps, can confirm a backward clock step (docs/clock.md, known gaps)")
+	t.Skip("known gap (docs/clock.md): with the history on, rapid finds streams of pings 1 ms apart whose redelivered copies change which late pings reveal an EXIT and ENTER")
 	bigBuffer := func(c *Config) { c.BufferCap = 1000 }
 	rapid.Check(t, func(t *rapid.T) {
 		s := stream(t, 2*time.Second)
-		want := feed(newHarness(t, bigBuffer), s)
+		want := withoutInstants(feed(newHarness(t, bigBuffer), s))
 		redelivered := slices.Clone(s)
 		for _, x := range s {
 			if rapid.Bool().Draw(t, "redelivered") {
@@ -30,10 +35,24 @@ func TestPropertyRedeliveredPingsChangeNoTransition(t *testing.T) {
 				redelivered = append(redelivered, x)
 			}
 		}
-		if got := feed(newHarness(t, bigBuffer), redelivered); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := withoutInstants(feed(newHarness(t, bigBuffer), redelivered)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("with redelivered pings:\n got  %v\n want %v", got, want)
 		}
 	})
+}
+
+// withoutInstants drops the instants from transition lines ("device
+// fence TYPE +t"), keeping each fence's in event order.
+func withoutInstants(m map[string][]string) map[string][]string {
+	for _, lines := range m {
+		for i, l := range lines {
+			lines[i] = l[:strings.LastIndexByte(l, ' ')]
+		}
+		slices.SortStableFunc(lines, func(a, b string) int {
+			return strings.Compare(strings.Fields(a)[1], strings.Fields(b)[1])
+		})
+	}
+	return m
 }
 
 // Without a hold nothing is late, so a redelivered ping that arrives after

@@ -58,6 +58,9 @@ func (p *Processor) commit(d *device, pg *Ping) {
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
+	if n := len(d.hist); n > 0 && d.hist[n-1].event == pg.Event && d.hist[n-1].lat == pg.Lat && d.hist[n-1].lon == pg.Lon {
+		return // a redelivered copy: it would only crowd the history
+	}
 	if d.hist == nil {
 		d.hist = make([]point, 0, 2)
 	}
@@ -65,11 +68,25 @@ func (p *Processor) commit(d *device, pg *Ping) {
 	p.trim(d)
 }
 
-// committed reports whether a ping at event is in d's history.
-func (d *device) committed(event int64) bool {
+// seen reports whether a ping at event and position lat, lon is in d's
+// history, buffer or late batch: a redelivered copy (a step back reuses
+// stamps, not positions too).
+func (d *device) seen(event int64, lat, lon float64) bool {
 	for i := range d.hist {
-		if d.hist[i].event == event {
+		if h := &d.hist[i]; h.event == event && h.lat == lat && h.lon == lon {
 			return true
+		}
+	}
+	for i := range d.buf {
+		if h := &d.buf[i]; h.event == event && h.lat == lat && h.lon == lon {
+			return true
+		}
+	}
+	if d.late != nil {
+		for i := range d.late.pings {
+			if h := &d.late.pings[i]; h.event == event && h.lat == lat && h.lon == lon {
+				return true
+			}
 		}
 	}
 	return false
@@ -141,6 +158,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
+	p.dwellsAfterReconcile(d, now)
 }
 
 // freeBatch gives d's empty batch back to the pool.
@@ -226,6 +244,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	d.hist = append(d.hist[:0], p.merged...)
 	p.m.Reconciled.Add(len(pings))
 	p.freeBatch(d)
+	p.dwellsAfterReconcile(d, now)
 	for i := range p.redo {
 		if h := &p.redo[i]; h.event > d.done {
 			p.placeLive(d, h, false, now)
@@ -280,21 +299,101 @@ func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now 
 				}
 			}
 		}
-		if len(next) > 0 && last && odd {
-			// Published at next[0]; an ENTER it stands for began earlier.
-			if c.typ == Enter && c.at < len(run) {
-				if i := d.state(c.fence.ID); i >= 0 && d.states[i].inside && d.states[i].enter == next[0].event {
-					d.states[i].enter = run[c.at].event
-				}
+		published := len(next) > 0 && last && odd // at next[0]: it stands for this one
+		dwelled := false
+		if !published {
+			at := p.runPoint(run, next, c.at)
+			p.historic(d, c.fence.ID, c.typ, &at, at.event, now)
+			if c.typ == Enter {
+				dwelled = p.historicDwell(d, c, run, next, now)
 			}
-			continue
 		}
-		at := p.runPoint(run, next, c.at)
-		p.historic(d, c.fence.ID, c.typ, &at, at.event, now)
-		if c.typ == Enter {
-			p.historicDwell(d, c, run, next, now)
+		if last && c.typ == Enter && len(next) > 0 {
+			p.staysFrom(d, c.fence, p.runPoint(run, next, c.at).event, !published, dwelled, &next[0], now)
 		}
 	}
+	p.publishRevealed()
+}
+
+// staysFrom tells d's state in fence f, inside since before committed
+// point b, that the stay under way began at event (late pings revealed
+// the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
+// DWELL counts from there, and a fresh stay's has come (dwelled) or not.
+// One that this brings before what d committed is published now, as
+// historic: the pings since confirm it, and the live one would come out
+// of order.
+func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwelled bool, b *point, now int64) {
+	i := d.state(f.ID)
+	if i < 0 || !d.states[i].inside || d.states[i].enter > b.event {
+		return
+	}
+	st := &d.states[i]
+	st.enter = event
+	if fresh {
+		st.dwelled = dwelled
+	}
+	if dw, ok := p.dwellOf(f); ok && !st.dwelled && event+dw <= d.done {
+		st.dwelled = true
+		p.historic(d, f.ID, Dwell, b, event+dw, now)
+	}
+}
+
+// dwellsAfterReconcile publishes, as historic, the DWELLs that came due
+// before what d committed while late pings were waiting (see evaluate):
+// the device stayed inside through them.
+func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
+	set := p.fences()
+	p.dues = p.dues[:0]
+	for i := range d.states {
+		st := &d.states[i]
+		if !st.inside || st.dwelled {
+			continue
+		}
+		if f := set.ByID(st.fence); f != nil {
+			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= d.done {
+				p.dues = append(p.dues, due{i, st.enter + dw})
+			}
+		}
+	}
+	p.overdueDwells(d, d.done, now)
+}
+
+// lateBefore reports whether a late ping stamped before event waits to
+// be reconciled.
+func (d *device) lateBefore(event int64) bool {
+	if d.late == nil {
+		return false
+	}
+	for i := range d.late.pings {
+		if d.late.pings[i].event < event {
+			return true
+		}
+	}
+	return false
+}
+
+// overdueDwells publishes, as historic, the DWELLs in p.dues that came due
+// at or before done, what d had committed: they waited for late pings, and
+// published live they would come out of order. It leaves the others in
+// p.dues.
+func (p *Processor) overdueDwells(d *device, done, now int64) {
+	k := 0
+	for _, u := range p.dues {
+		if u.at > done {
+			p.dues[k] = u
+			k++
+			continue
+		}
+		st := &d.states[u.i]
+		st.dwelled = true
+		// Confirmed by the newest committed ping: its position and ingest.
+		pt := point{event: u.at, lat: float64(d.lat), lon: float64(d.lon), wall: p.base.Add(time.Duration(now)).UnixNano()}
+		if n := len(d.hist); n > 0 {
+			pt = d.hist[n-1]
+		}
+		p.historic(d, st.fence, Dwell, &pt, u.at, now)
+	}
+	p.dues = p.dues[:k]
 	p.publishRevealed()
 }
 
@@ -309,23 +408,24 @@ func (p *Processor) runPoint(run []held, next []point, i int) point {
 
 // historicDwell publishes the DWELL of a historic ENTER c, when the run
 // (and the committed pings after it) show the device inside its fence
-// for the fence's dwell.
-func (p *Processor) historicDwell(d *device, c change, run []held, next []point, now int64) {
+// for the fence's dwell, and reports whether it did.
+func (p *Processor) historicDwell(d *device, c change, run []held, next []point, now int64) bool {
 	dw, ok := p.dwellOf(c.fence)
 	if !ok {
-		return
+		return false
 	}
 	enter := p.runPoint(run, next, c.at).event
 	for i := c.at + 1; i < len(run)+len(next); i++ {
 		pt := p.runPoint(run, next, i)
 		if find(p.search.Contains(p.fences(), pt.lat, pt.lon), c.fence.ID) == nil {
-			return // left before the dwell was reached
+			return false // left before the dwell was reached
 		}
 		if pt.event >= enter+dw {
 			p.historic(d, c.fence.ID, Dwell, &pt, enter+dw, now)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // historic publishes a transition that late pings revealed, caused by the

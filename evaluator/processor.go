@@ -164,8 +164,8 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 		return fresh
 	}
 	behindTol := max(minBehind, d.hold())
-	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTol && d.committed(stamp-c.shift) {
-		// A redelivered copy of a committed ping: it says nothing of the clock.
+	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTol && d.seen(stamp-c.shift, pg.Lat, pg.Lon) {
+		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.shift
 		return fresh
 	}

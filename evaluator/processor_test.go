@@ -75,7 +75,8 @@ func TestPingBeforeCommittedGoesToLateOutputWithoutHistory(t *testing.T) {
 
 // With the history on, the same ping is placed between the committed
 // pings around it: the EXIT and ENTER it reveals are published as
-// historic, and the current state is untouched.
+// historic; the current state stays inside, in a stay that began at the
+// revealed ENTER.
 func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send("truck-1", inDepot, 0, 0)
@@ -94,8 +95,9 @@ func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
 	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[Exit].Get() != 1 {
 		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[Exit].Get())
 	}
-	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.UnixNano() {
-		t.Fatalf("state = %+v, want inside since +0s", d.states)
+	// The stay under way began at the revealed ENTER: its DWELL counts from there.
+	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.Add(2*time.Second).UnixNano() {
+		t.Fatalf("state = %+v, want inside since +2s", d.states)
 	}
 }
 

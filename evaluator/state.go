@@ -27,6 +27,7 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 // reads as EXIT before ENTER.
 func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	p.m.Released.Inc()
+	before := d.done
 	p.commit(d, pg)
 	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
 	d.seq++
@@ -39,11 +40,14 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 			continue
 		}
 		if f := find(hits, st.fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event {
+			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event && !d.lateBefore(st.enter+dw) {
+				// (A late ping waiting to be placed before the dwell's end
+				// may yet show the device left: then it waits too.)
 				p.dues = append(p.dues, due{i, st.enter + dw})
 			}
 		}
 	}
+	p.overdueDwells(d, before, now)
 	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false, now)
 
 	for i := range d.states {

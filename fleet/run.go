@@ -125,7 +125,9 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 						at := int64(t.Decided.Sub(Start)) // a timer DWELL: the server's clock is true time
 						if !t.Timer {
 							ing := int64(t.Ingest.Sub(Start))
-							at = trueAt[sort.Search(len(arrAt), func(j int) bool { return arrAt[j] >= ing })]
+							if j := sort.Search(len(arrAt), func(j int) bool { return arrAt[j] >= ing }); j < len(arrAt) {
+								at = trueAt[j]
+							}
 						}
 						if t.Historic {
 							past = append(past, event{t.Fence, t.Type, at})
