@@ -31,7 +31,7 @@ import (
 // buffer, and a few hundred bytes of state.
 //
 // What the tracker listener does not serve it refuses with a reason code
-// (README, "Tracker listener"): subscriptions, QoS 2, sessions. Pings
+// (docs/listeners.md, "Tracker listener"): subscriptions, QoS 2, sessions. Pings
 // take the path the MQTT listener's direct ingest takes; any other publish
 // goes through mochi from an inline client, so subscribers, retained
 // messages and the store see it as from any client.

@@ -13,14 +13,10 @@ type clock struct {
 	off int64
 	// shift is the sum of the steps detected: timeline = stamp − shift.
 	shift int64
-	// boot anchors a cold-booted tracker's counting clock (stamps before
-	// the plausibility floor): its timeline is stamp − boot.
-	boot int64
 	// A step candidate: pings that disagree with the model in the same
 	// direction, consistently with each other. cand is their largest
-	// timeline − ingest, last the stamp and arrival of the newest.
-	cand               int64
-	lastStamp, lastArr int64
+	// timeline − ingest, lastArr the arrival of the newest.
+	cand, lastArr int64
 	// The generation before the last step, and when the step was found:
 	// pings fixed before a step may still arrive after it.
 	prevShift, stepAt int64
@@ -28,17 +24,23 @@ type clock struct {
 	// counting clock's: a counting clock's pings in a backlog burst are
 	// placed beside their neighbours.
 	prevEvent, prevArr int64
-	prevBoot           bool
-	// A counting clock anchored at the model's clock, not beside a
-	// neighbour in a burst (bootProv), since arrival bootArr; bootStep is
-	// its last step between consecutive pings.
-	bootProv          bool
-	bootArr, bootStep int64
-	bootLast          int64 // the latest timeline the count reached
-	since             int64
-	learned           uint8 // pings learned from, saturating at learnPings
-	candN             int8  // +n: n pings ahead; −n: n pings behind
-	booted            bool  // boot is set
+	// boot is a cold-booted tracker's counting clock, from its first
+	// stamp before the plausibility floor (rare: allocated then).
+	boot     *bootClock
+	learned  uint8 // pings learned from, saturating at learnPings
+	candN    int8  // +n: n pings ahead; −n: n pings behind
+	prevBoot bool
+}
+
+// bootClock places a counting clock's stamps on the device's timeline:
+// stamp − anchor.
+type bootClock struct {
+	anchor int64
+	// prov is set while the anchor is the model's clock rather than a
+	// neighbour in a burst, since arrival arr; step is the count's last
+	// step between consecutive pings, last the latest timeline it reached.
+	prov            bool
+	arr, step, last int64
 }
 
 // Clock states, for the devices-per-state gauge and introspection.
@@ -140,7 +142,7 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 // old clock may have begun it); else a more delayed one is passed over.
 func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
 	da := now - c.lastArr
-	c.lastStamp, c.lastArr = stamp, now
+	c.lastArr = now
 	switch {
 	case c.candN == 0 || (c.candN > 0) != (dir > 0) || y > c.cand+stepBand ||
 		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1):
@@ -221,53 +223,61 @@ func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 	prev := c.prevEvent
 	burst := c.learned > 0 && arr-c.prevArr < burstGap && now-prev > backlogAge
 	c.prevArr, c.prevBoot = arr, true
-	if c.booted {
+	b := c.boot
+	if b != nil {
 		// The same count goes on (through an outage too) unless it ran
 		// ahead of the clock or, outside a burst, fell back: a restart.
-		if t := stamp - c.boot; t <= now+skew && (burst || t >= c.bootLast-skew) {
-			if burst && c.bootProv {
-				c.bootStep = t - prev
+		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew) {
+			if burst && b.prov {
+				b.step = t - prev
 			}
 			if !burst && t > now {
 				// A ping that came faster than the one anchoring the count
 				// (the minimum-delay filter again): anchor it closer.
-				c.boot, t = stamp-now, now
+				b.anchor, t = stamp-now, now
 			}
-			c.prevEvent, c.bootLast = t, max(c.bootLast, t)
+			c.prevEvent, b.last = t, max(b.last, t)
 			return t
 		}
+	} else {
+		b = new(bootClock)
+		c.boot = b
 	}
 	at := now
-	c.bootProv, c.bootArr, c.bootStep = !burst, arr, 0
 	if burst {
 		at = prev
 	}
-	c.boot, c.booted = stamp-at, true
-	c.prevEvent, c.bootLast = at, at
+	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at}
+	c.prevEvent = at
 	return at
 }
 
 // reanchor is called for a ping with a trusted stamp at timeline event,
-// received at arr. If it follows a provisionally anchored counting clock's
-// pings in a burst, it returns how far to move those pings (received
-// since bootArr) so that they sit beside it, in the burst's direction.
+// received at wall and arr. If it follows a provisionally anchored
+// counting clock's pings in a burst, it returns how far to move those
+// pings (received since the anchor was set: c.boot.arr) so that they sit
+// beside it, in the burst's direction.
 func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	now := wall + c.off
-	burst := arr-c.prevArr < burstGap && c.prevBoot && c.bootProv && now-event > backlogAge
+	b := c.boot
+	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < burstGap && now-event > backlogAge
 	last := c.prevEvent
-	c.prevEvent, c.prevArr, c.prevBoot, c.bootProv = event, arr, false, false
+	c.prevEvent, c.prevArr, c.prevBoot = event, arr, false
+	if b != nil {
+		b.prov = false
+	}
 	if !burst {
 		return 0, false
 	}
 	// Oldest-first (the count rose), the boot's last ping came just before
 	// this one; newest-first, just after. One ping alone: oldest-first, the
 	// common flush.
-	step := c.bootStep
+	step := b.step
 	if step == 0 {
 		step = 1_000_000
 	}
 	delta = event - step - last
-	c.boot -= delta
+	b.anchor -= delta
 	return delta, true
 }
 

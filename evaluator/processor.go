@@ -174,7 +174,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 	pg.Stamp = stamp
 	pg.Event = stamp - c.shift
 	if delta, ok := c.reanchor(pg.Event, wall, now); ok {
-		p.moveBoot(d, c.bootArr, delta)
+		p.moveBoot(d, c.boot.arr, delta)
 	}
 	switch {
 	case v == ahead:

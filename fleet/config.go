@@ -45,7 +45,7 @@ type Config struct {
 	MatchLate  time.Duration
 }
 
-// DefaultConfig is the model the README's figures come from.
+// DefaultConfig is the model docs/simulation.md's figures come from.
 func DefaultConfig() Config {
 	return Config{
 		Seed:         1,
