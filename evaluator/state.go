@@ -47,7 +47,9 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 			}
 		}
 	}
-	p.overdueDwells(d, before, now)
+	if d.holdUs > 0 { // arrival order is the baseline: its DWELLs stay as they come
+		p.overdueDwells(d, before, now)
+	}
 	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false, now)
 
 	for i := range d.states {
