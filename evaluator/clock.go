@@ -116,12 +116,12 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 		// Ahead of the model and of the server: a glitch or a forward
 		// step. (A stamp at or before the server's clock is never ahead:
 		// a backlog's stamps rise toward it.)
-		if c.candidate(1, y, stamp, now) {
+		if c.candidate(1, y, now) {
 			return c.step()
 		}
 		return ahead
 	case y < c.off-behindTol:
-		if c.candidate(-1, y, stamp, now) {
+		if c.candidate(-1, y, now) {
 			return c.step()
 		}
 		return behind
@@ -140,7 +140,7 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 // confirms. A fresher one begins the candidate again, and so does a more
 // delayed one when the candidate is a single ping (a straggler of the
 // old clock may have begun it); else a more delayed one is passed over.
-func (c *clock) candidate(dir int8, y, stamp, now int64) bool {
+func (c *clock) candidate(dir int8, y, now int64) bool {
 	da := now - c.lastArr
 	c.lastArr = now
 	switch {
