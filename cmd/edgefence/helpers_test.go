@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,13 +61,25 @@ const bundledFences = "../../fences.geojson"
 // freeAddr returns a loopback address with a port that was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The kernel may hand out a port it just freed again, so a process's
+	// MQTT and HTTP addresses could collide: never hand one out twice.
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no fresh loopback port in 100 tries")
+	return ""
 }
+
+// handedOut is every address freeAddr returned in this test binary.
+var handedOut sync.Map
 
 // proc is one running `edgefence serve`.
 type proc struct {
