@@ -20,10 +20,13 @@ type clock struct {
 	// The generation before the last step, and when the step was found:
 	// pings fixed before a step may still arrive after it.
 	prevShift, stepAt int64
-	// The timeline and arrival of the previous ping, and whether it was a
-	// counting clock's: a counting clock's pings in a backlog burst are
-	// placed beside their neighbours.
-	prevEvent, prevArr int64
+	// The arrival of the previous ping, and whether it was a counting
+	// clock's; the timeline and arrival of the latest ping of a backlog
+	// (one far behind the device's clock): a counting clock's pings in a
+	// backlog burst are placed beside their neighbours in it, whatever
+	// live ping came in between.
+	prevArr              int64
+	burstEvent, burstArr int64
 	// boot is a cold-booted tracker's counting clock, from its first
 	// stamp before the plausibility floor (rare: allocated then).
 	boot     *bootClock
@@ -39,8 +42,8 @@ type bootClock struct {
 	// prov is set while the anchor is the model's clock rather than a
 	// neighbour in a burst, since arrival arr; step is the count's last
 	// step between consecutive pings, last the latest timeline it reached.
-	prov            bool
-	arr, step, last int64
+	prov                  bool
+	arr, step, last, prev int64 // prev: the timeline of the count's previous ping
 }
 
 // Clock states, for the devices-per-state gauge and introspection.
@@ -220,23 +223,29 @@ const stragglerWindow = 10_000_000_000
 // anchored again: the tracker booted again.
 func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
-	prev := c.prevEvent
-	burst := c.learned > 0 && arr-c.prevArr < burstGap && now-prev > backlogAge
+	burst := c.learned > 0 && arr-c.burstArr < burstGap
+	flowing := arr-c.prevArr >= burstGap // not back to back: no burst begins here
 	c.prevArr, c.prevBoot = arr, true
 	b := c.boot
+	if b != nil && flowing {
+		b.prov = false
+	}
 	if b != nil {
 		// The same count goes on (through an outage too) unless it ran
 		// ahead of the clock or, outside a burst, fell back: a restart.
 		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew) {
 			if burst && b.prov {
-				b.step = t - prev
+				b.step = t - b.prev
 			}
 			if !burst && t > now {
 				// A ping that came faster than the one anchoring the count
 				// (the minimum-delay filter again): anchor it closer.
 				b.anchor, t = stamp-now, now
 			}
-			c.prevEvent, b.last = t, max(b.last, t)
+			b.prev, b.last = t, max(b.last, t)
+			if burst {
+				c.burstEvent, c.burstArr = t, arr
+			}
 			return t
 		}
 	} else {
@@ -245,10 +254,10 @@ func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 	}
 	at := now
 	if burst {
-		at = prev
+		at = c.burstEvent
+		c.burstArr = arr
 	}
-	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at}
-	c.prevEvent = at
+	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at, prev: at}
 	return at
 }
 
@@ -260,15 +269,19 @@ func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	now := wall + c.off
 	b := c.boot
-	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < burstGap && now-event > backlogAge
-	last := c.prevEvent
-	c.prevEvent, c.prevArr, c.prevBoot = event, arr, false
+	backlog := now-event > backlogAge
+	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < burstGap && backlog
+	c.prevArr, c.prevBoot = arr, false
+	if backlog {
+		c.burstEvent, c.burstArr = event, arr
+	}
 	if b != nil {
 		b.prov = false
 	}
 	if !burst {
 		return 0, false
 	}
+	last := b.prev
 	// Oldest-first (the count rose), the boot's last ping came just before
 	// this one; newest-first, just after. One ping alone: oldest-first, the
 	// common flush.
@@ -278,6 +291,8 @@ func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	}
 	delta = event - step - last
 	b.anchor -= delta
+	b.prev += delta
+	b.last += delta
 	return delta, true
 }
 

@@ -78,7 +78,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock{prevArr: neverArrived}, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock{prevArr: neverArrived, burstArr: neverArrived}, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
