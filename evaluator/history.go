@@ -34,14 +34,14 @@ func (b *lateBatch) due(now int64, wait int64) bool {
 
 // lateDue reports whether d's batch is to be reconciled at now: it is
 // due, and no backward step is being told from delayed pings (two or more
-// agree: its pings may yet move), unless that has taken as long as a
-// batch may wait. One behind ping alone is most often a delayed one.
+// agree: its pings may yet move), unless that has taken twice as long as
+// a batch may wait. One behind ping alone is most often a delayed one.
 func (p *Processor) lateDue(d *device, now int64) bool {
 	wait := int64(p.cfg.HistoryWait)
-	if !d.late.due(now, wait) {
+	if d.clk.candN <= -2 && now-d.late.first < 8*wait {
 		return false
 	}
-	return d.clk.candN > -2 || now-d.late.first >= 4*wait
+	return d.late.due(now, wait)
 }
 
 // change is one membership change that a reconciled run implies.

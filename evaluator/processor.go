@@ -317,11 +317,11 @@ func (p *Processor) Advance(now time.Time) {
 			p.reconcileLate(d, n)
 			continue
 		}
-		next := d.late.last + wait
+		next := min(d.late.last+wait, d.late.first+4*wait)
 		if next <= n { // due, but a step is being told: look again soon
-			next = n + wait/4
+			next = min(n+wait/4, d.late.first+8*wait)
 		}
-		p.timers.push(min(next, d.late.first+4*wait), d)
+		p.timers.push(next, d)
 	}
 }
 
