@@ -179,6 +179,7 @@ type transition struct {
 	ClampReason string  `json:"clamp_reason"`
 	Timer       bool    `json:"timer"`
 	Reversal    bool    `json:"reversal"`
+	Historic    bool    `json:"historic"`
 
 	topic    string
 	retained bool

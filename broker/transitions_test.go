@@ -162,6 +162,49 @@ func TestLatePingGoesToLateTopicAndCausesNoTransition(t *testing.T) {
 	}
 }
 
+// A late ping that falls between two committed pings of a device reveals
+// an EXIT and ENTER the live path never saw: a dashboard gets them, in
+// event order, flagged historic and not retained, and one that subscribes
+// afterwards still gets only the device's current state.
+func TestLatePingRevealsHistoricTransitionsThatAreNotRetained(t *testing.T) {
+	srv := start(t, testConfig(t)) // hold 100 ms, history on (the default)
+	dash := connect5(t, srv.MQTTAddr(), "dashboard")
+	dash.Subscribe("geofence/#", "edgefence/late/#")
+	tracker := connect5(t, srv.MQTTAddr(), "tracker")
+
+	t0 := nowMs() - 30_000
+	tracker.ping("bike-4", museumLat, museumLon, t0)
+	enter := expectTransitions(t, dash, "ENTER zone-museumsinsel bike-4")[0]
+	tracker.ping("bike-4", museumLat, museumLon, t0+2000)
+	for deadline := time.Now().Add(wait); metric(t, srv, `edgefence_released_total`) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second ping was not committed")
+		}
+	}
+
+	// Between the two, outside: late, and placed into the device's history.
+	tracker.ping("bike-4", outLat, outLon, t0+1000)
+	got := expectTransitions(t, dash, "EXIT zone-museumsinsel bike-4", "ENTER zone-museumsinsel bike-4")
+	for i, want := range []int64{t0 + 1000, t0 + 2000} {
+		if tr := got[i]; !tr.Historic || tr.retained || tr.Ts != want {
+			t.Errorf("%s: historic %v, retained %v; want historic, not retained, ts %d", tr, tr.Historic, tr.retained, want)
+		}
+	}
+	if v := metric(t, srv, `edgefence_late_total`); v != 0 {
+		t.Errorf("edgefence_late_total = %v, want 0: the ping was reconciled", v)
+	}
+
+	later := connect5(t, srv.MQTTAddr(), "later")
+	later.Subscribe("geofence/+/bike-4")
+	retained := later.Sync()
+	if len(retained) != 1 {
+		t.Fatalf("a later dashboard got %d retained messages, want the current state only", len(retained))
+	}
+	if tr := decodeTransition(t, "geofence", retained[0]); tr.short() != enter.short() || tr.Ts != enter.Ts || tr.Historic {
+		t.Errorf("a later dashboard got %s (historic %v), want the live %s", tr, tr.Historic, enter)
+	}
+}
+
 // A van parks in a fence with a 1 s dwell and its tracker goes quiet: the
 // broker still reports DWELL, from the device's estimated clock.
 func TestDwellFiresForSilentParkedDevice(t *testing.T) {
