@@ -194,13 +194,13 @@ func (c *clock) previous(stamp, wall, arr int64) bool {
 	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
 }
 
-// newer reports whether a stamp received at wall belongs to the
-// generation that a step by shift just began rather than to the one
-// before it: the one in which its transit delay is the smaller that is
-// not negative.
-func (c *clock) newer(stamp, wall, shift int64) bool {
-	dNew := c.off - (stamp - c.shift - wall)
-	dOld := c.off - (stamp - (c.shift - shift) - wall)
+// newer reports whether a ping at event on the timeline before a step by
+// shift (received at wall) belongs to the generation the step just began
+// rather than to the one before it: the one in which its transit delay
+// is the smaller that is not negative.
+func (c *clock) newer(event, wall, shift int64) bool {
+	dOld := c.off - (event - wall)
+	dNew := dOld + shift
 	return dNew >= -noise && (dOld < -noise || dNew < dOld)
 }
 

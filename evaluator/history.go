@@ -142,7 +142,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	k := 0
 	p.redo = p.redo[:0]
 	for _, h := range b.pings {
-		if d.clk.newer(h.stamp, h.wall, shift) {
+		if d.clk.newer(h.event, h.wall, shift) {
 			h.event -= shift
 			p.redo = append(p.redo, h)
 			continue
@@ -155,11 +155,12 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	if k == 0 {
 		p.freeBatch(d)
 	}
+	// A DWELL the moved pings held back is decided first: they come later.
+	p.dwellsAfterReconcile(d, now)
 	for i := range p.redo {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
-	p.dwellsAfterReconcile(d, now)
 }
 
 // freeBatch gives d's empty batch back to the pool.
@@ -182,6 +183,7 @@ func (p *Processor) freeBatch(d *device) {
 func (p *Processor) reconcileLate(d *device, now int64) {
 	b := d.late
 	pings := b.pings
+	p.mendBursts(d, pings)
 	slices.SortFunc(pings, func(a, b held) int {
 		if a.less(&b) {
 			return -1
@@ -252,6 +254,78 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 		} else {
 			h.ping(&p.ping, d.id)
 			p.evaluate(d, &p.ping, now)
+		}
+	}
+}
+
+// mendBursts undoes, in each backlog burst among pings (in arrival
+// order), a clock step the device took during its outage. A tracker
+// flushes its queue in order, newest- or oldest-first, so the stamps of a
+// burst move one way; a step back larger than the interval between two
+// pings makes them move the other way once. The part of the burst older
+// than that point is moved so that it comes before the rest, one usual
+// interval apart: the newest part is on the device's clock as it is now.
+// (A step forward only leaves a gap, which orders nothing wrong.)
+func (p *Processor) mendBursts(d *device, pings []held) {
+	p.burst = p.burst[:0]
+	flush := func() {
+		if len(p.burst) >= 3 {
+			mendBurst(pings, p.burst)
+		}
+		p.burst = p.burst[:0]
+	}
+	for i := range pings {
+		h := &pings[i]
+		if h.clamp != ClampNone || h.wall+d.clk.off-h.event < backlogAge {
+			continue // a counting clock's, or no backlog's
+		}
+		if n := len(p.burst); n > 0 && h.arrived-pings[p.burst[n-1]].arrived >= burstGap {
+			flush()
+		}
+		p.burst = append(p.burst, i)
+	}
+	flush()
+}
+
+// mendBurst mends the burst of pings at indices idx (see mendBursts).
+func mendBurst(pings []held, idx []int) {
+	down, up := 0, 0
+	for k := 1; k < len(idx); k++ {
+		if pings[idx[k]].event < pings[idx[k-1]].event {
+			down++
+		} else {
+			up++
+		}
+	}
+	newestFirst := down > up
+	var usual int64 // the median interval in the burst's direction
+	{
+		var steps [32]int64
+		n := 0
+		for k := 1; k < len(idx) && n < len(steps); k++ {
+			if st := pings[idx[k]].event - pings[idx[k-1]].event; (st < 0) == newestFirst {
+				steps[n] = st
+				n++
+			}
+		}
+		if n == 0 {
+			return
+		}
+		slices.Sort(steps[:n])
+		usual = steps[n/2]
+	}
+	for k := 1; k < len(idx); k++ {
+		st := pings[idx[k]].event - pings[idx[k-1]].event
+		if newestFirst && st <= 0 || !newestFirst && st >= 0 {
+			continue
+		}
+		older := idx[:k] // oldest first: the older part came before
+		delta := st - usual
+		if newestFirst {
+			older, delta = idx[k:], usual-st
+		}
+		for _, m := range older {
+			pings[m].event += delta
 		}
 	}
 }

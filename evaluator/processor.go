@@ -36,6 +36,7 @@ type Processor struct {
 	prev     []*fence.Fence
 	changes  []change
 	revealed []Transition // historic transitions of one run, sorted before they go out
+	burst    []int        // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
 	ping Ping

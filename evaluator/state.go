@@ -45,6 +45,12 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 				// may yet show the device left: then it waits too.)
 				p.dues = append(p.dues, due{i, st.enter + dw})
 			}
+		} else if f := p.fences().ByID(st.fence); f != nil && d.holdUs > 0 {
+			// Leaving now: a DWELL that came due at an earlier ping and
+			// waited for late pings goes out before the EXIT, historic.
+			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= before {
+				p.dues = append(p.dues, due{i, st.enter + dw})
+			}
 		}
 	}
 	if d.holdUs > 0 { // arrival order is the baseline: its DWELLs stay as they come
