@@ -13,9 +13,10 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/eclipse/paho.golang/autopaho"
 
-	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ops"
 )
 
 // Bridge is a running bridge.
@@ -30,7 +31,7 @@ type Bridge struct {
 	queue  *queue
 	sink   *sink
 	inbox  *inbox
-	http   *broker.HTTP
+	http   *ops.Server
 
 	// cm is the persistent session's connection manager, set once the
 	// state is restored; the worker and sender start after that.
@@ -55,7 +56,7 @@ type Bridge struct {
 	connChanged chan struct{}
 	attempts    map[*attempt]struct{} // publishes awaiting a PUBACK
 
-	fences *broker.FenceFile
+	fences *fencefile.FenceFile
 
 	cancel      context.CancelFunc // of the session goroutine and the sender
 	workerStop  context.CancelFunc
@@ -81,7 +82,7 @@ func Start(cfg Config) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	ff, fences, err := broker.OpenFenceFile(cfg.Fences, cfg.Log)
+	ff, fences, err := fencefile.Open(cfg.Fences, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func Start(cfg Config) (*Bridge, error) {
 	b.registerMetrics(b.set)
 	go b.writeLoop(b.sink.in, b.stopWriter)
 	if cfg.HTTPAddr != "" {
-		if b.http, err = broker.StartHTTP(cfg.HTTPAddr, b.set, b.isReady.Load, cfg.Pprof, cfg.Log); err != nil {
+		if b.http, err = ops.Start(cfg.HTTPAddr, b.set, b.isReady.Load, cfg.Pprof, cfg.Log); err != nil {
 			b.engine.Close()
 			close(b.stopWriter)
 			<-b.writerDone

@@ -3,7 +3,6 @@ package bridge
 import (
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator"
 )
 
@@ -29,7 +28,7 @@ func (b *Bridge) registerMetrics(set *metrics.Set) {
 		connects:       set.NewCounter(`edgefence_bridge_connects_total`),
 		breakerTrips:   set.NewCounter(`edgefence_bridge_breaker_trips_total`),
 	}
-	broker.RegisterEngineGauges(set, b.engine)
+	b.engine.RegisterGauges(set)
 	set.NewGauge(`edgefence_publish_queue`, func() float64 {
 		d, v := b.queue.lens()
 		return float64(d + v)

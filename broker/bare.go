@@ -2,14 +2,15 @@ package broker
 
 import (
 	"crypto/tls"
-	"errors"
+
+	"github.com/edgefence/edgefence/fencefile"
 
 	"github.com/edgefence/edgefence/hooks"
 )
 
 // ErrEngineOff is returned by fence operations of a broker started with
 // the engine off.
-var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to reload")
+var ErrEngineOff = fencefile.ErrEngineOff
 
 // startBare finishes Start with the engine off: mochi with the access
 // (and rate limit) hooks only, the same listeners and HTTP endpoints, and

@@ -18,7 +18,9 @@ import (
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ops"
 )
 
 // Server is a running edgefence broker.
@@ -35,11 +37,11 @@ type Server struct {
 	tcp      *listeners.TCP
 	tls      *listeners.TCP
 	ws       *wsListener
-	http     *HTTP // nil without --http-addr
+	http     *ops.Server // nil without --http-addr
 	ready    atomic.Bool
 	closed   atomic.Bool
 
-	fences   *FenceFile
+	fences   *fencefile.FenceFile
 	in       *ingest          // nil: every publish goes through mochi
 	trackers *trackerListener // the tracker path; nil without --tracker-addr and light trackers
 	light    bool             // the MQTT TCP listener's connections start on the tracker path
@@ -72,7 +74,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ff, fences, err := OpenFenceFile(cfg.Fences, cfg.Log)
+	ff, fences, err := fencefile.Open(cfg.Fences, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -197,17 +199,8 @@ func (s *Server) abort(err error) error {
 	return err
 }
 
-// RegisterEngineGauges adds the gauges of the engine's size to set:
-// edgefence_active_devices, _buffered_pings, _queued_pings, _fences.
-func RegisterEngineGauges(set *metrics.Set, e *evaluator.Engine) {
-	set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(e.Stats().Devices) })
-	set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(e.Stats().Buffered) })
-	set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(e.Stats().Queued) })
-	set.NewGauge(`edgefence_fences`, func() float64 { return float64(e.Fences().Len()) })
-}
-
 func (s *Server) registerGauges() {
-	RegisterEngineGauges(s.set, s.engine)
+	s.engine.RegisterGauges(s.set)
 	s.set.NewGauge(`edgefence_publish_queue`, func() float64 { return float64(len(s.pub.queue)) })
 	s.registerMQTTGauges()
 }

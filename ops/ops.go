@@ -1,4 +1,6 @@
-package broker
+// Package ops serves the operational HTTP endpoints of serve and bridge:
+// Prometheus metrics, health, readiness and, on request, pprof.
+package ops
 
 import (
 	"context"
@@ -14,16 +16,16 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// HTTP serves /metrics, /healthz, /readyz and, on request, /debug/pprof/:
+// Server serves /metrics, /healthz, /readyz and, on request, /debug/pprof/:
 // the operational endpoints of both serve and bridge.
-type HTTP struct {
+type Server struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
-// StartHTTP listens on addr and serves the metrics of set; /readyz answers
+// Start listens on addr and serves the metrics of set; /readyz answers
 // 200 while ready reports true, 503 otherwise.
-func StartHTTP(addr string, set *metrics.Set, ready func() bool, withPprof bool, log *slog.Logger) (*HTTP, error) {
+func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log *slog.Logger) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
@@ -51,7 +53,7 @@ func StartHTTP(addr string, set *metrics.Set, ready func() bool, withPprof bool,
 	if err != nil {
 		return nil, fmt.Errorf("http listener %s: %w", addr, err)
 	}
-	h := &HTTP{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	h := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "error", err)
@@ -61,19 +63,7 @@ func StartHTTP(addr string, set *metrics.Set, ready func() bool, withPprof bool,
 }
 
 // Addr returns the listener's address (with the port chosen).
-func (h *HTTP) Addr() string { return h.ln.Addr().String() }
+func (h *Server) Addr() string { return h.ln.Addr().String() }
 
 // Shutdown stops the server, waiting for requests in progress up to ctx.
-func (h *HTTP) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }
-
-func (s *Server) startHTTP() error {
-	if s.cfg.HTTPAddr == "" {
-		return nil
-	}
-	h, err := StartHTTP(s.cfg.HTTPAddr, s.set, s.ready.Load, s.cfg.Pprof, s.log)
-	if err != nil {
-		return err
-	}
-	s.http = h
-	return nil
-}
+func (h *Server) Shutdown(ctx context.Context) error { return h.srv.Shutdown(ctx) }

@@ -1,7 +1,11 @@
-package broker
+// Package fencefile loads the fence set from a GeoJSON file and keeps an
+// engine in step with it: reload on request or when the file changes, and
+// sets applied from elsewhere (the admin topic).
+package fencefile
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +17,10 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
+
+// ErrEngineOff is returned by reloads of a fence file that no engine is
+// attached to (a broker started with --engine=off).
+var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to reload")
 
 // FenceFile keeps an engine's fences in step with a GeoJSON file (reload
 // on SIGHUP, or when a poll sees its content change) and with sets from
@@ -33,9 +41,9 @@ type FenceFile struct {
 	stop, done chan struct{} // the poll's, when it runs
 }
 
-// OpenFenceFile reads and parses the fences at path: the set to start an
+// Open reads and parses the fences at path: the set to start an
 // engine with.
-func OpenFenceFile(path string, log *slog.Logger) (*FenceFile, *fence.Set, error) {
+func Open(path string, log *slog.Logger) (*FenceFile, *fence.Set, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load fences: %w", err)
