@@ -39,7 +39,7 @@ func TestCrossBuiltBinariesRunUnderEmulation(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "edgefence") {
 				t.Fatalf("%s version: %v: %s", tc.binary, err, out)
 			}
-			p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{}), }
+			p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{})}
 			p.cmd = exec.Command(emu, binary, "serve", "--mqtt-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
 				"--data-dir", t.TempDir(), "--fences", bundledFences, "--hold", "100ms")
 			p.cmd.Env = cleanEnv()
