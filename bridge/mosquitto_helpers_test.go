@@ -1,15 +1,14 @@
 package bridge
 
-// mosquittoBin finds Debian's mosquitto (in /usr/sbin, often not on PATH)
-// or skips the test.
 import (
-	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
+// mosquittoBin finds Debian's mosquitto (in /usr/sbin, often not on PATH)
+// or skips the test.
 func mosquittoBin(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("mosquitto"); err == nil {
@@ -34,25 +35,41 @@ type mosquitto struct {
 	t    *testing.T
 	bin  string
 	dir  string
-	port int
 	conf string
 	cmd  *exec.Cmd
 	out  *syncbuf.Buffer
 	done chan struct{}
+
+	// Mosquitto listens on the unix socket sock; front is the loopback
+	// TCP address clients use, relayed to it (see relay).
+	sock    string
+	front   net.Listener
+	relayed sync.WaitGroup
 }
 
-// startMosquitto starts Mosquitto on a free loopback port, with
+// startMosquitto starts Mosquitto behind a loopback port of its own, with
 // persistence in a temp dir (saved only on SIGUSR1 and exit, so that a
 // test decides what a SIGKILL loses), and stops it when the test ends.
 func startMosquitto(t *testing.T, extra ...string) *mosquitto {
 	t.Helper()
-	m := &mosquitto{t: t, bin: mosquittoBin(t), dir: t.TempDir(), port: freePort(t)}
+	m := &mosquitto{t: t, bin: mosquittoBin(t), dir: t.TempDir()}
+	// A unix socket path is limited to 108 bytes: t.TempDir() with a long
+	// test name is not.
+	sockDir, err := os.MkdirTemp("", "mosq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	m.sock = filepath.Join(sockDir, "mqtt.sock")
+	if m.front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
 	u, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
 	conf := []string{
-		fmt.Sprintf("listener %d 127.0.0.1", m.port),
+		"listener 0 " + m.sock, // port 0 with a path: a unix socket
 		"allow_anonymous true",
 		"persistence true",
 		"persistence_location " + m.dir + "/",
@@ -71,22 +88,55 @@ func startMosquitto(t *testing.T, extra ...string) *mosquitto {
 	if err := os.WriteFile(m.conf, []byte(strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	m.relayed.Add(1)
+	go m.relay()
+	t.Cleanup(func() {
+		m.front.Close()
+		if m.done != nil { // it started
+			m.stop() // ends every relayed connection
+		}
+		m.relayed.Wait()
+	})
 	m.start()
-	t.Cleanup(m.stop)
 	return m
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// relay serves the test's TCP port for Mosquitto, which listens on a unix
+// socket: Mosquitto cannot bind port 0 and say which port it got, and a
+// port picked free and closed before Mosquitto binds it — again after
+// every restart — may be taken in between by anything else on the box
+// ("address already in use"). The test holds this listener from start to
+// end, so the address stays the same across restarts. While Mosquitto is
+// down a connection is accepted and closed at once, where a broker's own
+// port would refuse it: to a client both are a failed connect.
+func (m *mosquitto) relay() {
+	defer m.relayed.Done()
+	for {
+		c, err := m.front.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("unix", m.sock)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		m.relayed.Add(2)
+		go m.pipe(up, c)
+		go m.pipe(c, up)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func (m *mosquitto) addr() string { return fmt.Sprintf("127.0.0.1:%d", m.port) }
+// pipe copies src to dst until either ends, then closes both, so that the
+// other direction ends too: a killed Mosquitto drops its clients.
+func (m *mosquitto) pipe(dst, src net.Conn) {
+	defer m.relayed.Done()
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+func (m *mosquitto) addr() string { return m.front.Addr().String() }
 func (m *mosquitto) url() string  { return "mqtt://" + m.addr() }
 
 // start runs the broker and waits until it accepts connections.
@@ -102,7 +152,7 @@ func (m *mosquitto) start() {
 	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(m.cmd, m.done)
 	deadline := time.Now().Add(wait)
 	for {
-		c, err := net.DialTimeout("tcp", m.addr(), time.Second)
+		c, err := net.DialTimeout("unix", m.sock, time.Second)
 		if err == nil {
 			c.Close()
 			return
@@ -113,7 +163,7 @@ func (m *mosquitto) start() {
 		default:
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("mosquitto not listening on %s after %v:\n%s", m.addr(), wait, m.out.String())
+			m.t.Fatalf("mosquitto not listening on %s after %v:\n%s", m.sock, wait, m.out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

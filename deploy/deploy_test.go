@@ -24,6 +24,9 @@ import (
 
 	"github.com/peterbourgon/ff/v3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/edgefence/edgefence/internal/slogtext"
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 // Paths, relative to this package's directory (where go test runs).
@@ -924,7 +927,7 @@ func TestGrafanaDashboard(t *testing.T) {
 func TestPromtool(t *testing.T) {
 	pt, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not installed")
+		t.Skip("promtool not installed (Debian: apt-get install prometheus; .ci/run installs it): the alert unit tests did not run")
 	}
 	run := func(args ...string) {
 		t.Helper()
@@ -996,16 +999,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // exposition is a parsed /metrics page: name → label sets.
@@ -1102,13 +1095,14 @@ func TestShippedConfigServes(t *testing.T) {
 	if err := os.WriteFile(fences, read(t, filepath.Join(repoRoot, "fences.geojson")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	httpAddr := freeAddr(t)
+	// Port 0: the test reads the HTTP address from serve's log, so no other
+	// process can take a port between a pick and serve's bind.
 	cmd := exec.Command(bin, "serve", "--config", confFile,
-		"--mqtt-addr", freeAddr(t), "--http-addr", httpAddr,
+		"--mqtt-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
 		"--auth", users, "--fences", fences, "--data-dir", filepath.Join(dir, "data"),
 		"--capture", filepath.Join(dir, "capture.jsonl")) // registers the capture metrics
 	cmd.Env = os.Environ()
-	var logs bytes.Buffer
+	var logs syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -1127,10 +1121,18 @@ func TestShippedConfigServes(t *testing.T) {
 		}
 	}()
 
-	base := "http://" + httpAddr
+	base := ""
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		code, _, err := get(base + "/readyz")
+		if base == "" {
+			if a, ok := slogtext.Find(logs.String(), "edgefence serving"); ok {
+				base = "http://" + a["http"]
+			}
+		}
+		code, err := 0, errors.New("serve has not logged its addresses")
+		if base != "" {
+			code, _, err = get(base + "/readyz")
+		}
 		if err == nil && code == http.StatusOK {
 			break
 		}

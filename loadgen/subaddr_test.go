@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/edgefence/edgefence/loadgen"
@@ -81,13 +82,29 @@ func TestSubscriberConnectsToSubAddr(t *testing.T) {
 	}
 
 	// A --sub-addr nobody listens on fails the subscriber, not the trackers.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.SubAddr = ln.Addr().String()
-	ln.Close()
+	cfg.SubAddr = refusingAddr(t)
 	if _, err := loadgen.Run(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "subscriber:") {
 		t.Errorf("Run with a closed --sub-addr: %v, want a subscriber error", err)
 	}
+}
+
+// refusingAddr returns a loopback address that refuses connections: its
+// port is bound for the rest of the test but not listened on. A port
+// closed after a pick could be taken (and listened on) by another process
+// before the connect.
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}).String()
 }

@@ -73,11 +73,9 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("bridge takes no arguments, got %q", args)
 			}
 			var err error
-			var stop func()
-			if cfg.Log, stop, err = proc.setup(); err != nil {
+			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			defer stop()
 			if receiveMax < 1 || receiveMax > 65535 {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}

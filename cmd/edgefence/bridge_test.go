@@ -16,11 +16,10 @@ import (
 func TestBridgeKillNineThenSIGTERM(t *testing.T) {
 	up := startServe(t, t.TempDir(), nil, "--hold", "100ms", "--rate", "0")
 	queue := filepath.Join(t.TempDir(), "queue")
-	httpAddr := freeAddr(t)
 	args := []string{"bridge",
 		"--upstream", "mqtt://" + up.mqtt,
 		"--client-id", "bridge-kill-test",
-		"--http-addr", httpAddr,
+		"--http-addr", "127.0.0.1:0",
 		"--queue-dir", queue,
 		"--fences", bundledFences,
 		"--fences-poll", "0",
@@ -34,7 +33,7 @@ func TestBridgeKillNineThenSIGTERM(t *testing.T) {
 	}
 	start := func() *proc {
 		p := runBin(t, nil, args...)
-		p.http = httpAddr
+		p.http = p.waitLog("edgefence bridge starting")["http"]
 		p.waitReady()
 		return p
 	}

@@ -39,8 +39,8 @@ func TestCrossBuiltBinariesRunUnderEmulation(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "edgefence") {
 				t.Fatalf("%s version: %v: %s", tc.binary, err, out)
 			}
-			p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{}), mqtt: freeAddr(t), http: freeAddr(t)}
-			p.cmd = exec.Command(emu, binary, "serve", "--mqtt-addr", p.mqtt, "--http-addr", p.http,
+			p := &proc{t: t, out: new(syncbuf.Buffer), done: make(chan struct{})}
+			p.cmd = exec.Command(emu, binary, "serve", "--mqtt-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
 				"--data-dir", t.TempDir(), "--fences", bundledFences, "--hold", "100ms")
 			p.cmd.Env = cleanEnv()
 			p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -59,6 +59,8 @@ func TestCrossBuiltBinariesRunUnderEmulation(t *testing.T) {
 					t.Logf("%s output:\n%s", tc.binary, p.out)
 				}
 			})
+			a := p.waitLog("edgefence serving")
+			p.mqtt, p.http = a["mqtt"], a["http"]
 			p.waitReady()
 			tracker := connect(t, p.mqtt, "tracker")
 			tracker.ping("pi-1", museumLat, museumLon, time.Now().UnixMilli())

@@ -7,13 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/edgefence/edgefence/internal/mqtttest"
+	"github.com/edgefence/edgefence/internal/slogtext"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
@@ -57,29 +56,6 @@ const (
 )
 
 const bundledFences = "../../fences.geojson"
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	// The kernel may hand out a port it just freed again, so a process's
-	// MQTT and HTTP addresses could collide: never hand one out twice.
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		if _, dup := handedOut.LoadOrStore(addr, true); !dup {
-			return addr
-		}
-	}
-	t.Fatal("no fresh loopback port in 100 tries")
-	return ""
-}
-
-// handedOut is every address freeAddr returned in this test binary.
-var handedOut sync.Map
 
 // proc is one running `edgefence serve`.
 type proc struct {
@@ -131,22 +107,45 @@ func runBin(t *testing.T, env []string, args ...string) *proc {
 	return p
 }
 
-// startServe starts `edgefence serve` on free ports with dataDir and the
-// bundled fences, plus extra flags, and waits until /readyz says 200.
+// startServe starts `edgefence serve` with dataDir and the bundled fences,
+// plus extra flags, and waits until /readyz says 200. Its listeners bind
+// port 0 and the test reads the ports from its log: a port picked free
+// and closed before the child binds it may be taken in between.
 func startServe(t *testing.T, dataDir string, env []string, extra ...string) *proc {
 	t.Helper()
-	mqttAddr, httpAddr := freeAddr(t), freeAddr(t)
 	args := append([]string{"serve",
-		"--mqtt-addr", mqttAddr,
-		"--http-addr", httpAddr,
+		"--mqtt-addr", "127.0.0.1:0",
+		"--http-addr", "127.0.0.1:0",
 		"--data-dir", dataDir,
 		"--fences", bundledFences,
 		"--log-level", "debug",
 	}, extra...)
 	p := runBin(t, env, args...)
-	p.mqtt, p.http = mqttAddr, httpAddr
+	a := p.waitLog("edgefence serving")
+	p.mqtt, p.http = a["mqtt"], a["http"]
 	p.waitReady()
 	return p
+}
+
+// waitLog waits until the process logs a message beginning with msg and
+// returns that line's attributes, failing if it exits or 10 s pass.
+func (p *proc) waitLog(msg string) map[string]string {
+	p.t.Helper()
+	deadline := time.Now().Add(2 * wait)
+	for {
+		if a, ok := slogtext.Find(p.out.String(), msg); ok {
+			return a
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("edgefence exited (%v) before logging %q:\n%s", p.state, msg, p.out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("edgefence did not log %q within %v:\n%s", msg, 2*wait, p.out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitReady polls /readyz until 200, failing if the process exits or

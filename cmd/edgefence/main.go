@@ -18,7 +18,6 @@ import (
 )
 
 func main() {
-	withBrokerGODEBUG(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {

@@ -1,21 +1,29 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
 
-// An operator's GOGC stands: serve says the headroom tuner is off.
-func TestServeLeavesAnOperatorsGOGC(t *testing.T) {
-	p := startServe(t, t.TempDir(), []string{"GOGC=150"})
-	if out := p.out.String(); !strings.Contains(out, "GOGC is set: --gc-headroom is off") {
-		t.Fatalf("serve with GOGC=150 did not say the tuner is off:\n%s", out)
+// --memory-limit sets the Go runtime's soft memory limit, which /metrics
+// reports (the memory alert compares against it).
+func TestServeSetsTheMemoryLimit(t *testing.T) {
+	p := startServe(t, t.TempDir(), nil, "--memory-limit", "300MiB")
+	c := &http.Client{Timeout: wait}
+	resp, err := c.Get("http://" + p.http + "/metrics")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, env := range [][]string{nil, {"GOGC="}} { // empty: Go's default, as the runtime reads it
-		p = startServe(t, t.TempDir(), env)
-		if out := p.out.String(); strings.Contains(out, "--gc-headroom is off") {
-			t.Fatalf("serve with %q turned the tuner off:\n%s", env, out)
-		}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("\ngo_memlimit_bytes %d\n", 300<<20); !strings.Contains(string(body), want) {
+		t.Fatalf("/metrics has no %q:\n%s", strings.TrimSpace(want), body)
 	}
 }
 

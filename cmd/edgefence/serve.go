@@ -254,11 +254,9 @@ func serveCommand() *ffcli.Command {
 				return fmt.Errorf("serve takes no arguments, got %q", args)
 			}
 			var err error
-			var stop func()
-			if cfg.Log, stop, err = proc.setup(); err != nil {
+			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			defer stop()
 			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
 				return err
 			}

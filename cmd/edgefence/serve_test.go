@@ -114,7 +114,10 @@ func TestConfigPrecedenceFlagsEnvConfigFile(t *testing.T) {
 	}
 	p := startServe(t, t.TempDir(), env, "--config", conf)
 
-	// The flag's MQTT address won (serve connects there).
+	// The flag's MQTT address won: serve bound port 0, not the env's 1.
+	if p.mqtt == "127.0.0.1:1" {
+		t.Errorf("serve listens on EDGEFENCE_MQTT_ADDR's %s, want --mqtt-addr's port 0", p.mqtt)
+	}
 	if code := httpStatus(t, "http://"+p.http+"/debug/pprof/"); code != 200 {
 		t.Errorf("config file 'pprof true': /debug/pprof/ is %d, want 200", code)
 	}
