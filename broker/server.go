@@ -87,6 +87,9 @@ func Start(cfg Config) (*Server, error) {
 	caps.MaximumClients = cfg.MaxConnections
 	caps.MaximumClientWritesPending = cfg.ClientQueueFor()
 	caps.MaximumInflight = cfg.MaxInflight
+	// mochi would otherwise echo a publisher's User Properties in its
+	// PUBACK, with reason code 0x01, which Paho's MQTT 5 clients refuse.
+	caps.Compatibilities.NoInheritedPropertiesOnAck = true
 	s.mqtt = mqtt.New(&mqtt.Options{
 		Capabilities:             caps,
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
