@@ -1014,6 +1014,38 @@ func (tc *rawConn) nextPublish(what string) packets.Packet {
 	}
 }
 
+
+// A tracker that subscribes to its own transitions after pinging gets its
+// SUBACK, the transition of its earlier ping, and live ones from then on,
+// over MQTT 3.1.1 and 5.
+func TestTrackerSubscribesToItsTransitions(t *testing.T) {
+	for i, ver := range versions {
+		t.Run(ver.name, func(t *testing.T) {
+			srv := start(t, testConfig(t))
+			dev := mqtttest.ID("sub-" + ver.name)
+			tk := dialRaw(t, srv.MQTTAddr(), ver.v)
+			tk.mustConnect(dev, anonymous)
+			t0 := nowMs() - 30_000
+			if rc := tk.pub1("devices/"+dev+"/telemetry", 1, canonical(museumLat, museumLon, t0)); rc != 0 {
+				t.Fatalf("ping: PUBACK %#x", rc)
+			}
+			waitMetric(t, srv, `edgefence_transitions_total{type="ENTER"}`, 1)
+			tk.subscribe(uint16(7+i), "geofence/+/"+dev)
+			// Retained, or live if the publisher had not put it in the
+			// retained set yet when the SUBSCRIBE came: the ENTER either way.
+			if enter := tk.nextPublish("the ENTER"); enter.TopicName != "geofence/zone-museumsinsel/"+dev {
+				t.Errorf("first message %s, want the ENTER", enter.TopicName)
+			}
+			if err := tk.publish(1, 2, "devices/"+dev+"/telemetry", canonical(outLat, outLon, t0+1000)); err != nil {
+				t.Fatal(err)
+			}
+			if exit := tk.nextPublish("the live EXIT"); exit.TopicName != "geofence/zone-museumsinsel/"+dev || exit.FixedHeader.Retain {
+				t.Errorf("then %s retain=%v, want the live EXIT", exit.TopicName, exit.FixedHeader.Retain)
+			}
+		})
+	}
+}
+
 // A 3.1.1 client without clean session that subscribed gets its session
 // back when it reconnects.
 func TestStoredSessionIsKept(t *testing.T) {
