@@ -235,9 +235,7 @@ func (s *Server) closeListeners() {
 		s.ws.Close(noop)
 	}
 	for _, cl := range s.mqtt.Clients.GetAll() { // one read lock
-		if !cl.Net.Inline {
-			_ = s.mqtt.DisconnectClient(cl, packets.ErrServerShuttingDown)
-		}
+		_ = s.mqtt.DisconnectClient(cl, packets.ErrServerShuttingDown)
 	}
 	s.conns.close() // and those that are no client yet
 }

@@ -160,7 +160,7 @@ var (
 //     QoS 2 tracker sends it again after it reconnects.
 func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if cl.Net.Inline {
-		return pk, nil // the server's own transitions: never fed back
+		return pk, nil // the transition publisher's own messages: never fed back
 	}
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
