@@ -1014,7 +1014,6 @@ func (tc *rawConn) nextPublish(what string) packets.Packet {
 	}
 }
 
-
 // A tracker that subscribes to its own transitions after pinging gets its
 // SUBACK, the transition of its earlier ping, and live ones from then on,
 // over MQTT 3.1.1 and 5.
