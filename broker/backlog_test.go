@@ -42,7 +42,11 @@ func TestDashboardGetsABacklogBiggerThanItsQueue(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(wait))
-	if _, err := c.Write(loadgen.AppendConnect(nil, "backlog", 60)); err != nil {
+	connect, err := loadgen.AppendConnect(nil, "backlog", 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(connect); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := loadgen.NewReader(c, 4096, 1<<16).ReadConnack(); err != nil || code != 0 {
@@ -52,7 +56,9 @@ func TestDashboardGetsABacklogBiggerThanItsQueue(t *testing.T) {
 	t0 := nowMs()
 	var burst []byte
 	for i := range devices {
-		burst = loadgen.AppendPublish(burst, "devices/bl-"+strconv.Itoa(i)+"/telemetry", 0, 0, canonical(museumLat, museumLon, t0))
+		if burst, err = loadgen.AppendPublish(burst, "devices/bl-"+strconv.Itoa(i)+"/telemetry", 0, 0, canonical(museumLat, museumLon, t0)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := c.Write(burst); err != nil {
 		t.Fatal(err)

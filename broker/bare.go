@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 
 	"github.com/edgefence/edgefence/fencefile"
-
-	"github.com/edgefence/edgefence/hooks"
 )
 
 // ErrEngineOff is returned by fence operations of a broker started with
@@ -18,26 +16,16 @@ var ErrEngineOff = fencefile.ErrEngineOff
 // engine, no publisher, no store: pings are routed like any broker's and
 // nothing is evaluated. It is the baseline the load harness measures the
 // engine's cost against.
-func (s *Server) startBare(tc *tls.Config, access *hooks.Access, limit *hooks.RateLimit) (*Server, error) {
+func (s *Server) startBare(tc *tls.Config) (*Server, error) {
 	s.registerMQTTGauges()
-	if s.cfg.TrackerAddr != "" {
-		if err := s.newTrackers(nil, access, limit); err != nil {
-			return nil, s.abort(err)
-		}
-	}
 	if err := s.mqtt.Serve(); err != nil {
 		return nil, s.abort(err)
 	}
 	if err := s.listen(tc); err != nil {
 		return nil, s.abort(err)
 	}
-	if s.cfg.TrackerAddr != "" {
-		if err := s.trackers.listen(s.cfg.TrackerAddr); err != nil {
-			return nil, s.abort(err)
-		}
-	}
 	s.ready.Store(true)
 	s.log.Info("edgefence serving with the engine off (a bare MQTT broker)", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(),
-		"ws", s.WSAddr(), "trackers", s.TrackerAddr(), "http", s.HTTPAddr(), "auth", s.cfg.Auth != "")
+		"ws", s.WSAddr(), "http", s.HTTPAddr(), "auth", s.cfg.Auth != "")
 	return s, nil
 }

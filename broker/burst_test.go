@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mochi-mqtt/server/v2/packets"
+
 	"github.com/edgefence/edgefence/loadgen"
 )
 
@@ -26,7 +28,11 @@ func TestBurstOfPingsIsAcknowledgedInOrder(t *testing.T) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(wait))
 	r := loadgen.NewReader(c, 4096, 1<<16)
-	if _, err := c.Write(loadgen.AppendConnect(nil, "burst", 60)); err != nil {
+	connect, err := loadgen.AppendConnect(nil, "burst", 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(connect); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := r.ReadConnack(); err != nil || code != 0 {
@@ -41,19 +47,21 @@ func TestBurstOfPingsIsAcknowledgedInOrder(t *testing.T) {
 		if i == n-1 {
 			lat, lon = museumLat, museumLon
 		}
-		burst = loadgen.AppendPublish(burst, "devices/burst-1/telemetry", 1, uint16(i+1), canonical(lat, lon, t0+int64(i)*10))
+		if burst, err = loadgen.AppendPublish(burst, "devices/burst-1/telemetry", 1, uint16(i+1), canonical(lat, lon, t0+int64(i)*10)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := c.Write(burst); err != nil {
 		t.Fatal(err)
 	}
 	for want := uint16(1); want <= n; want++ {
-		hdr, body, err := r.Next()
+		fh, body, err := r.Next()
 		if err != nil {
 			t.Fatalf("after %d PUBACKs: %v", want-1, err)
 		}
-		id, err := loadgen.ParseID(body)
-		if hdr>>4 != 4 || err != nil || id != want {
-			t.Fatalf("packet %d: type %d id %d (%v), want PUBACK %d", want, hdr>>4, id, err, want)
+		id, err := loadgen.ParseID(fh, body)
+		if fh.Type != packets.Puback || err != nil || id != want {
+			t.Fatalf("packet %d: type %d id %d (%v), want PUBACK %d", want, fh.Type, id, err, want)
 		}
 	}
 	expectTransitions(t, dash, "ENTER zone-museumsinsel burst-1")

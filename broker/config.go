@@ -42,7 +42,6 @@ type Config struct {
 	TLSClientCA    string        // PEM CA bundle: verify client certificates (mutual TLS; CN = username)
 	TLSAddr        string        // MQTTS listener, used when TLSCert is set
 	WSAddr         string        // MQTT over WebSocket listener; "" disables
-	TrackerAddr    string        // publish-only MQTT listener for trackers (tracker.go); "" disables
 	MaxPacketSize  uint32        // largest MQTT packet accepted, bytes
 	MaxConnections int64         // connected clients at most
 	ConnectTimeout time.Duration // a connection must send CONNECT within this
@@ -53,17 +52,6 @@ type Config struct {
 	// control and limits, and no telemetry hook, engine, publisher or
 	// store: the load harness's baseline for the cost of the engine.
 	EngineOff bool
-
-	// DirectIngest lets a connection's reader take unrouted pings itself
-	// (see ingest): false sends every publish through mochi's path, for
-	// comparison.
-	DirectIngest bool
-
-	// LightTrackers serves the MQTT TCP listener's connections the way
-	// the tracker listener does until one needs what only mochi has (a
-	// subscription, QoS 2, a stored session): then mochi takes it over
-	// (see trackerpromote.go). Needs the engine and DirectIngest.
-	LightTrackers bool
 
 	// mochi's per-client resources, sized for trackers that mostly
 	// publish small pings (each is paid 10,000 times over at 10,000
@@ -99,8 +87,6 @@ func DefaultConfig() Config {
 		ConnectTimeout:    10 * time.Second,
 		PublishRate:       50,
 		PublishBurst:      100,
-		DirectIngest:      true,
-		LightTrackers:     true,
 		ClientReadBuffer:  DefaultClientReadBuffer,
 		ClientWriteBuffer: DefaultClientWriteBuffer,
 		ClientQueue:       0, // ClientQueueFor
@@ -116,22 +102,11 @@ func DefaultConfig() Config {
 // (docs/performance.md). A tracker's PUBACKs do not use the queue; a
 // dashboard's transitions do, behind its socket's send buffer. The read
 // buffer holds a burst of 8 pings of ~115 bytes (a gateway forwarding for
-// many devices, a tracker catching up) in one read: at 512 such a burst
-// took two reads and two writes of PUBACKs (1,000 connections, window 8:
-// 0.34 → 0.25 reads and 0.26 → 0.15 writes per ping, 7.8 → 6.6–7.4 µs),
-// for 5 MB more at 10,000 connections.
+// many devices, a tracker catching up) in one read.
 const (
 	DefaultClientReadBuffer  = 1024
 	DefaultClientWriteBuffer = 2048
 	DefaultClientQueue       = 1024
-	// LightClientQueue is the outbound queue when trackers are served on
-	// the tracker path (LightTrackers): only mochi's clients — dashboards,
-	// subscribers, what was handed over — have one then, so it can be as
-	// long as mochi's own default. A dashboard connected before 10,000
-	// trackers start pinging gets thousands of ENTERs within a second;
-	// with 1,024 it lost 300 of them in one run of three at the paced
-	// load (docs/performance.md).
-	LightClientQueue = 8192
 	// DefaultMaxInflight is mochi's own default. Inflight messages live
 	// in a map that grows only with what is in flight, so trackers do not
 	// pay for it; a dashboard does when it acknowledges slowly, and at 1024
@@ -141,14 +116,10 @@ const (
 )
 
 // ClientQueueFor is the outbound queue per client a configuration gets:
-// ClientQueue if set, or LightClientQueue while the MQTT listener serves
-// trackers on the tracker path, DefaultClientQueue when mochi serves them.
+// ClientQueue if set, or DefaultClientQueue.
 func (c *Config) ClientQueueFor() int32 {
-	switch {
-	case c.ClientQueue > 0:
+	if c.ClientQueue > 0 {
 		return c.ClientQueue
-	case c.LightTrackers && c.DirectIngest && !c.EngineOff:
-		return LightClientQueue
 	}
 	return DefaultClientQueue
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -22,7 +23,7 @@ func (c *Config) checkExposure() error {
 	if c.Auth != "" || c.AllowAnonymous {
 		return nil
 	}
-	addrs := []string{c.MQTTAddr, c.WSAddr, c.TrackerAddr}
+	addrs := []string{c.MQTTAddr, c.WSAddr}
 	if c.TLSCert != "" {
 		addrs = append(addrs, c.TLSAddr)
 	}
@@ -78,25 +79,56 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
+// connSet holds the open MQTT connections, so that Close can end those
+// that are not mochi's clients yet: mochi's Close waits for every
+// connection's goroutine, and one that has not sent a whole CONNECT is in
+// no list mochi disconnects.
+type connSet struct {
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+// add holds c, or reports false once the set is closed.
+func (cs *connSet) add(c net.Conn) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		return false
+	}
+	if cs.conns == nil {
+		cs.conns = map[net.Conn]struct{}{}
+	}
+	cs.conns[c] = struct{}{}
+	return true
+}
+
+func (cs *connSet) remove(c net.Conn) {
+	cs.mu.Lock()
+	delete(cs.conns, c)
+	cs.mu.Unlock()
+}
+
+// close ends the reads of every connection held, and of any added later.
+func (cs *connSet) close() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.closed = true
+	for c := range cs.conns {
+		_ = c.SetDeadline(time.Now())
+	}
+}
+
 // listen opens the MQTT listeners. Each connection must send CONNECT
 // within the connect timeout: mochi reads it with no deadline, so an idle
 // socket would hold a goroutine forever. mochi replaces the deadline with
 // the keepalive once connected.
 func (s *Server) listen(tc *tls.Config) error {
 	establish := func(id string, c net.Conn) error {
-		if id == "tcp" && s.light {
-			// The tracker path serves it until it needs mochi, and then
-			// hands over what it read since CONNECT.
-			if c = s.trackers.serveLight(c); c == nil {
-				return nil
-			}
-			defer s.trackers.handed(c) // if mochi ended it before it was a client
+		if !s.conns.add(c) {
+			return c.Close() // the server is closing
 		}
-		cc := newCoalescingConn(c)
-		if s.in != nil {
-			cc.frames = newFrames(s.cfg.ClientReadBuffer)
-		}
-		c = cc
+		defer s.conns.remove(c)
 		if s.cfg.ConnectTimeout > 0 {
 			_ = c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 		}
@@ -142,12 +174,4 @@ func (s *Server) WSAddr() string {
 		return ""
 	}
 	return s.ws.Address()
-}
-
-// TrackerAddr returns the tracker listener's address, or "".
-func (s *Server) TrackerAddr() string {
-	if s.trackers == nil {
-		return ""
-	}
-	return s.trackers.addr()
 }

@@ -254,6 +254,10 @@ func readPacket(br *bufio.Reader, v byte) (packets.Packet, error) {
 		err = pk.ConnackDecode(body)
 	case packets.Puback:
 		err = pk.PubackDecode(body)
+	case packets.Pubrec:
+		err = pk.PubrecDecode(body)
+	case packets.Pubcomp:
+		err = pk.PubcompDecode(body)
 	case packets.Suback:
 		err = pk.SubackDecode(body)
 	case packets.Unsuback:

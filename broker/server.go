@@ -41,10 +41,8 @@ type Server struct {
 	ready    atomic.Bool
 	closed   atomic.Bool
 
-	fences   *fencefile.FenceFile
-	in       *ingest          // nil: every publish goes through mochi
-	trackers *trackerListener // the tracker path; nil without --tracker-addr and light trackers
-	light    bool             // the MQTT TCP listener's connections start on the tracker path
+	fences *fencefile.FenceFile
+	conns  connSet // the MQTT listeners' connections
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -91,6 +89,9 @@ func Start(cfg Config) (*Server, error) {
 	caps.MaximumClients = cfg.MaxConnections
 	caps.MaximumClientWritesPending = cfg.ClientQueueFor()
 	caps.MaximumInflight = cfg.MaxInflight
+	// mochi would otherwise echo a publisher's User Properties in its
+	// PUBACK, with reason code 0x01, which Paho's MQTT 5 clients refuse.
+	caps.Compatibilities.NoInheritedPropertiesOnAck = true
 	s.mqtt = mqtt.New(&mqtt.Options{
 		Capabilities:             caps,
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
@@ -103,16 +104,18 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
 	}
-	var limit *hooks.RateLimit
+	if err := s.mqtt.AddHook(&hooks.Limits{MaxPacketSize: caps.MaximumPacketSize, TopicAliasMaximum: caps.TopicAliasMaximum}, nil); err != nil {
+		return nil, s.abort(err)
+	}
 	if cfg.PublishRate > 0 {
 		// Before the telemetry hook: a refused publish is never decoded.
-		limit = hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log)
+		limit := hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log)
 		if err := s.mqtt.AddHook(limit, nil); err != nil {
 			return nil, s.abort(err)
 		}
 	}
 	if cfg.EngineOff {
-		return s.startBare(tlsConfig, access, limit)
+		return s.startBare(tlsConfig)
 	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
@@ -147,22 +150,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	tel := hooks.NewTelemetry(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload)
-	tel.CountSentIn(s.mqtt.Info)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
-	}
-	if cfg.DirectIngest {
-		s.in = &ingest{tel: tel, access: access, rate: limit, info: s.mqtt.Info, maxPacket: caps.MaximumPacketSize,
-			taken: s.set.GetOrCreateCounter(`edgefence_pings_direct_total`)}
-		if err := s.mqtt.AddHook(&ingestHook{in: s.in}, nil); err != nil {
-			return nil, s.abort(err)
-		}
-	}
-	if cfg.TrackerAddr != "" || cfg.LightTrackers && cfg.DirectIngest {
-		if err := s.newTrackers(tel, access, limit); err != nil {
-			return nil, s.abort(err)
-		}
-		s.light = cfg.LightTrackers && cfg.DirectIngest
 	}
 	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
 		return nil, s.abort(err)
@@ -179,16 +168,11 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.listen(tlsConfig); err != nil {
 		return nil, s.abort(err)
 	}
-	if cfg.TrackerAddr != "" {
-		if err := s.trackers.listen(cfg.TrackerAddr); err != nil {
-			return nil, s.abort(err)
-		}
-	}
 	if cfg.FencesPoll > 0 {
 		s.fences.Poll(cfg.FencesPoll)
 	}
 	s.ready.Store(true)
-	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "trackers", s.TrackerAddr(), "http", s.HTTPAddr(),
+	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
 		"auth", cfg.Auth != "", "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
@@ -243,14 +227,10 @@ func (s *Server) closeListeners() {
 	if s.ws != nil {
 		s.ws.Close(noop)
 	}
-	if s.trackers != nil {
-		s.trackers.close()
-	}
 	for _, cl := range s.mqtt.Clients.GetAll() { // one read lock
-		if !cl.Net.Inline {
-			_ = s.mqtt.DisconnectClient(cl, packets.ErrServerShuttingDown)
-		}
+		_ = s.mqtt.DisconnectClient(cl, packets.ErrServerShuttingDown)
 	}
+	s.conns.close() // and those that are no client yet
 }
 
 // MQTTAddr returns the MQTT listener's address (with the port chosen).

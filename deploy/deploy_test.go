@@ -909,7 +909,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"edgefence_pings_received_total", "edgefence_transitions_total", "edgefence_transition_reversals_total",
 		"edgefence_late_total", "edgefence_rejected_total", "edgefence_shed_total", "edgefence_watermark_lag_seconds_bucket",
 		"edgefence_publish_latency_seconds_bucket", "edgefence_active_devices", "edgefence_buffered_pings",
-		"edgefence_mqtt_clients_connected", "edgefence_tracker_connections", "edgefence_tracker_promoted_total",
+		"edgefence_mqtt_clients_connected",
 	} {
 		if !strings.Contains(all, m) {
 			t.Errorf("dashboard does not query %s", m)

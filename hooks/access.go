@@ -58,7 +58,7 @@ func (h *Access) Provides(b byte) bool {
 //     for MQTT 5, a disconnect for 3.1.1 (what mochi does to a refused QoS
 //     1 publish); QoS 0 is left to mochi to drop.
 func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if pk.FixedHeader.Type != packets.Publish || cl.Net.Inline {
+	if pk.FixedHeader.Type != packets.Publish {
 		return pk, nil
 	}
 	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
@@ -88,8 +88,31 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 
 // OnConnectAuthenticate admits a client by password or, when it presented
 // a verified client certificate, by the certificate's common name; a
-// username given beside a certificate must be the same name.
+// username given beside a certificate must be the same name. A client
+// asking for MQTT 5 enhanced authentication is refused, and so is one
+// whose will the ACL would refuse to publish.
 func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if pk.Properties.AuthenticationMethod != "" {
+		// mochi has no enhanced authentication (AUTH exchange): a client
+		// asking for one is refused rather than let in unauthenticated.
+		h.log.Warn("refused connection: enhanced authentication is not supported", "method", pk.Properties.AuthenticationMethod, "remote", cl.Net.Remote)
+		return false
+	}
+	if !h.authenticate(cl, pk) {
+		return false
+	}
+	// mochi publishes a will without asking the ACL: a will on a topic the
+	// client may not publish on (a forged transition) is refused here.
+	if pk.Connect.WillFlag && !h.allows(cl.Properties.Username, pk.Connect.WillTopic, true) {
+		h.log.Warn("refused connection: will on a topic the client may not publish on", "topic", pk.Connect.WillTopic,
+			"username", string(cl.Properties.Username), "remote", cl.Net.Remote)
+		return false
+	}
+	return true
+}
+
+// authenticate checks the client's password or certificate.
+func (h *Access) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	if h.users == nil {
 		return true
 	}
@@ -102,12 +125,12 @@ func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool 
 		h.log.Warn("refused connection: certificate name does not match a user", "cn", cn, "username", name, "remote", cl.Net.Remote)
 		return false
 	}
-	return h.Login(name, pk.Connect.Password, cl.Net.Remote)
+	return h.login(name, pk.Connect.Password, cl.Net.Remote)
 }
 
-// Login checks a username and password (always true for anonymous
+// login checks a username and password (always true for anonymous
 // access) and logs a refusal, naming remote.
-func (h *Access) Login(name string, password []byte, remote string) bool {
+func (h *Access) login(name string, password []byte, remote string) bool {
 	if h.users == nil {
 		return true
 	}
@@ -137,12 +160,11 @@ func certName(cl *mqtt.Client) string {
 // refused MQTT 5 QoS 1 publish gets 0x87 from mochi; a refused filter gets
 // 0x87 in the SUBACK.
 func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
-	return h.Allows(cl.Properties.Username, topic, write)
+	return h.allows(cl.Properties.Username, topic, write)
 }
 
-// Allows is OnACLCheck for the user named user, for a listener that keeps
-// its clients itself.
-func (h *Access) Allows(user []byte, topic string, write bool) bool {
+// allows is OnACLCheck for the user named user.
+func (h *Access) allows(user []byte, topic string, write bool) bool {
 	if write {
 		for _, r := range h.reserved {
 			if Matches(r, topic) {

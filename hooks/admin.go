@@ -31,7 +31,7 @@ func (h *Admin) Provides(b byte) bool { return b == mqtt.OnPublish }
 // OnPublish applies a fence set. It is never routed or retained: an
 // invalid set gets 0x99 (MQTT 5 QoS 1) and the previous fences stay live.
 func (h *Admin) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if cl.Net.Inline || pk.TopicName != AdminFencesTopic {
+	if pk.TopicName != AdminFencesTopic {
 		return pk, nil
 	}
 	if err := h.apply(pk.Payload, "mqtt:"+cl.ID); err != nil {

@@ -54,7 +54,7 @@ func (h *RateLimit) Provides(b byte) bool { return b == mqtt.OnPublish || b == m
 // hook, so a refused ping is never decoded.
 func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if cl.Net.Inline {
-		return pk, nil
+		return pk, nil // the transition publisher: the server's own output is never limited
 	}
 	c := h.client(cl)
 	if c.admit() {
@@ -75,22 +75,6 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 // OnDisconnect forgets the client's limiter.
 func (h *RateLimit) OnDisconnect(cl *mqtt.Client, err error, expire bool) { h.clients.Delete(cl) }
 
-// Admit takes one publish from cl's allowance, as OnPublish does for one
-// it lets through, and reports whether there was one. A publish it does
-// not admit must go to OnPublish, which refuses and counts it: a refusal
-// takes nothing from the allowance.
-// key is the client (a listener of its own may use any comparable key of
-// one connection's).
-func (h *RateLimit) Admit(key any) bool { return h.client(key).admit() }
-
-// Refused counts a publish that Admit refused, as OnPublish counts its
-// own refusals, for a listener that answers publishes itself, and reports
-// whether the client has now been refused so often in a row that it is to
-// be disconnected (logged here, naming id and remote).
-func (h *RateLimit) Refused(key any, id, remote string) (cut bool) {
-	return h.refused(h.client(key), id, remote)
-}
-
 func (h *RateLimit) refused(c *clientRate, id, remote string) (cut bool) {
 	h.limited.Inc()
 	c.mu.Lock()
@@ -105,15 +89,11 @@ func (h *RateLimit) refused(c *clientRate, id, remote string) (cut bool) {
 	return cut
 }
 
-// Forget drops the limiter of key, for a listener that does not call
-// OnDisconnect.
-func (h *RateLimit) Forget(key any) { h.clients.Delete(key) }
-
-// client returns the limiter of key, made on its first publish.
-func (h *RateLimit) client(key any) *clientRate {
-	v, ok := h.clients.Load(key)
+// client returns the limiter of cl, made on its first publish.
+func (h *RateLimit) client(cl *mqtt.Client) *clientRate {
+	v, ok := h.clients.Load(cl)
 	if !ok {
-		v, _ = h.clients.LoadOrStore(key, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
+		v, _ = h.clients.LoadOrStore(cl, &clientRate{lim: rate.NewLimiter(h.limit, h.burst)})
 	}
 	return v.(*clientRate)
 }

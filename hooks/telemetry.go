@@ -11,7 +11,6 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
-	"github.com/mochi-mqtt/server/v2/system"
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
@@ -45,7 +44,6 @@ type Telemetry struct {
 	logged  [numReasons]atomic.Int64
 	dropped atomic.Int64 // second of the last dropped-message log line
 	routes  routing
-	acks    pubacker
 }
 
 // NewTelemetry returns the hook. maxSize is the payload limit in bytes
@@ -100,25 +98,25 @@ func (h *Telemetry) Read(topic string, body []byte, client string) (id string, p
 	return "", pos, ingest, NotTelemetry
 }
 
-// Match is a telemetry topic matched: its filter and device id.
-type Match struct {
+// topicMatch is a telemetry topic matched: its filter and device id.
+type topicMatch struct {
 	tf  *TelemetryFilter
 	id  string
 	err error // ErrDeviceID: the id level is empty or too long
 }
 
 // match matches topic against the telemetry filters, in order.
-func (h *Telemetry) match(topic string) (Match, bool) {
+func (h *Telemetry) match(topic string) (topicMatch, bool) {
 	for i := range h.filters {
 		if id, ok, err := h.filters[i].match(topic); ok {
-			return Match{tf: &h.filters[i], id: id, err: err}, true
+			return topicMatch{tf: &h.filters[i], id: id, err: err}, true
 		}
 	}
-	return Match{}, false
+	return topicMatch{}, false
 }
 
 // read is Read for a topic that matched m.
-func (h *Telemetry) read(m Match, topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
+func (h *Telemetry) read(m topicMatch, topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
 	h.m.Received.Inc()
 	if m.err != nil {
 		h.reject(client, topic, body, m.id, reasonDeviceID)
@@ -162,7 +160,7 @@ var (
 //     QoS 2 tracker sends it again after it reconnects.
 func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if cl.Net.Inline {
-		return pk, nil // the server's own transitions: never fed back
+		return pk, nil // the transition publisher's own messages: never fed back
 	}
 	id, pos, ingest, out := h.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
@@ -170,7 +168,7 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		err := h.submit(pk.FixedHeader.Qos, cl.Properties.ProtocolVersion == 5, &pos, id, ingest)
 		if err == errIgnore || err == nil && !pk.FixedHeader.Retain && !h.routes.routed() {
 			pk.Ignore = true
-			return h.acks.ack(cl, pk), nil
+			return pk, nil
 		}
 		return pk, err
 	case Rejected:
@@ -180,15 +178,10 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 			return pk, errFormatInvalid
 		}
 		pk.Ignore = true
-		return h.acks.ack(cl, pk), nil
+		return pk, nil
 	}
 	return pk, nil
 }
-
-// CountSentIn has the PUBACKs the hook writes itself counted in the
-// server's $SYS statistics (bytes and packets sent), as mochi counts its
-// own.
-func (h *Telemetry) CountSentIn(info *system.Info) { h.acks.info = info }
 
 // submit hands the ping to the engine; when the engine refuses it, it
 // returns what OnPublish answers (errIgnore: shed, acknowledged).

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mochi-mqtt/server/v2/packets"
+
 	"github.com/edgefence/edgefence/loadgen"
 )
 
@@ -39,16 +41,16 @@ func countingBroker(t *testing.T) (addr string, perRead func() []int) {
 		src := &numberedReads{r: c}
 		rd := loadgen.NewReader(src, 64<<10, 1<<20)
 		for {
-			hdr, body, err := rd.Next()
+			fh, body, err := rd.Next()
 			if err != nil {
 				return
 			}
 			var ack []byte
-			switch hdr >> 4 {
-			case 1: // CONNECT
+			switch fh.Type {
+			case packets.Connect:
 				ack = []byte{0x20, 0x02, 0x00, 0x00}
-			case 3:
-				p, err := loadgen.ParsePublish(hdr, body)
+			case packets.Publish:
+				p, err := loadgen.ParsePublish(fh, body)
 				if err != nil {
 					t.Errorf("PUBLISH: %v", err)
 					return
@@ -56,7 +58,7 @@ func countingBroker(t *testing.T) (addr string, perRead func() []int) {
 				mu.Lock()
 				counts[src.n]++
 				mu.Unlock()
-				ack = loadgen.AppendPuback(nil, p.ID)
+				ack = loadgen.AppendPuback(nil, p.PacketID)
 			}
 			if _, err := c.Write(ack); err != nil {
 				return

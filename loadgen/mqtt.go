@@ -3,34 +3,25 @@
 // ping, memory, and the end-to-end latency from a ping's send instant to
 // the receipt of the geofence transition it causes.
 //
-// It speaks just enough MQTT 3.1.1, encoded and decoded by hand, to stay
-// cheaper than the broker it measures: CONNECT/CONNACK, PUBLISH at QoS 0
-// and 1, PUBACK, SUBSCRIBE/SUBACK, PINGREQ/PINGRESP and DISCONNECT.
+// It speaks MQTT 3.1.1 through mochi-mqtt's packet codec
+// (github.com/mochi-mqtt/server/v2/packets), the one the broker parses
+// with: CONNECT/CONNACK, PUBLISH at QoS 0 and 1, PUBACK,
+// SUBSCRIBE/SUBACK, PINGREQ/PINGRESP and DISCONNECT. This file only frames
+// packets off a connection and encodes into the caller's buffers.
 package loadgen
 
 import (
 	"bufio"
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// MQTT control packet types (the high nibble of the first byte).
-const (
-	typeConnect    = 1
-	typeConnack    = 2
-	typePublish    = 3
-	typePuback     = 4
-	typeSubscribe  = 8
-	typeSuback     = 9
-	typePingreq    = 12
-	typePingresp   = 13
-	typeDisconnect = 14
-)
-
-// maxRemaining is the largest remaining length MQTT can encode.
-const maxRemaining = 268435455
+// protocolVersion is MQTT 3.1.1's protocol level.
+const protocolVersion = 4
 
 // Errors of the decoder.
 var (
@@ -38,74 +29,93 @@ var (
 	ErrTooLarge  = errors.New("mqtt: packet larger than the reader's limit")
 )
 
-// appendLength appends an MQTT variable-length remaining length.
-func appendLength(b []byte, n int) []byte {
-	for {
-		d := byte(n % 128)
-		n /= 128
-		if n > 0 {
-			d |= 0x80
-		}
-		b = append(b, d)
-		if n == 0 {
-			return b
-		}
-	}
-}
+// Each Append function encodes its packet with mochi's encoder into b's
+// spare capacity. The packet is built and encoded in the function itself,
+// not handed to a shared helper through a function value: that made the
+// 900-byte packets.Packet escape to the heap on every call.
 
-func appendString(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
-	return append(b, s...)
+// wrap gives an encoder's error its context.
+func wrap(typ byte, err error) error {
+	return fmt.Errorf("encode MQTT packet type %d: %w", typ, err)
 }
 
 // AppendConnect appends an MQTT 3.1.1 CONNECT with a clean session and no
 // credentials or will.
-func AppendConnect(b []byte, clientID string, keepalive uint16) []byte {
-	rem := 10 + 2 + len(clientID)
-	b = append(b, typeConnect<<4)
-	b = appendLength(b, rem)
-	b = appendString(b, "MQTT")
-	b = append(b, 4, 0x02) // protocol level 3.1.1; flags: clean session
-	b = binary.BigEndian.AppendUint16(b, keepalive)
-	return appendString(b, clientID)
+func AppendConnect(b []byte, clientID string, keepalive uint16) ([]byte, error) {
+	pk := packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Connect},
+		ProtocolVersion: protocolVersion,
+		Connect: packets.ConnectParams{
+			ProtocolName:     []byte("MQTT"),
+			Clean:            true,
+			Keepalive:        keepalive,
+			ClientIdentifier: clientID,
+		},
+	}
+	buf := bytes.NewBuffer(b)
+	if err := pk.ConnectEncode(buf); err != nil {
+		return b, wrap(packets.Connect, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // AppendPublish appends a PUBLISH of payload to topic. id is ignored at
-// QoS 0.
-func AppendPublish(b []byte, topic string, qos byte, id uint16, payload []byte) []byte {
-	rem := 2 + len(topic) + len(payload)
-	if qos > 0 {
-		rem += 2
+// QoS 0 and must not be 0 at QoS 1.
+func AppendPublish(b []byte, topic string, qos byte, id uint16, payload []byte) ([]byte, error) {
+	pk := packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Publish, Qos: qos},
+		ProtocolVersion: protocolVersion,
+		TopicName:       topic,
+		Payload:         payload,
 	}
-	b = append(b, typePublish<<4|qos<<1)
-	b = appendLength(b, rem)
-	b = appendString(b, topic)
 	if qos > 0 {
-		b = binary.BigEndian.AppendUint16(b, id)
+		pk.PacketID = id
 	}
-	return append(b, payload...)
+	buf := bytes.NewBuffer(b)
+	if err := pk.PublishEncode(buf); err != nil {
+		return b, wrap(packets.Publish, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // AppendPuback appends a PUBACK for packet id.
 func AppendPuback(b []byte, id uint16) []byte {
-	b = append(b, typePuback<<4, 2)
-	return binary.BigEndian.AppendUint16(b, id)
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, ProtocolVersion: protocolVersion, PacketID: id}
+	buf := bytes.NewBuffer(b)
+	_ = pk.PubackEncode(buf) // cannot fail
+	return buf.Bytes()
 }
 
 // AppendSubscribe appends a SUBSCRIBE to one filter.
-func AppendSubscribe(b []byte, id uint16, filter string, qos byte) []byte {
-	b = append(b, typeSubscribe<<4|0x02)
-	b = appendLength(b, 2+2+len(filter)+1)
-	b = binary.BigEndian.AppendUint16(b, id)
-	b = appendString(b, filter)
-	return append(b, qos)
+func AppendSubscribe(b []byte, id uint16, filter string, qos byte) ([]byte, error) {
+	pk := packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Subscribe, Qos: 1},
+		ProtocolVersion: protocolVersion,
+		PacketID:        id,
+		Filters:         packets.Subscriptions{{Filter: filter, Qos: qos}},
+	}
+	buf := bytes.NewBuffer(b)
+	if err := pk.SubscribeEncode(buf); err != nil {
+		return b, wrap(packets.Subscribe, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // AppendPingreq appends a PINGREQ.
-func AppendPingreq(b []byte) []byte { return append(b, typePingreq<<4, 0) }
+func AppendPingreq(b []byte) []byte {
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingreq}, ProtocolVersion: protocolVersion}
+	buf := bytes.NewBuffer(b)
+	_ = pk.PingreqEncode(buf) // cannot fail
+	return buf.Bytes()
+}
 
 // AppendDisconnect appends a DISCONNECT.
-func AppendDisconnect(b []byte) []byte { return append(b, typeDisconnect<<4, 0) }
+func AppendDisconnect(b []byte) []byte {
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Disconnect}, ProtocolVersion: protocolVersion}
+	buf := bytes.NewBuffer(b)
+	_ = pk.DisconnectEncode(buf) // cannot fail
+	return buf.Bytes()
+}
 
 // Reader reads MQTT packets from a buffered stream. The body a call
 // returns is valid until the next call.
@@ -123,38 +133,34 @@ func NewReader(r io.Reader, size, max int) *Reader {
 // Buffered reports how many bytes can be read without blocking.
 func (r *Reader) Buffered() int { return r.r.Buffered() }
 
-// Next returns the next packet's first byte and its body.
-func (r *Reader) Next() (hdr byte, body []byte, err error) {
-	hdr, err = r.r.ReadByte()
+// Next returns the next packet's fixed header and its body.
+func (r *Reader) Next() (fh packets.FixedHeader, body []byte, err error) {
+	b, err := r.r.ReadByte()
 	if err != nil {
-		return 0, nil, err
+		return fh, nil, err
 	}
-	n, mult := 0, 1
-	for i := 0; ; i++ {
-		c, err := r.r.ReadByte()
-		if err != nil {
-			return 0, nil, noEOF(err)
-		}
-		n += int(c&0x7f) * mult
-		if c&0x80 == 0 {
-			break
-		}
-		if i == 3 {
-			return 0, nil, ErrMalformed
-		}
-		mult *= 128
+	if err := fh.Decode(b); err != nil {
+		return fh, nil, malformed(err)
 	}
-	if n > r.max {
-		return 0, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
+	n, _, err := packets.DecodeLength(r.r)
+	switch {
+	case err != nil:
+		if _, ok := err.(packets.Code); ok {
+			return fh, nil, malformed(err)
+		}
+		return fh, nil, noEOF(err)
+	case n > r.max:
+		return fh, nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, n)
 	}
+	fh.Remaining = n
 	if cap(r.buf) < n {
 		r.buf = make([]byte, n)
 	}
 	body = r.buf[:n]
 	if _, err := io.ReadFull(r.r, body); err != nil {
-		return 0, nil, noEOF(err)
+		return fh, nil, noEOF(err)
 	}
-	return hdr, body, nil
+	return fh, body, nil
 }
 
 func noEOF(err error) error {
@@ -164,53 +170,52 @@ func noEOF(err error) error {
 	return err
 }
 
-// Publish is a decoded PUBLISH; its slices point into the reader's buffer.
-type Publish struct {
-	QoS     byte
-	Retain  bool
-	ID      uint16
-	Topic   []byte
-	Payload []byte
+// malformed gives a decoder's error its context.
+func malformed(err error) error { return fmt.Errorf("%w: %w", ErrMalformed, err) }
+
+// ParsePublish decodes the body of a PUBLISH. The payload points into
+// the reader's buffer.
+func ParsePublish(fh packets.FixedHeader, body []byte) (packets.Packet, error) {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: protocolVersion}
+	if fh.Type != packets.Publish {
+		return pk, fmt.Errorf("%w: want PUBLISH, got type %d", ErrMalformed, fh.Type)
+	}
+	if err := pk.PublishDecode(body); err != nil {
+		return pk, malformed(err)
+	}
+	return pk, nil
 }
 
-// ParsePublish decodes the body of a PUBLISH whose first byte is hdr.
-func ParsePublish(hdr byte, body []byte) (Publish, error) {
-	p := Publish{QoS: (hdr >> 1) & 3, Retain: hdr&1 == 1}
-	if hdr>>4 != typePublish || p.QoS == 3 || len(body) < 2 {
-		return p, ErrMalformed
+// ParseID decodes the packet identifier of a PUBACK.
+func ParseID(fh packets.FixedHeader, body []byte) (uint16, error) {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: protocolVersion}
+	if err := pk.PubackDecode(body); err != nil {
+		return 0, malformed(err)
 	}
-	tl := int(binary.BigEndian.Uint16(body))
-	body = body[2:]
-	if len(body) < tl {
-		return p, ErrMalformed
-	}
-	p.Topic, body = body[:tl], body[tl:]
-	if p.QoS > 0 {
-		if len(body) < 2 {
-			return p, ErrMalformed
-		}
-		p.ID, body = binary.BigEndian.Uint16(body), body[2:]
-	}
-	p.Payload = body
-	return p, nil
+	return pk.PacketID, nil
 }
 
-// ParseID decodes the packet identifier that opens a PUBACK or SUBACK body.
-func ParseID(body []byte) (uint16, error) {
-	if len(body) < 2 {
-		return 0, ErrMalformed
+// ParseSuback decodes a SUBACK's return codes.
+func ParseSuback(fh packets.FixedHeader, body []byte) ([]byte, error) {
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: protocolVersion}
+	if err := pk.SubackDecode(body); err != nil {
+		return nil, malformed(err)
 	}
-	return binary.BigEndian.Uint16(body), nil
+	return pk.ReasonCodes, nil
 }
 
 // ReadConnack reads a CONNACK and returns its return code.
 func (r *Reader) ReadConnack() (byte, error) {
-	hdr, body, err := r.Next()
+	fh, body, err := r.Next()
 	if err != nil {
 		return 0, err
 	}
-	if hdr>>4 != typeConnack || len(body) != 2 {
-		return 0, fmt.Errorf("%w: want CONNACK, got type %d", ErrMalformed, hdr>>4)
+	if fh.Type != packets.Connack {
+		return 0, fmt.Errorf("%w: want CONNACK, got type %d", ErrMalformed, fh.Type)
 	}
-	return body[1], nil
+	pk := packets.Packet{FixedHeader: fh, ProtocolVersion: protocolVersion}
+	if err := pk.ConnackDecode(body); err != nil {
+		return 0, malformed(err)
+	}
+	return pk.ReasonCode, nil
 }

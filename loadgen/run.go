@@ -11,9 +11,12 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // Config is one load run.
@@ -109,9 +112,8 @@ func (c *Config) Validate() error {
 }
 
 // SubscriberAddr is the address the subscriber connects to: SubAddr, or
-// Addr when it is empty. They differ when the trackers publish to a
-// publish-only listener (edgefence serve --tracker-addr), which refuses
-// subscriptions, and the transitions are read from the MQTT listener.
+// Addr when it is empty (they differ when trackers and dashboards use
+// different listeners or brokers).
 func (c *Config) SubscriberAddr() string {
 	if c.SubAddr != "" {
 		return c.SubAddr
@@ -407,7 +409,12 @@ func (r *runner) dial(ctx context.Context, addr, clientID string) (*pubConn, err
 		_ = c.SetDeadline(dl)
 	}
 	rd := NewReader(c, 512, 1<<16)
-	if _, err := c.Write(AppendConnect(nil, clientID, keepalive)); err != nil {
+	connect, err := AppendConnect(nil, clientID, keepalive)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.Write(connect); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -435,7 +442,7 @@ func idAdd(a uint16, n int) uint16 { return uint16((int(a)-1+n)%65535 + 1) }
 // settles every older id as refused (not acknowledged).
 func (r *runner) readAcks(cn *pubConn) {
 	for {
-		hdr, body, err := cn.rd.Next()
+		fh, body, err := cn.rd.Next()
 		if err != nil {
 			if !r.stopping.Load() {
 				r.readErrs.Add(1)
@@ -444,8 +451,8 @@ func (r *runner) readAcks(cn *pubConn) {
 			cn.dead.Store(true)
 			return
 		}
-		if hdr>>4 == typePuback {
-			id, err := ParseID(body)
+		if fh.Type == packets.Puback {
+			id, err := ParseID(fh, body)
 			if err != nil {
 				continue
 			}
@@ -593,7 +600,12 @@ func (r *runner) send(cn *pubConn, n int, checkFull bool) int {
 		p = strconv.AppendInt(p, ts, 10)
 		p = append(p, payloadTail...)
 		cn.pay = p
-		buf = AppendPublish(buf, d.topic, cfg.QoS, idAdd(id, i), p)
+		var err error
+		if buf, err = AppendPublish(buf, d.topic, cfg.QoS, idAdd(id, i), p); err != nil {
+			r.fail(err) // a packet id of 0: a bug of the id arithmetic
+			cn.dead.Store(true)
+			return 0
+		}
 	}
 	cn.buf = buf
 	if _, err := cn.c.Write(buf); err != nil {
@@ -791,7 +803,12 @@ func (r *runner) subscribe(ctx context.Context) (*subConn, error) {
 		return nil, err
 	}
 	s := &subConn{c: cn.c, done: make(chan struct{})}
-	if _, err := cn.c.Write(AppendSubscribe(nil, 1, r.cfg.Sub, r.cfg.SubQoS)); err != nil {
+	sub, err := AppendSubscribe(nil, 1, r.cfg.Sub, r.cfg.SubQoS)
+	if err != nil {
+		cn.c.Close()
+		return nil, err
+	}
+	if _, err := cn.c.Write(sub); err != nil {
 		cn.c.Close()
 		return nil, err
 	}
@@ -802,13 +819,13 @@ func (r *runner) subscribe(ctx context.Context) (*subConn, error) {
 	rd := NewReader(src, 64<<10, 1<<20)
 	_ = cn.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
-		hdr, body, err := rd.Next()
+		fh, body, err := rd.Next()
 		if err != nil {
 			cn.c.Close()
 			return nil, fmt.Errorf("SUBACK: %w", err)
 		}
-		if hdr>>4 == typeSuback {
-			if len(body) < 3 || body[2] > 2 {
+		if fh.Type == packets.Suback {
+			if codes, err := ParseSuback(fh, body); err != nil || len(codes) != 1 || codes[0] > 2 {
 				cn.c.Close()
 				return nil, fmt.Errorf("subscription to %q refused", r.cfg.Sub)
 			}
@@ -844,7 +861,7 @@ func (r *runner) readSub(c net.Conn, rd *Reader) {
 	}
 	defer flush()
 	for {
-		hdr, body, err := rd.Next()
+		fh, body, err := rd.Next()
 		if err != nil {
 			if !r.stopping.Load() {
 				r.readErrs.Add(1)
@@ -852,29 +869,29 @@ func (r *runner) readSub(c net.Conn, rd *Reader) {
 			}
 			return
 		}
-		if hdr>>4 == typePublish {
+		if fh.Type == packets.Publish {
 			now := int64(time.Since(r.start))
 			if r.stamps != nil && r.stamps.at >= 0 && r.stamps.at <= now {
 				now = r.stamps.at // when it reached the socket
 			}
-			p, err := ParsePublish(hdr, body)
+			p, err := ParsePublish(fh, body)
 			if err != nil {
 				continue
 			}
-			if p.QoS == 1 {
-				acks = AppendPuback(acks, p.ID)
+			if p.FixedHeader.Qos == 1 {
+				acks = AppendPuback(acks, p.PacketID)
 			}
-			if p.Retain {
+			if p.FixedHeader.Retain {
 				r.retained.Add(1) // from before the subscription
 			} else {
 				r.subMsgs.Add(1)
-				if dev, ts, ok := r.parseMessage(p.Topic, p.Payload); ok {
+				if dev, ts, ok := r.parseMessage(p.TopicName, p.Payload); ok {
 					if mk, ok := r.marks.take(markKey(dev, ts)); ok {
 						if mk.measured {
 							r.matched.Add(1)
 							lats = append(lats, now-mk.at)
 						}
-					} else if !bytes.HasPrefix(p.Topic, []byte("devices/")) {
+					} else if !strings.HasPrefix(p.TopicName, "devices/") {
 						r.unmatched.Add(1)
 					}
 				}
@@ -888,18 +905,18 @@ func (r *runner) readSub(c net.Conn, rd *Reader) {
 
 // parseMessage finds the device index and the ping stamp of a routed
 // ping (devices/<id>/telemetry) or a transition (<prefix>/<fence>/<id>).
-func (r *runner) parseMessage(topic, payload []byte) (dev int, ts int64, ok bool) {
-	var id []byte
-	if rest, found := bytes.CutPrefix(topic, []byte("devices/")); found {
-		id, _, _ = bytes.Cut(rest, []byte("/"))
+func (r *runner) parseMessage(topic string, payload []byte) (dev int, ts int64, ok bool) {
+	var id string
+	if rest, found := strings.CutPrefix(topic, "devices/"); found {
+		id, _, _ = strings.Cut(rest, "/")
 	} else {
-		id = topic[bytes.LastIndexByte(topic, '/')+1:]
+		id = topic[strings.LastIndexByte(topic, '/')+1:]
 	}
-	num, found := bytes.CutPrefix(id, []byte(r.cfg.Tag+"d"))
+	num, found := strings.CutPrefix(id, r.cfg.Tag+"d")
 	if !found {
 		return 0, 0, false
 	}
-	d, err := strconv.Atoi(string(num))
+	d, err := strconv.Atoi(num)
 	if err != nil {
 		return 0, 0, false
 	}

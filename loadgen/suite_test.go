@@ -15,73 +15,34 @@ func brokerNames(bs []brokerSpec) []string {
 	return n
 }
 
-// The tracker port's row follows the engine-on row in the paced scenario
-// (and no other), with and without Mosquitto and in --quick, and is the
-// engine-on broker but for its listener.
-func TestTrackerPortRowFollowsEngineOn(t *testing.T) {
+// Every scenario measures the one MQTT listener: the paced one runs the
+// engine-on row first, then engine off (and Mosquitto when given), with
+// and without --quick.
+func TestPacedRows(t *testing.T) {
 	for _, mosq := range []string{"", "/usr/sbin/mosquitto"} {
 		for _, quick := range []bool{false, true} {
 			s := Suite{Mosquitto: mosq, Quick: quick, Runs: 1}
-			seen := map[string]bool{}
+			seen := false
 			for _, sc := range s.scenarios() {
-				names := brokerNames(sc.brokers)
-				i := slices.Index(names, trackerRow)
-				switch sc.name {
-				case "paced":
-					seen[sc.name] = true
-					if i < 1 || names[i-1] != "edgefence (engine on)" || names[0] != "edgefence (engine on)" {
-						t.Errorf("mosquitto %q quick %v, %s: brokers %q: want the engine-on row first and the tracker port right after it", mosq, quick, sc.name, names)
-						continue
-					}
-					b := sc.brokers[i]
-					if !b.tracker || b.disk || b.kind != kindEdgefence || b.hold != 500*time.Millisecond || b.sub != "geofence/#" {
-						t.Errorf("%s: tracker port spec %+v", sc.name, b)
-					}
-					if sc.brokers[0].tracker {
-						t.Errorf("%s: the engine-on row serves its trackers on the tracker port", sc.name)
-					}
-				default:
-					if i >= 0 {
-						t.Errorf("%s: brokers %q include the tracker port", sc.name, names)
-					}
+				if sc.name != "paced" {
+					continue
 				}
-				if sc.name == "paced" && quick && (sc.conns != 1000 || sc.rate != 5000) {
+				seen = true
+				want := []string{"edgefence (engine on)", "edgefence --engine=off"}
+				if mosq != "" {
+					want = append(want, "mosquitto, sub devices/#", "mosquitto, no subscriber traffic")
+				}
+				if got := brokerNames(sc.brokers); !slices.Equal(got, want) {
+					t.Errorf("mosquitto %q quick %v: paced brokers %q, want %q", mosq, quick, got, want)
+				}
+				if quick && (sc.conns != 1000 || sc.rate != 5000) {
 					t.Errorf("quick paced: %d conns at %v pings/s, want 1000 at 5000", sc.conns, sc.rate)
 				}
 			}
-			if !seen["paced"] {
-				t.Errorf("mosquitto %q quick %v: scenarios %v", mosq, quick, seen)
+			if !seen {
+				t.Errorf("mosquitto %q quick %v: no paced scenario", mosq, quick)
 			}
 		}
-	}
-	s := Suite{Only: "paced", Quick: true}
-	if sc := s.scenarios(); len(sc) != 1 || !slices.Contains(brokerNames(sc[0].brokers), trackerRow) {
-		t.Errorf("--quick --only paced: %+v", sc)
-	}
-}
-
-// The paced scenario runs the MQTT listener a second time with mochi
-// serving every client (--light-trackers=false), and no other does.
-func TestMochiOnlyRowIsPacedOnly(t *testing.T) {
-	s := Suite{Mosquitto: "/usr/sbin/mosquitto", Runs: 1}
-	for _, sc := range s.scenarios() {
-		n := 0
-		for _, b := range sc.brokers {
-			if b.mochiOnly {
-				n++
-				argv := s.serveArgv(b, serveAddrs{mqtt: "x", http: "y"}, "f", "", false)
-				if !slices.Contains(argv, "--light-trackers=false") || b.tracker || b.kind != kindEdgefence {
-					t.Errorf("%s: %+v runs %q", sc.name, b, argv)
-				}
-			}
-		}
-		if want := map[bool]int{true: 1, false: 0}[sc.name == "paced"]; n != want {
-			t.Errorf("%s: %d rows with mochi serving every client, want %d", sc.name, n, want)
-		}
-	}
-	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence}
-	if argv := s.serveArgv(edge, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); slices.Contains(argv, "--light-trackers=false") {
-		t.Errorf("engine on: %q", argv)
 	}
 }
 
@@ -93,19 +54,12 @@ func argAfter(argv []string, flag string) (string, bool) {
 	return argv[i+1], true
 }
 
-func TestServeArgvTrackerAddr(t *testing.T) {
+func TestServeArgv(t *testing.T) {
 	s := Suite{Bin: "/bin/edgefence"}
 	a := serveAddrs{mqtt: "127.0.0.1:1001", http: "127.0.0.1:1002"}
 	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence, hold: 500 * time.Millisecond, sub: "geofence/#"}
-	argv := s.serveArgv(edge, a, "/f.geojson", "", false)
-	if slices.Contains(argv, "--tracker-addr") {
-		t.Errorf("engine on: %q has --tracker-addr", argv)
-	}
-	track := edge
-	track.name, track.tracker = trackerRow, true
-	a.tracker = "127.0.0.1:1003"
-	argv = s.serveArgv(track, a, "/f.geojson", "", true)
-	want := map[string]string{"--tracker-addr": "127.0.0.1:1003", "--mqtt-addr": "127.0.0.1:1001", "--http-addr": "127.0.0.1:1002",
+	argv := s.serveArgv(edge, a, "/f.geojson", "", true)
+	want := map[string]string{"--mqtt-addr": "127.0.0.1:1001", "--http-addr": "127.0.0.1:1002",
 		"--hold": "500ms", "--rate": "0", "--fences": "/f.geojson", "--data-dir": ""}
 	for f, v := range want {
 		if got, ok := argAfter(argv, f); !ok || got != v {
@@ -113,10 +67,10 @@ func TestServeArgvTrackerAddr(t *testing.T) {
 		}
 	}
 	if argv[0] != "/bin/edgefence" || argv[1] != "serve" || !slices.Contains(argv, "--pprof") || slices.Contains(argv, "--engine=off") {
-		t.Errorf("tracker port: %q", argv)
+		t.Errorf("engine on: %q", argv)
 	}
 	off := brokerSpec{name: "edgefence --engine=off", kind: kindEngineOff}
-	if argv := s.serveArgv(off, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); !slices.Contains(argv, "--engine=off") || slices.Contains(argv, "--tracker-addr") {
+	if argv := s.serveArgv(off, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); !slices.Contains(argv, "--engine=off") {
 		t.Errorf("engine off: %q", argv)
 	}
 }
@@ -136,15 +90,13 @@ func rowOf(scenario, broker string, pps, cpu, rss float64) *Row {
 	return &Row{Scenario: scenario, Broker: broker, Runs: []*Result{{PingsPerSec: pps, CPUPerPingUs: cpu, RSSMaxMB: rss}}}
 }
 
-// The tracker port's row gets the RSS bar, the CPU per ping against
-// Mosquitto and the ceiling ratio, next to the MQTT listener's lines.
-func TestRatiosOfTheTrackerPort(t *testing.T) {
+// The ratios: the ceiling's engine on ÷ off, CPU per ping against
+// Mosquitto and the RSS bar.
+func TestRatios(t *testing.T) {
 	rows := []*Row{
 		rowOf("ceiling", "edgefence (engine on)", 80000, 10, 0),
-		rowOf("ceiling", trackerRow, 90000, 9, 0),
 		rowOf("ceiling", "edgefence --engine=off", 100000, 8, 0),
-		rowOf("paced", "edgefence (engine on)", 50000, 20, 400),
-		rowOf("paced", trackerRow, 50000, 12, 150),
+		rowOf("paced", "edgefence (engine on)", 50000, 20, 450),
 		rowOf("paced", "mosquitto, sub devices/#", 50000, 10, 50),
 		rowOf("paced", "mosquitto, no subscriber traffic", 50000, 8, 40),
 	}
@@ -153,21 +105,12 @@ func TestRatiosOfTheTrackerPort(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"engine on ÷ engine off throughput = **0.80×**",
-		"tracker port ÷ engine off throughput = **0.90×** (on the MQTT listener: 0.80×); CPU per ping 1.12×",
 		"CPU per ping edgefence 20.00 µs vs Mosquitto (routing to devices/#) 10.00 µs = **2.00×**; vs Mosquitto ingest only 8.00 µs = 2.50×",
-		"CPU per ping edgefence on the tracker port 12.00 µs vs Mosquitto (routing to devices/#) 10.00 µs = **1.20×**; vs Mosquitto ingest only 8.00 µs = 1.50×",
-		"edgefence RSS with 10,000 trackers under load, worst run 400 MB (bar ≤ 300 MB: NOT met)",
-		"edgefence on the tracker port RSS with 10,000 trackers under load, worst run 150 MB (bar ≤ 300 MB: met)",
+		"edgefence RSS with 10,000 trackers under load, worst run 450 MB (bar ≤ 400 MB: NOT met)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
 		}
-	}
-	// Without the tracker port's rows, the lines are those of before.
-	var b2 strings.Builder
-	(&Suite{}).writeRatios(&b2, slices.DeleteFunc(slices.Clone(rows), func(r *Row) bool { return r.Broker == trackerRow }))
-	if strings.Contains(b2.String(), "tracker port") {
-		t.Errorf("tracker port lines without its rows:\n%s", b2.String())
 	}
 }
 

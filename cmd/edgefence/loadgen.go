@@ -61,7 +61,7 @@ func loadgenFlags(o *loadgenOptions) *flag.FlagSet {
 	fs.DurationVar(&c.Drain, "drain", c.Drain, "after the load, how long to wait for acknowledgements and transitions at most (more than the broker's hold)")
 	fs.StringVar(&c.Sub, "sub", c.Sub, "subscriber topic filter whose messages are matched to pings for latency (geofence/# or devices/#); empty: none")
 	fs.Var(byteValue{&c.SubQoS, 1}, "sub-qos", "the subscription's QoS: 0 or 1")
-	fs.StringVar(&c.SubAddr, "sub-addr", c.SubAddr, "broker's MQTT TCP address for the --sub subscriber (loopback only); empty: --addr (set it when --addr is a publish-only tracker listener, serve --tracker-addr)")
+	fs.StringVar(&c.SubAddr, "sub-addr", c.SubAddr, "broker's MQTT TCP address for the --sub subscriber (loopback only); empty: --addr")
 	fs.IntVar(&o.fences, "fences", o.fences, "generated fences the devices walk across (the broker must load the same: see --write-fences)")
 	fs.StringVar(&o.writeFences, "write-fences", "", "write the --fences generated fences as GeoJSON to this file and exit")
 	fs.IntVar(&c.CrossEvery, "cross-every", c.CrossEvery, "pings on each side of a fence edge: 1 in this many pings causes a transition")

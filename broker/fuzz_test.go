@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
-
-	"github.com/edgefence/edgefence/broker"
 )
 
 // trackerConnect is a clean-session CONNECT with keepalive 30 for client
@@ -30,32 +28,24 @@ func trackerConnect(t testing.TB, id string, v5 bool) []byte {
 	return b
 }
 
-// FuzzTrackerConnection sends a logged-in tracker connection arbitrary
-// bytes. Whatever they are, the broker answers only with whole packets a
-// server may send a publisher, in an order that makes sense (nothing after
-// a DISCONNECT), ends the connection or keeps serving it, and serves the
-// next tracker as before.
-func FuzzTrackerConnection(f *testing.F) {
-	fuzzConnection(f, (*broker.Server).TrackerAddr, func(typ byte) bool {
-		return typ == packets.Puback || typ == packets.Suback || typ == packets.Unsuback || typ == packets.Pingresp
-	})
-}
-
-// FuzzLightConnection is FuzzTrackerConnection on the MQTT listener, whose
-// tracker path hands a connection to mochi when it needs more: the client
-// gets one CONNACK, however its bytes fall, and whole packets a server
-// sends.
-func FuzzLightConnection(f *testing.F) {
-	fuzzConnection(f, (*broker.Server).MQTTAddr, func(typ byte) bool {
+// FuzzConnection sends a logged-in client's connection arbitrary bytes
+// after its CONNECT. Whatever they are, the broker answers with one
+// CONNACK and then only whole packets a server sends, in an order that
+// makes sense (nothing after a DISCONNECT), ends the connection or keeps
+// serving it, and serves the next client as before. Its seeds run in
+// every go test; testdata/fuzz/FuzzConnection/truncated-v5-subscribe is
+// the 12 bytes that panicked mochi (third_party/mochi-mqtt-server).
+func FuzzConnection(f *testing.F) {
+	fuzzConnection(f, func(typ byte) bool {
 		return typ != packets.Connect && typ != packets.Connack && typ != packets.Subscribe &&
 			typ != packets.Unsubscribe && typ != packets.Pingreq && typ != 0
 	})
 }
 
-// fuzzConnection is a fuzz target sending a connection to addr(srv)
-// arbitrary bytes after CONNECT; answers reports whether a packet type may
-// follow the CONNACK.
-func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func(typ byte) bool) {
+// fuzzConnection is a fuzz target sending a connection to the MQTT
+// listener arbitrary bytes after CONNECT; answers reports whether a packet
+// type may follow the CONNACK.
+func fuzzConnection(f *testing.F, answers func(typ byte) bool) {
 	ping := []byte(`{"lat":52.52,"lon":13.4,"ts":1700000000000}`)
 	pub := func(qos byte, topic string, payload []byte, v5 bool) []byte {
 		body := []byte{byte(len(topic) >> 8), byte(len(topic))}
@@ -80,7 +70,7 @@ func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func
 	f.Add(true, []byte{0xe0, 0x01, 0x04})                                   // DISCONNECT with will
 	f.Add(false, append(pub(1, "$SYS/x", nil, false), pub(1, "devices/f2/telemetry", []byte("{"), false)...))
 
-	cfg := trackerConfig(f)
+	cfg := testConfig(f)
 	cfg.ConnectTimeout = time.Second
 	srv := start(f, cfg)
 	n := 0
@@ -90,7 +80,7 @@ func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func
 		// first): from a source address of its own in 127/8, thousands of
 		// execs a second do not use up the ports of one.
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 1+byte(n>>16), byte(n>>8), byte(n))}}
-		c, err := d.Dial("tcp", addr(srv))
+		c, err := d.Dial("tcp", srv.MQTTAddr())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +101,7 @@ func fuzzConnection(f *testing.F, addr func(*broker.Server) string, answers func
 		checkAnswers(t, got, answers)
 
 		// The broker still serves a tracker.
-		next, err := net.Dial("tcp", addr(srv))
+		next, err := net.Dial("tcp", srv.MQTTAddr())
 		if err != nil {
 			t.Fatal(err)
 		}
