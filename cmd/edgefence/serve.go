@@ -195,7 +195,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off); beyond loopback it needs --auth or --allow-anonymous")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
 	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
