@@ -89,8 +89,10 @@ func TestWillRefusedWhenSentIsDropped(t *testing.T) {
 	mover := &willMover{to: "geofence/zone-museumsinsel/truck-2", sent: make(chan packets.Packet, 1)}
 	srv, addr := serveMochi(t, mover, accessHook(t, passwordUsers(t)))
 	got := make(chan string, 8)
-	if err := srv.Subscribe("#", 1, func(_ *mqtt.Client, _ packets.Subscription, pk packets.Packet) { got <- pk.TopicName }); err != nil {
-		t.Fatal(err)
+	for i, f := range []string{"geofence/#", "devices/#"} {
+		if err := srv.Subscribe(f, i+1, func(_ *mqtt.Client, _ packets.Subscription, pk packets.Packet) { got <- pk.TopicName }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conn, err := net.DialTimeout("tcp", addr, wait)
 	if err != nil {
