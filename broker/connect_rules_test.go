@@ -89,7 +89,8 @@ func will311(cp packets.Packet, topic string, retain bool, payload string) packe
 // ENTER of the issue would otherwise have become engine state at the next
 // start. A will the user may publish still works.
 func TestWillsFollowTheACL(t *testing.T) {
-	srv, listeners := everyListener(t, nil)
+	var cfg *broker.Config
+	srv, listeners := everyListener(t, func(c *broker.Config) { cfg = c })
 	observer := mustDial5(t, srv.MQTTAddr(), "observer", login("ops"))
 	observer.Barrier = "edgefence-test/barrier/observer"
 	observer.Subscribe("devices/#", "geofence/#", "edgefence/#", "$SYS/x", observer.Barrier)
@@ -174,6 +175,19 @@ func TestWillsFollowTheACL(t *testing.T) {
 		if strings.Contains(string(m.Payload), "forged") {
 			t.Errorf("a refused will was retained on %s: %s", m.Topic, m.Payload)
 		}
+	}
+
+	// Nor is anything forged restored at the next start: truck-2 has no
+	// ENTER stamped 2036 in its state, and its real ping enters the fence.
+	closeServer(t, srv)
+	srv = start(t, *cfg)
+	wall := mustDial5(t, srv.MQTTAddr(), "wall", login("wall"))
+	wall.Subscribe("geofence/+/truck-2")
+	truck2 := mustDial5(t, srv.MQTTAddr(), "truck-2", login("truck-2"))
+	ts := nowMs() - 10_000
+	truck2.ping("truck-2", museumLat, museumLon, ts)
+	if tr := expectTransitions(t, wall, "ENTER zone-museumsinsel truck-2")[0]; tr.Ts != ts {
+		t.Errorf("after the restart, truck-2's ENTER is stamped %d, want its ping's %d", tr.Ts, ts)
 	}
 }
 
