@@ -48,6 +48,10 @@ type Config struct {
 	PublishRate    float64       // publishes per second per client; 0 disables the limit
 	PublishBurst   int           // burst above the rate
 
+	// StrictClientIDs requires a device's client id to be its username
+	// or to start with "username/" (hooks.Access.RequireOwnClientIDs).
+	StrictClientIDs bool
+
 	// EngineOff runs a bare mochi broker with the same listeners, access
 	// control and limits, and no telemetry hook, engine, publisher or
 	// store: the load harness's baseline for the cost of the engine.

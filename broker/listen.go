@@ -19,6 +19,7 @@ var ErrExposed = errors.New("refusing to listen beyond loopback without authenti
 
 // checkExposure is the Mosquitto 2 rule: with no user file, listen on
 // loopback only, unless the operator says anonymous access is intended.
+// The HTTP listener too: its metrics name devices and clients.
 func (c *Config) checkExposure() error {
 	if c.Auth != "" || c.AllowAnonymous {
 		return nil
@@ -31,6 +32,9 @@ func (c *Config) checkExposure() error {
 		if a != "" && !loopback(a) {
 			return fmt.Errorf("%w: %s would let anyone publish positions and read transitions; give --auth FILE, or --allow-anonymous if this network is trusted", ErrExposed, a)
 		}
+	}
+	if c.HTTPAddr != "" && !loopback(c.HTTPAddr) {
+		return fmt.Errorf("%w: --http-addr %s would show anyone the metrics (and with --pprof, profiles); give --auth FILE, or --allow-anonymous if this network is trusted", ErrExposed, c.HTTPAddr)
 	}
 	return nil
 }

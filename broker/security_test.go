@@ -526,6 +526,8 @@ func TestAnonymousBrokerRefusesNonLoopbackListeners(t *testing.T) {
 		{"MQTT on all interfaces", func(c *broker.Config) { c.MQTTAddr = "0.0.0.0:0" }},
 		{"MQTT on an empty host", func(c *broker.Config) { c.MQTTAddr = ":0" }},
 		{"WebSocket on an empty host", func(c *broker.Config) { c.WSAddr = ":0" }},
+		{"HTTP on all interfaces", func(c *broker.Config) { c.HTTPAddr = "0.0.0.0:0" }},
+		{"HTTP on an empty host", func(c *broker.Config) { c.HTTPAddr = ":0" }},
 		// The default --tls-addr is :8883: nothing is bound before the check.
 		{"MQTTS on the default address", func(c *broker.Config) { c.TLSCert, c.TLSKey = pki.serverCert, pki.serverKey }},
 	} {

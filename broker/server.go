@@ -61,6 +61,9 @@ func Start(cfg Config) (*Server, error) {
 	if err := cfg.validateClients(); err != nil {
 		return nil, err
 	}
+	if cfg.StrictClientIDs && cfg.Auth == "" {
+		return nil, errors.New("--strict-client-ids needs --auth: without users, a client id is nobody's")
+	}
 	var users *auth.File
 	if cfg.Auth != "" {
 		var err error
@@ -101,6 +104,9 @@ func Start(cfg Config) (*Server, error) {
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
 	access := hooks.NewAccess(users, cfg.Telemetry, cfg.TransitionPrefix, cfg.LateTopic, cfg.RejectTopic, cfg.Log)
+	if cfg.StrictClientIDs {
+		access.RequireOwnClientIDs()
+	}
 	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"strings"
+	"sync"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -22,6 +23,11 @@ type Access struct {
 	readable  []string // filters a dashboard may read
 	prefix    string
 	log       *slog.Logger
+
+	// The client ids held, by user, with a user file (see claimID).
+	idsMu  sync.Mutex
+	ids    map[string]idHolder
+	ownIDs bool // a device's client id must be its name (RequireOwnClientIDs)
 }
 
 // NewAccess returns the hook. users nil means anonymous access (for a
@@ -35,6 +41,7 @@ func NewAccess(users *auth.File, telemetry []TelemetryFilter, prefix, late, reje
 		reserved:  []string{prefix + "/#", late + "/#", reject + "/#", "$SYS/#"},
 		readable:  []string{prefix + "/#", late + "/#", reject + "/#"},
 		log:       log,
+		ids:       map[string]idHolder{},
 	}
 }
 
@@ -43,11 +50,17 @@ func (h *Access) ID() string { return "edgefence-access" }
 
 // Provides says which hook events the hook handles.
 func (h *Access) Provides(b byte) bool {
-	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck || b == mqtt.OnPacketRead
+	switch b {
+	case mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnPacketRead,
+		mqtt.OnWill, mqtt.OnDisconnect, mqtt.OnClientExpired:
+		return true
+	}
+	return false
 }
 
-// OnPacketRead readies a client's PUBLISH for mochi's ACL check, which
-// sees the packet as it was sent:
+// OnPacketRead passes a CONNECT's zero-length password on as none
+// (emptyPassword), and readies a client's PUBLISH for mochi's ACL check,
+// which sees the packet as it was sent:
 //   - an MQTT 5 publish by topic alias alone has no topic name: the alias
 //     is resolved here (as mochi would, later), so that the ACL decides on
 //     the topic it stands for; otherwise a device's aliased telemetry would
@@ -58,6 +71,9 @@ func (h *Access) Provides(b byte) bool {
 //     for MQTT 5, a disconnect for 3.1.1 (what mochi does to a refused QoS
 //     1 publish); QoS 0 is left to mochi to drop.
 func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.FixedHeader.Type == packets.Connect {
+		return emptyPassword(pk), nil
+	}
 	if pk.FixedHeader.Type != packets.Publish {
 		return pk, nil
 	}
@@ -89,8 +105,8 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 // OnConnectAuthenticate admits a client by password or, when it presented
 // a verified client certificate, by the certificate's common name; a
 // username given beside a certificate must be the same name. A client
-// asking for MQTT 5 enhanced authentication is refused, and so is one
-// whose will the ACL would refuse to publish.
+// asking for MQTT 5 enhanced authentication is refused. Then the CONNECT
+// must pass admit: its will and its client id.
 func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	if pk.Properties.AuthenticationMethod != "" {
 		// mochi has no enhanced authentication (AUTH exchange): a client
@@ -101,11 +117,8 @@ func (h *Access) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool 
 	if !h.authenticate(cl, pk) {
 		return false
 	}
-	// mochi publishes a will without asking the ACL: a will on a topic the
-	// client may not publish on (a forged transition) is refused here.
-	if pk.Connect.WillFlag && !h.allows(cl.Properties.Username, pk.Connect.WillTopic, true) {
-		h.log.Warn("refused connection: will on a topic the client may not publish on", "topic", pk.Connect.WillTopic,
-			"username", string(cl.Properties.Username), "remote", cl.Net.Remote)
+	if code := h.admit(cl, pk); code != packets.CodeSuccess {
+		refuseConnect(cl, code)
 		return false
 	}
 	return true

@@ -195,7 +195,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off); beyond loopback it needs --auth or --allow-anonymous")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
 	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
@@ -213,6 +213,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
 	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "YAML user file (bcrypt/argon2id hashes, roles device/dashboard/admin); without it only loopback listeners are allowed")
 	fs.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", cfg.AllowAnonymous, "allow anonymous access on non-loopback listeners (a trusted network only)")
+	fs.BoolVar(&cfg.StrictClientIDs, "strict-client-ids", cfg.StrictClientIDs, "with --auth: a device's client id must be its username, or start with username/")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "PEM certificate: enables the MQTTS listener (and wss on --ws-addr)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "PEM key of --tls-cert")
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "PEM CA bundle: verify client certificates; a certificate's CN is the username")

@@ -30,8 +30,8 @@ var (
 	// ErrInvalidRing: a polygon has no rings, or a ring has fewer than 4
 	// positions or is not closed (first position != last position).
 	ErrInvalidRing = errors.New("invalid ring")
-	// ErrInvalidRadius: properties.radius is not a finite number > 0, or is
-	// given on a geometry other than Point.
+	// ErrInvalidRadius: properties.radius is not a number > 0 and at most
+	// MaxRadius, or is given on a geometry other than Point.
 	ErrInvalidRadius = errors.New("invalid radius")
 	// ErrInvalidDwell: properties.dwell is not a number of seconds >= 0 that
 	// fits a time.Duration.

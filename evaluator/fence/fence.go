@@ -19,6 +19,11 @@ import (
 // earthRadius is the IUGG mean Earth radius in metres.
 const earthRadius = 6371008.8
 
+// MaxRadius is the largest circle radius a fence may have, in metres:
+// about half the Earth's circumference (20,015 km), beyond which a circle
+// covers the globe, so a larger one is a mistake, not a fence.
+const MaxRadius = 20_000_000
+
 const deg = math.Pi / 180
 
 // Fence is one geofence of a Set. Immutable once loaded.

@@ -237,6 +237,8 @@ func TestParseErrors(t *testing.T) {
 		{"radius negative", string(fc(withProps(`{"radius":-5}`, pointGeom))), fence.ErrInvalidRadius, "got -5"},
 		{"radius string", string(fc(withProps(`{"radius":"100"}`, pointGeom))), fence.ErrInvalidRadius, `got "100"`},
 		{"radius overflow", string(fc(withProps(`{"radius":1e400}`, pointGeom))), fence.ErrInvalidRadius, "got 1e400"},
+		{"radius beyond the globe", string(fc(withProps(`{"radius":1e12}`, pointGeom))), fence.ErrInvalidRadius, "at most 20000000 metres (20000 km: half the Earth's circumference), got 1e12"},
+		{"radius just beyond the bound", string(fc(withProps(`{"radius":20000000.5}`, pointGeom))), fence.ErrInvalidRadius, "got 20000000.5"},
 		{"radius on polygon", string(fc(withProps(`{"radius":100}`, polyGeom))), fence.ErrInvalidRadius, "only allowed with Point"},
 		{"dwell negative", string(fc(withProps(`{"dwell":-1}`, polyGeom))), fence.ErrInvalidDwell, `feature 0 (id "p"): properties.dwell must be a number of seconds >= 0, got -1`},
 		{"dwell string", string(fc(withProps(`{"dwell":"60"}`, polyGeom))), fence.ErrInvalidDwell, `got "60"`},

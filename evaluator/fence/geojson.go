@@ -113,6 +113,9 @@ func parseFeature(raw json.RawMessage) (*Fence, string, error) {
 		if radius, ok = decodeNumber(raw); !ok || !(radius > 0) || math.IsInf(radius, 0) {
 			return nil, id, errf(ErrInvalidRadius, "properties.radius must be a number of metres > 0, got %s", clip(raw))
 		}
+		if radius > MaxRadius {
+			return nil, id, errf(ErrInvalidRadius, "properties.radius must be at most %d metres (20000 km: half the Earth's circumference), got %s", MaxRadius, clip(raw))
+		}
 	}
 	if err := parseGeometry(f, obj, radius); err != nil {
 		return nil, id, err
