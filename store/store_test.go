@@ -22,7 +22,7 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func open(t *testing.T, dir string) *Store {
+func open(t testing.TB, dir string) *Store {
 	t.Helper()
 	s, err := Open(dir, Options{Log: quiet, Withhold: "geofence/"})
 	if err != nil {
