@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/output"
+	"github.com/edgefence/edgefence/store"
 )
 
 // message is one publish the server makes itself.
@@ -32,11 +33,12 @@ type publisher struct {
 	srv      *mqtt.Server
 	cl       *mqtt.Client // our inline client, speaking MQTT 5 for expiry
 	clKept   *mqtt.Client // the same, publishing what is retained (see publish)
-	store    *store       // nil: retained state in memory only
+	store    *store.Store // nil: retained state in memory only
 	retained *retainedSet // the retained transitions, out of mochi's map
 	cfg      *Config
 	log      *slog.Logger
 	queue    chan message
+	writes   []store.Write // send's, reused
 	stop     chan struct{}
 	done     chan struct{}
 	closed   sync.Once
@@ -74,7 +76,7 @@ const publishQueue = 16384
 // (from the set and the store); until then they are no longer sent.
 const retainedSweep = 10 * time.Second
 
-func newPublisher(srv *mqtt.Server, st *store, rs *retainedSet, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
+func newPublisher(srv *mqtt.Server, st *store.Store, rs *retainedSet, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
 	cl := srv.NewClient(nil, mqtt.LocalListener, publisherID, true)
 	cl.Properties.ProtocolVersion = 5
 	kept := srv.NewClient(nil, mqtt.LocalListener, retainedOrigin, true)
@@ -107,10 +109,13 @@ func (p *publisher) run() {
 	for {
 		select {
 		case now := <-sweep.C:
-			for _, topic := range p.retained.expire(now.Unix()) {
-				if p.store != nil {
-					p.store.OnRetainedExpired(topic)
+			gone := p.retained.expire(now.Unix())
+			if p.store != nil && len(gone) > 0 {
+				ws := make([]store.Write, len(gone))
+				for i, topic := range gone {
+					ws[i].Topic = topic
 				}
+				_ = p.store.Write(ws) // a failure is logged, and retried with the next
 			}
 		case m := <-p.queue:
 			b := p.take(append(batch[:0], m))
@@ -140,24 +145,26 @@ func (p *publisher) take(batch []message) []message {
 	return batch
 }
 
-// send persists the batch's retained messages in one store commit, waits
-// for it, and then publishes them: a transition a subscriber has seen is
-// on disk, and the disk sees one commit per batch rather than per message.
+// send persists the batch's retained messages in one store transaction
+// and then publishes them: a transition a subscriber has seen is on disk,
+// and the disk sees one commit per batch rather than per message.
 // A retained message goes into the retained set before it is published:
 // a subscription made since is sent it live, one made before it gets
 // it (or a newer one) from the set.
 func (p *publisher) send(batch []message) {
 	now := time.Now().Unix()
 	if p.store != nil {
-		var last uint64
+		ws := p.writes[:0]
 		for i := range batch {
 			if batch[i].retain {
 				pk := p.packet(&batch[i])
 				pk.Created, pk.Origin = now, publisherID
-				last = p.store.retain(p.cl, &pk)
+				ws = append(ws, store.Write{Topic: pk.TopicName, Value: store.Encode(p.cl, &pk)})
 			}
 		}
-		p.store.wait(last)
+		_ = p.store.Write(ws) // a failure is logged, and retried with the next
+		clear(ws)
+		p.writes = ws
 	}
 	for i := range batch {
 		m := &batch[i]

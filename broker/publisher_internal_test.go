@@ -12,7 +12,10 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/store"
 )
 
 // Messages handed to the publisher from many goroutines at once (shard
@@ -22,10 +25,10 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 	for _, disk := range []bool{false, true} {
 		t.Run(fmt.Sprintf("store=%v", disk), func(t *testing.T) {
 			srv := mqtt.New(&mqtt.Options{InlineClient: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			var st *store
+			var st *store.Store
 			if disk {
 				st = testStore(t, t.TempDir())
-				defer st.close()
+				defer st.Close()
 			}
 			if err := srv.Serve(); err != nil {
 				t.Fatal(err)
@@ -94,4 +97,23 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+func testStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	s, err := store.Open(dir, store.Options{Own: publisherID, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// storedTopics is what s holds: topic → payload.
+func storedTopics(t *testing.T, s *store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if err := s.Retained("", func(m *storage.Message) { out[m.TopicName] = string(m.Payload) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -25,7 +25,7 @@ func (s *Server) restore() (int, error) {
 	now := time.Now()
 	var gone []message
 	var restoreErr error
-	err := s.store.retainedTransitions(func(m *storage.Message) {
+	err := s.store.Retained(s.cfg.TransitionPrefix+"/", func(m *storage.Message) {
 		if restoreErr != nil {
 			return
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/store"
 )
 
 // Server is a running edgefence broker.
@@ -33,7 +34,7 @@ type Server struct {
 	capture  *capture.Writer // nil without --capture
 	pub      *publisher
 	retained *retainedSet // the retained transitions; nil with the engine off
-	store    *store       // nil without --data-dir
+	store    *store.Store // nil without --data-dir
 	tcp      *listeners.TCP
 	tls      *listeners.TCP
 	ws       *wsListener
@@ -127,7 +128,8 @@ func Start(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 			return nil, s.abort(fmt.Errorf("data dir: %w", err))
 		}
-		if s.store, err = openStore(cfg.DataDir, cfg.TransitionPrefix, s.set, cfg.Log); err != nil {
+		s.store, err = store.Open(cfg.DataDir, store.Options{Log: cfg.Log, Metrics: s.set, Own: publisherID, Withhold: cfg.TransitionPrefix + "/"})
+		if err != nil {
 			return nil, s.abort(fmt.Errorf("open store in %s: %w", cfg.DataDir, err))
 		}
 		if err := s.mqtt.AddHook(s.store, nil); err != nil {
@@ -302,7 +304,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.store != nil {
 		// mochi closes its hooks, but not if its close timed out above.
-		err = errors.Join(err, s.store.close())
+		err = errors.Join(err, s.store.Close())
 	}
 	if s.http != nil {
 		err = errors.Join(err, s.http.Shutdown(ctx))

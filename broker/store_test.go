@@ -1,8 +1,6 @@
 package broker_test
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,10 +14,9 @@ import (
 )
 
 // A data dir written by mochi's bbolt storage hook (edgefence before it had
-// its own store) keeps its fence state: the retained transitions are
-// restored, the hook's session, subscription and inflight records, which
-// are no longer kept, are dropped, and the bbolt file is moved aside once
-// its retained messages are in the new store.
+// its own store) keeps its fence state: the store reads the same file, the
+// retained transitions are restored, and the hook's session, subscription
+// and inflight records, which are no longer kept, are dropped.
 func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 	cfg := testConfig(t)
 	path := filepath.Join(cfg.DataDir, "edgefence.db")
@@ -71,13 +68,19 @@ func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 	expectTransitions(t, dash, "EXIT zone-museumsinsel old-1")
 	closeServer(t, srv)
 
-	// The old file was moved aside once copied, and the state it held
-	// lives on in the new store: a restart remembers the EXIT.
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s still in the data dir after the migration (%v)", path, err)
+	// The records edgefence no longer keeps are gone from the file, and
+	// a restart remembers the EXIT.
+	db, err = bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(path + ".migrated"); err != nil {
-		t.Errorf("the migrated file was not kept beside it: %v", err)
+	var keys []string
+	_ = db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket([]byte("mochi")).ForEach(func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
+	})
+	db.Close()
+	if len(keys) != 1 || keys[0] != enter.ID {
+		t.Errorf("the store holds %q, want %s only", keys, enter.ID)
 	}
 	again := start(t, cfg)
 	later := connect5(t, again.MQTTAddr(), "later")

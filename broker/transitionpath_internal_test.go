@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,13 +21,23 @@ import (
 
 // BenchmarkTransitionPath measures what a decided transition costs from
 // the engine's hand-over to a dashboard's socket: the payload, the
-// retained set, mochi's routing and the subscriber's writer, with one
-// QoS 1 subscriber on geofence/# reading over loopback TCP. allocs/op
-// counts every goroutine's allocations, the subscriber's reads included
-// (it reuses its buffers).
+// retained set, the store (store=true: a --data-dir), mochi's routing and
+// the subscriber's writer, with one QoS 1 subscriber on geofence/# reading
+// over loopback TCP. allocs/op counts every goroutine's allocations, the
+// subscriber's reads included (it reuses its buffers); cpu-ns/op is the
+// process's CPU time (user + system) per transition.
 func BenchmarkTransitionPath(b *testing.B) {
+	for _, disk := range []bool{false, true} {
+		b.Run(fmt.Sprintf("store=%v", disk), func(b *testing.B) { benchTransitionPath(b, disk) })
+	}
+}
+
+func benchTransitionPath(b *testing.B, disk bool) {
 	cfg := DefaultConfig()
 	cfg.MQTTAddr, cfg.HTTPAddr, cfg.DataDir = "127.0.0.1:0", "", ""
+	if disk {
+		cfg.DataDir = b.TempDir()
+	}
 	cfg.Fences = filepath.Join("..", "fences.geojson")
 	cfg.CloseTimeout = 5 * time.Second
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -96,6 +107,7 @@ func BenchmarkTransitionPath(b *testing.B) {
 	tr := evaluator.Transition{Fence: "museum", Lat: 52.36, Lon: 4.885, Ingest: now, Decided: now, Event: now.UnixNano()}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := range b.N {
 		tr.Device = names[i%devices]
 		tr.Type = evaluator.Enter
@@ -117,4 +129,12 @@ func BenchmarkTransitionPath(b *testing.B) {
 		time.Sleep(100 * time.Microsecond)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

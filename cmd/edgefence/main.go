@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string) error {
 			simulateCommand(),
 			loadgenCommand(),
 			passwdCommand(),
+			storeCommand(),
 			versionCommand(),
 		},
 		Exec: func(context.Context, []string) error { return flag.ErrHelp },

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// Report is what Check or Repair found in a data dir's store.
+type Report struct {
+	Path     string
+	Records  int      // readable retained messages (Repair: copied)
+	Bad      []string // keys whose value does not decode (Repair: left behind)
+	Problems []string // what bbolt's check found
+	Stopped  []string // why reading the records stopped short of their end
+	Aside    string   // Repair: where the damaged file was moved
+}
+
+// Damaged reports whether anything is wrong.
+func (r *Report) Damaged() bool { return len(r.Bad) > 0 || len(r.Problems) > 0 || len(r.Stopped) > 0 }
+
+// Check opens dir's store read-only (the broker must be stopped: ErrLocked
+// otherwise), runs bbolt's consistency check and decodes every record. It
+// changes nothing. A file bbolt cannot open at all is an error wrapping
+// ErrDamaged.
+func Check(dir string) (*Report, error) {
+	path := filepath.Join(dir, File)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	r := &Report{Path: path, Problems: inspect(db, path)}
+	r.Stopped = walk(db, func(k, _ []byte) error { r.Records++; return nil }, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	return r, nil
+}
+
+// Repair copies every readable record of dir's store into a fresh file,
+// moves the damaged file aside (edgefence.db.damaged-<time>, never
+// deleted) and puts the fresh one in its place. A store Check finds
+// nothing wrong with is left alone. A file bbolt cannot open is left
+// alone too, with an error: nothing of it can be read.
+func Repair(dir string, log *slog.Logger) (*Report, error) {
+	r, err := Check(dir)
+	if err != nil || !r.Damaged() {
+		return r, err
+	}
+	path := r.Path
+	fresh := path + ".repair"
+	_ = os.Remove(fresh)
+	src, err := openDB(path, true)
+	if err != nil {
+		return r, err
+	}
+	dst, err := bbolt.Open(fresh, 0o600, &bbolt.Options{Timeout: lockWait})
+	if err != nil {
+		src.Close()
+		return r, fmt.Errorf("repair: %w", err)
+	}
+	r.Records, r.Bad = 0, nil
+	var keys, values [][]byte
+	stopped := walk(src, func(k, v []byte) error {
+		keys, values = append(keys, bytes.Clone(k)), append(values, bytes.Clone(v))
+		return nil
+	}, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	src.Close()
+	copyErr := dst.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucket)
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if err := b.Put(k, values[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := dst.Close(); err != nil && copyErr == nil {
+		copyErr = err
+	}
+	if copyErr != nil {
+		os.Remove(fresh)
+		return r, fmt.Errorf("repair: writing %s: %w", fresh, copyErr)
+	}
+	r.Records = len(keys)
+	r.Stopped = stopped
+	r.Aside = fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.Rename(path, r.Aside); err != nil {
+		os.Remove(fresh)
+		return r, fmt.Errorf("repair: %w", err)
+	}
+	if err := os.Rename(fresh, path); err != nil {
+		return r, fmt.Errorf("repair: the damaged store is at %s, the repaired one at %s: %w", r.Aside, fresh, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return r, fmt.Errorf("repair: %w", err)
+	}
+	log.Warn("store: repaired: copied the readable records into a fresh file; the damaged one is kept",
+		"file", path, "records", r.Records, "left_behind", len(r.Bad), "damaged_file", r.Aside)
+	return r, nil
+}
+
+// walk calls fn with each record of db's bucket whose value decodes, and
+// bad with each other key; fn's error stops it. It reads forward from the
+// first key until bbolt cannot read on (a damaged page, or one past the
+// end of a cut file: a fault made a panic), then backward from the last
+// key down to where it stopped, so that only what sits on the damaged
+// pages is missed; why it stopped is returned.
+func walk(db *bbolt.DB, fn func(k, v []byte) error, bad func(k []byte)) (stopped []string) {
+	var first []byte // the last key the forward pass read
+	done, err := walkFrom(db, true, nil, fn, bad, &first)
+	if err != nil {
+		stopped = append(stopped, fmt.Sprintf("reading forward stopped after key %.128q: %v", first, err))
+	}
+	if done {
+		return stopped
+	}
+	var last []byte
+	if _, err := walkFrom(db, false, first, fn, bad, &last); err != nil {
+		stopped = append(stopped, fmt.Sprintf("reading backward stopped before key %.128q: %v", last, err))
+	}
+	return stopped
+}
+
+// walkFrom is one pass of walk, forward from the first key or backward
+// from the last down to (not including) until; *at is the last key read.
+// done reports a pass that reached its end.
+func walkFrom(db *bbolt.DB, forward bool, until []byte, fn func(k, v []byte) error, bad func(k []byte), at *[]byte) (done bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	err = db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucket)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		k, v := c.First()
+		if !forward {
+			k, v = c.Last()
+		}
+		for k != nil && (forward || bytes.Compare(k, until) > 0) {
+			if _, err := decode(k, v); err != nil {
+				bad(k)
+			} else if err := fn(k, v); err != nil {
+				return err
+			}
+			*at = bytes.Clone(k)
+			if forward {
+				k, v = c.Next()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		return nil
+	})
+	return err == nil, err
+}

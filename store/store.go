@@ -1,0 +1,441 @@
+// Package store keeps the broker's retained messages — edgefence's
+// retained transitions, which are the engine's fence state, and clients'
+// own retained messages — in a bbolt file in the data dir. Sessions,
+// subscriptions and inflight messages are not kept (docs/persistence.md).
+//
+// Keys and values are those of mochi's bbolt storage hook: bucket "mochi",
+// key "RET_" + topic, value a storage.Message in JSON, so a data dir of
+// the versions that used that hook opens as it is.
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"go.etcd.io/bbolt"
+	bberrors "go.etcd.io/bbolt/errors"
+)
+
+// File is the store's file in the data dir.
+const File = "edgefence.db"
+
+// lockWait is how long Open waits for another process to let go of the
+// file: two brokers on one store would corrupt it.
+const lockWait = 2 * time.Second
+
+var (
+	bucket    = []byte("mochi")
+	keyPrefix = storage.RetainedKey + "_"
+)
+
+var (
+	// ErrLocked is returned when another process has the store open.
+	ErrLocked = errors.New("data dir in use by another process")
+	// ErrDamaged is returned when bbolt's checks find the store damaged;
+	// the error names the file and, where bbolt tells, the pages.
+	ErrDamaged = errors.New("store damaged")
+)
+
+// Write is one retained message to store: Value is its encoding (Encode);
+// nil deletes the topic's.
+type Write struct {
+	Topic string
+	Value []byte
+}
+
+// Options configure Open.
+type Options struct {
+	Log     *slog.Logger
+	Metrics *metrics.Set // edgefence_store_errors_total goes here
+	// Own is the id of the inline client whose retained messages the
+	// caller stores itself, in batches (Write): OnRetainMessage skips them.
+	Own string
+	// Withhold is a topic prefix whose retained messages
+	// StoredRetainedMessages does not give mochi.
+	Withhold string
+}
+
+// Store is the open store, and a mochi hook that keeps clients' retained
+// messages in it and gives them back to mochi when it starts.
+type Store struct {
+	mqtt.HookBase
+	db       *bbolt.DB
+	path     string
+	log      *slog.Logger
+	errs     *metrics.Counter
+	own      string
+	withhold string
+
+	mu    sync.Mutex        // one Write at a time, with retry
+	retry map[string][]byte // writes whose transaction failed, for the next one
+	once  sync.Once
+}
+
+// Open opens (creating) the store in dir. It refuses a store that bbolt's
+// checks find damaged (ErrDamaged: run `edgefence store check` and
+// `repair`) or that another process holds (ErrLocked, after 2 s). A data
+// dir of the append-log versions is migrated once (migrate.go).
+func Open(dir string, o Options) (*Store, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.NewSet()
+	}
+	path := filepath.Join(dir, File)
+	legacy, err := readLegacy(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(path); err != nil {
+		return nil, err
+	}
+	db, err := openDB(path, false)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		db:       db,
+		path:     path,
+		log:      o.Log,
+		errs:     o.Metrics.GetOrCreateCounter(`edgefence_store_errors_total`),
+		own:      o.Own,
+		withhold: o.Withhold,
+	}
+	if legacy != nil {
+		if err := s.migrate(dir, legacy); err != nil {
+			db.Close()
+			os.Remove(path) // created for the migration: the next start tries again
+			return nil, err
+		}
+	}
+	if err := s.dropStale(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB opens the bbolt file at path. Not with NoFreelistSync: bbolt
+// then rebuilds the free list on open in a goroutine of its own, where a
+// damaged page panics the whole process instead of failing the open.
+func openDB(path string, readOnly bool) (db *bbolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil { // bbolt trusts the pages it maps
+			db, err = nil, fmt.Errorf("%w: %s: bbolt failed reading it: %v", ErrDamaged, path, r)
+		}
+	}()
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:      lockWait,
+		FreelistType: bbolt.FreelistMapType,
+		ReadOnly:     readOnly,
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, bberrors.ErrTimeout):
+		return nil, fmt.Errorf("%s: %w", filepath.Dir(path), ErrLocked)
+	case errors.Is(err, bberrors.ErrInvalid), errors.Is(err, bberrors.ErrChecksum), errors.Is(err, bberrors.ErrVersionMismatch),
+		strings.Contains(err.Error(), "file size too small"):
+		return nil, fmt.Errorf("%w: %s: %w", ErrDamaged, path, err)
+	default:
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+}
+
+// preflight checks the file at path, if there is one, before it is opened
+// for writing, which reads pages bbolt takes on trust: ErrDamaged with
+// what is wrong.
+func preflight(path string) error {
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		return nil // none yet (or unreadable: the open says why)
+	}
+	db, err := openDB(path, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	problems := inspect(db, path)
+	if len(problems) == 0 {
+		return nil
+	}
+	more := ""
+	if len(problems) > 3 {
+		more = fmt.Sprintf(" (and %d more)", len(problems)-3)
+		problems = problems[:3]
+	}
+	ps := db.Info().PageSize
+	return fmt.Errorf("%w: %s (pages of %d bytes: page N starts at byte N×%d): %s%s; the file was not changed: see `edgefence store check` and `edgefence store repair`",
+		ErrDamaged, path, ps, ps, strings.Join(problems, "; "), more)
+}
+
+// inspect lists what is wrong with db, the file at path: a file shorter
+// than its pages (which bbolt would read past the end of the mapping,
+// a fault no recover catches), else what bbolt's Tx.Check reports.
+func inspect(db *bbolt.DB, path string) (problems []string) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			problems = append(problems, fmt.Sprint(r))
+		}
+	}()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if need := tx.Size(); need > st.Size() {
+			problems = append(problems, fmt.Sprintf("the file is %d bytes and its pages run to byte %d: cut short", st.Size(), need))
+			return nil
+		}
+		for err := range tx.Check() {
+			problems = append(problems, err.Error())
+		}
+		return nil
+	})
+	return problems
+}
+
+// dropStale deletes the records of mochi's bbolt hook that edgefence no
+// longer keeps (sessions, subscriptions, inflight messages, $SYS info),
+// left in data dirs of the versions that used it.
+func (s *Store) dropStale() error {
+	var stale [][]byte
+	err := s.view(func(b *bbolt.Bucket) error {
+		return b.ForEach(func(k, _ []byte) error {
+			if !bytes.HasPrefix(k, []byte(keyPrefix)) {
+				stale = append(stale, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop stale records from %s: %w", s.path, err)
+	}
+	s.log.Info("store: dropped the session, subscription and inflight records of an earlier version; only retained messages are kept",
+		"file", s.path, "records", len(stale))
+	return nil
+}
+
+// ID names the hook.
+func (s *Store) ID() string { return "edgefence-store" }
+
+// Provides says which hook events the store handles.
+func (s *Store) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnRetainMessage, mqtt.OnRetainedExpired, mqtt.StoredRetainedMessages:
+		return true
+	}
+	return false
+}
+
+// OnRetainMessage stores a client's retained message (an empty one
+// deletes) before mochi acknowledges it. Own's are skipped: the caller
+// writes them in batches.
+func (s *Store) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, _ int64) {
+	if cl != nil && cl.Net.Inline && cl.ID == s.own {
+		return
+	}
+	_ = s.Write([]Write{{Topic: pk.TopicName, Value: Encode(cl, &pk)}})
+}
+
+// OnRetainedExpired deletes a retained message mochi has expired.
+func (s *Store) OnRetainedExpired(topic string) {
+	_ = s.Write([]Write{{Topic: topic}})
+}
+
+// StoredRetainedMessages returns the stored retained messages but those
+// under Withhold; mochi retains them again when it starts.
+func (s *Store) StoredRetainedMessages() ([]storage.Message, error) {
+	var out []storage.Message
+	err := s.scan("", func(m *storage.Message) {
+		if s.withhold == "" || !strings.HasPrefix(m.TopicName, s.withhold) {
+			out = append(out, *m)
+		}
+	})
+	return out, err
+}
+
+// Retained calls fn with each readable stored message whose topic starts
+// with prefix, in topic order.
+func (s *Store) Retained(prefix string, fn func(m *storage.Message)) error {
+	return s.scan(prefix, fn)
+}
+
+func (s *Store) scan(prefix string, fn func(m *storage.Message)) error {
+	pfx := []byte(keyPrefix + prefix)
+	return s.view(func(b *bbolt.Bucket) error {
+		c := b.Cursor()
+		for k, v := c.Seek(pfx); k != nil && bytes.HasPrefix(k, pfx); k, v = c.Next() {
+			m, err := decode(k, v)
+			if err != nil {
+				s.errs.Inc()
+				s.log.Warn("store: skipping an unreadable retained message; it stays in the file (edgefence store check)", "file", s.path, "key", string(k[:min(len(k), 128)]), "error", err)
+				continue
+			}
+			fn(m)
+		}
+		return nil
+	})
+}
+
+// view runs fn on the bucket in a read transaction; a page bbolt cannot
+// read, or one past the end of the file, is ErrDamaged, not a crash.
+func (s *Store) view(fn func(b *bbolt.Bucket) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrDamaged, s.path, r)
+		}
+	}()
+	return s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucket)
+		if b == nil {
+			return nil
+		}
+		return fn(b)
+	})
+}
+
+// decode is the message stored under key k, which must be its topic's.
+func decode(k, v []byte) (*storage.Message, error) {
+	var m storage.Message
+	if err := m.UnmarshalBinary(v); err != nil {
+		return nil, err
+	}
+	if keyPrefix+m.TopicName != string(k) {
+		return nil, fmt.Errorf("stored for topic %.128q", m.TopicName)
+	}
+	return &m, nil
+}
+
+// Write stores ws in one transaction: one commit, and so one pair of
+// fdatasyncs, for a whole batch. Writes of a transaction that failed are
+// kept and tried again with the next (a newer write of a topic wins). A
+// topic too long for a bbolt key is not stored, counted and logged.
+func (s *Store) Write(ws []Write) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retry == nil && len(ws) == 0 {
+		return nil
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucket)
+		if err != nil {
+			return err
+		}
+		for k, v := range s.retry {
+			if err := put(b, []byte(k), v); err != nil {
+				return err
+			}
+		}
+		for _, w := range ws {
+			key := keyPrefix + w.Topic
+			if len(key) > bbolt.MaxKeySize {
+				s.errs.Inc()
+				s.log.Error("store: retained message's topic too long for the store, not stored", "topic", w.Topic[:64], "topic_bytes", len(w.Topic))
+				continue
+			}
+			if err := put(b, []byte(key), w.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.retry = nil
+		return nil
+	}
+	s.errs.Inc()
+	s.log.Error("store: commit failed; these retained messages are not on disk until a later commit succeeds", "file", s.path, "messages", len(ws), "error", err)
+	if s.retry == nil {
+		s.retry = map[string][]byte{}
+	}
+	for _, w := range ws {
+		if key := keyPrefix + w.Topic; len(key) <= bbolt.MaxKeySize {
+			s.retry[key] = w.Value
+		}
+	}
+	return fmt.Errorf("store %s: %w", s.path, err)
+}
+
+func put(b *bbolt.Bucket, k, v []byte) error {
+	if v == nil {
+		return b.Delete(k)
+	}
+	return b.Put(k, v)
+}
+
+// Encode is a retained publish from cl (nil: the broker's) as mochi's
+// bbolt hook stored it; an empty payload is nil, which deletes.
+func Encode(cl *mqtt.Client, pk *packets.Packet) []byte {
+	if len(pk.Payload) == 0 {
+		return nil
+	}
+	m := storage.Message{
+		ID:          keyPrefix + pk.TopicName,
+		T:           storage.RetainedKey,
+		FixedHeader: pk.FixedHeader,
+		TopicName:   pk.TopicName,
+		Payload:     pk.Payload,
+		Created:     pk.Created,
+		Origin:      pk.Origin,
+		Properties: storage.MessageProperties{
+			PayloadFormat:          pk.Properties.PayloadFormat,
+			MessageExpiryInterval:  pk.Properties.MessageExpiryInterval,
+			ContentType:            pk.Properties.ContentType,
+			ResponseTopic:          pk.Properties.ResponseTopic,
+			CorrelationData:        pk.Properties.CorrelationData,
+			SubscriptionIdentifier: pk.Properties.SubscriptionIdentifier,
+			User:                   pk.Properties.User,
+		},
+	}
+	if cl != nil {
+		m.Client = cl.ID
+	}
+	data, _ := m.MarshalBinary() // JSON of plain fields: cannot fail
+	return data
+}
+
+// Close closes the file; later writes fail.
+func (s *Store) Close() error {
+	var err error
+	s.once.Do(func() { err = s.db.Close() })
+	return err
+}
+
+// Stop closes the store when mochi stops.
+func (s *Store) Stop() error { return s.Close() }
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
