@@ -22,11 +22,11 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// writeBuffers recycles the buffers WritePacket encodes into (edgefence):
-// a fresh one per packet, grown to the packet's size, was a sixth of what
-// a QoS 1 publish to a subscriber allocated. Buffers grown past 64 KiB
-// are left to the collector.
-var writeBuffers = mempool.NewBuffer(64 << 10)
+// writeBufferPool recycles the buffers WritePacket encodes packets into and
+// the buffer batching a client's queued writes (Net.outbuf), which were
+// otherwise allocated and grown afresh for every packet sent. Buffers that
+// grew past 64 KiB are left to the garbage collector.
+var writeBufferPool = mempool.NewBuffer(64 * 1024)
 
 const (
 	defaultKeepalive             uint16 = 10 // the default connection keepalive value in seconds.
@@ -563,8 +563,8 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	pk = cl.ops.hooks.OnPacketEncode(cl, pk)
 
 	var err error
-	buf := writeBuffers.Get() // edgefence: pooled, see writeBuffers
-	defer writeBuffers.Put(buf)
+	buf := writeBufferPool.Get()
+	defer writeBufferPool.Put(buf)
 	switch pk.FixedHeader.Type {
 	case packets.Connect:
 		err = pk.ConnectEncode(buf)
@@ -626,7 +626,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
 				return buf.WriteTo(cl.Net.Conn)
 			}
-			cl.Net.outbuf = writeBuffers.Get() // edgefence: pooled
+			cl.Net.outbuf = writeBufferPool.Get()
 		}
 
 		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
@@ -659,7 +659,7 @@ func (cl *Client) flushOutbuf() (err error) {
 
 	_, err = cl.Net.outbuf.WriteTo(cl.Net.Conn)
 	if err == nil {
-		writeBuffers.Put(cl.Net.outbuf) // edgefence: pooled
+		writeBufferPool.Put(cl.Net.outbuf)
 		cl.Net.outbuf = nil
 	}
 	return

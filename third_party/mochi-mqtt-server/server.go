@@ -998,7 +998,8 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 		}
 	}
 
-	subscribers := s.Topics.Subscribers(pk.TopicName)
+	gathered := s.Topics.Subscribers(pk.TopicName)
+	subscribers := gathered
 	if len(subscribers.Shared) > 0 {
 		subscribers = s.hooks.OnSelectSubscribers(subscribers, pk)
 		if len(subscribers.SharedSelected) == 0 {
@@ -1019,7 +1020,12 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 			}
 		}
 	}
-	subscribers.Release() // edgefence: nothing above keeps it
+
+	// A hook that returned subscribers of its own may still hold the gathered
+	// ones, so they are only recycled when no hook replaced them.
+	if subscribers == gathered {
+		gathered.Release()
+	}
 }
 
 func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packets.Packet) (packets.Packet, error) {
@@ -1081,8 +1087,9 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		out.PacketID = uint16(i) // [MQTT-2.2.1-4]
 		sentQuota := atomic.LoadInt32(&cl.State.Inflight.sendQuota)
 
-		// edgefence: the inflight entry is the packet the writer is
-		// handed below, not a copy of it (see Inflight.setShared).
+		// The inflight entry is the very packet queued for the client's writer
+		// below rather than a copy: packets are larger than a map keeps inline,
+		// so each copy stored was a heap allocation of its own.
 		if ok := cl.State.Inflight.setShared(&out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
 			atomic.AddInt64(&s.Info.Inflight, 1)
 			s.hooks.OnQosPublish(cl, out, out.Created, 0)
@@ -1090,9 +1097,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		}
 
 		if sentQuota == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
-			// edgefence: replace the shared entry before changing out,
-			// which readers of the inflight map may be copying.
-			held := out
+			held := out // replace the shared entry before changing out
 			held.Expiry = -1
 			cl.State.Inflight.Set(held)
 			out.Expiry = -1

@@ -956,10 +956,6 @@ func (pk *Packet) SubscribeDecode(buf []byte) error {
 		}
 
 		if pk.ProtocolVersion == 5 {
-			// edgefence: the options byte is read with the bounds check
-			// the 3.1.1 branch has; v2.7.9 indexed it directly, and a
-			// SUBSCRIBE ending after a filter panicked the broker
-			// (mochi-mqtt/server#501).
 			option, offset, err = decodeByte(buf, offset)
 			if err != nil {
 				return ErrMalformedQos
