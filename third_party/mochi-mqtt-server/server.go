@@ -1727,18 +1727,27 @@ func (s *Server) clearExpiredClients(dt int64) {
 
 // clearExpiredRetainedMessage deletes retained messages from topics if they have expired.
 func (s *Server) clearExpiredRetainedMessages(now int64) {
-	for filter, pk := range s.Topics.Retained.GetAll() {
-		expired := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
+	// The expired filters are gathered first and deleted after: copying the
+	// whole map (GetAll) to scan it allocated every retained packet anew, once
+	// a second.
+	var expired []string
+	s.Topics.Retained.Range(func(filter string, pk packets.Packet) bool {
+		expiry := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
 
 		// If the maximum message expiry interval is set (greater than 0), and the message
 		// retention period exceeds the maximum expiry, the message will be forcibly removed.
 		enforced := s.Options.Capabilities.MaximumMessageExpiryInterval > 0 &&
 			now-pk.Created > s.Options.Capabilities.MaximumMessageExpiryInterval
 
-		if expired || enforced {
-			s.Topics.Retained.Delete(filter)
-			s.hooks.OnRetainedExpired(filter)
+		if expiry || enforced {
+			expired = append(expired, filter)
 		}
+		return true
+	})
+
+	for _, filter := range expired {
+		s.Topics.Retained.Delete(filter)
+		s.hooks.OnRetainedExpired(filter)
 	}
 }
 

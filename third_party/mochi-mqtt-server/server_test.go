@@ -3554,6 +3554,25 @@ func TestServerClearExpiredRetained(t *testing.T) {
 	require.Len(t, s.Topics.Retained.GetAll(), 6)
 }
 
+func BenchmarkServerClearExpiredRetained(b *testing.B) {
+	s := New(nil)
+	n := time.Now().Unix()
+	for i := 0; i < 10000; i++ {
+		s.Topics.Retained.Add("a/b/"+strconv.Itoa(i), packets.Packet{
+			ProtocolVersion: 5,
+			Created:         n,
+			TopicName:       "a/b/" + strconv.Itoa(i),
+			Payload:         []byte("retained"),
+		})
+	}
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.clearExpiredRetainedMessages(n)
+	}
+}
+
 func TestServerClearExpiredClients(t *testing.T) {
 	s := New(nil)
 	require.NotNil(t, s)

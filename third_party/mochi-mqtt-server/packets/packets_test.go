@@ -92,6 +92,27 @@ func TestPacketsGetAll(t *testing.T) {
 	require.Len(t, subs, 3)
 }
 
+func TestPacketsRange(t *testing.T) {
+	s := NewPackets()
+	s.Add("cl1", Packet{TopicName: "a1"})
+	s.Add("cl2", Packet{TopicName: "a2"})
+	s.Add("cl3", Packet{TopicName: "a3"})
+
+	seen := map[string]string{}
+	s.Range(func(id string, pk Packet) bool {
+		seen[id] = pk.TopicName
+		return true
+	})
+	require.Equal(t, map[string]string{"cl1": "a1", "cl2": "a2", "cl3": "a3"}, seen)
+
+	n := 0
+	s.Range(func(id string, pk Packet) bool {
+		n++
+		return false
+	})
+	require.Equal(t, 1, n)
+}
+
 func TestPacketsLen(t *testing.T) {
 	s := NewPackets()
 	s.Add("cl1", Packet{TopicName: "a1"})
