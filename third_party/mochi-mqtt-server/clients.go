@@ -155,7 +155,7 @@ type ClientState struct {
 	Inflight        *Inflight            // a map of in-flight qos messages
 	Subscriptions   *Subscriptions       // a map of the subscription filters a client maintains
 	disconnected    int64                // the time the client disconnected in unix time, for calculating expiry
-	outbound        chan *packets.Packet // queue for pending outbound packets
+	outbound        *clientOutboundQueue // queue for pending outbound packets
 	endOnce         sync.Once            // only end once
 	isTakenOver     atomic.Bool          // used to identify orphaned clients
 	packetID        uint32               // the current highest packetID
@@ -178,7 +178,7 @@ func newClient(c net.Conn, o *ops) *Client {
 			open:          ctx,
 			cancelOpen:    cancel,
 			Keepalive:     defaultKeepalive,
-			outbound:      make(chan *packets.Packet, o.options.Capabilities.MaximumClientWritesPending),
+			outbound:      newClientOutboundQueue(o.options.Capabilities.MaximumClientWritesPending),
 		},
 		Properties: ClientProperties{
 			ProtocolVersion: defaultClientProtocolVersion, // default protocol version
@@ -197,16 +197,99 @@ func newClient(c net.Conn, o *ops) *Client {
 	return cl
 }
 
+// clientOutboundQueue holds the packets waiting for a client's WriteLoop, at most
+// limit of them. It grows with what is queued and gives the memory back once
+// drained: a channel with a buffer of MaximumClientWritesPending allocated
+// the whole bound for every client as it connected, whether anything was
+// ever queued for it or not.
+type clientOutboundQueue struct {
+	sync.Mutex
+	pks   []*packets.Packet // queued packets, oldest at head
+	head  int               // index of the oldest queued packet in pks
+	limit int               // the most packets queued at once
+	ready chan struct{}     // signalled when a packet is pushed onto an empty queue
+}
+
+// clientOutboundQueueKeep is the capacity a drained queue keeps for reuse; memory
+// grown past it by a burst is released when the queue empties.
+const clientOutboundQueueKeep = 64
+
+func newClientOutboundQueue(limit int32) *clientOutboundQueue {
+	return &clientOutboundQueue{
+		limit: int(limit),
+		ready: make(chan struct{}, 1),
+	}
+}
+
+// push queues pk, and returns false without queueing it if the queue is full.
+func (q *clientOutboundQueue) push(pk *packets.Packet) bool {
+	q.Lock()
+	n := len(q.pks) - q.head
+	if n >= q.limit {
+		q.Unlock()
+		return false
+	}
+	if len(q.pks) == cap(q.pks) && q.head > 0 { // reuse the space before head rather than grow
+		copy(q.pks, q.pks[q.head:])
+		clear(q.pks[n:])
+		q.pks = q.pks[:n]
+		q.head = 0
+	}
+	q.pks = append(q.pks, pk)
+	q.Unlock()
+
+	if n == 0 { // the writer may be waiting: it waits only on an empty queue
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// pop takes the oldest queued packet, and returns false if there is none.
+func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
+	q.Lock()
+	defer q.Unlock()
+	if q.head == len(q.pks) {
+		return nil, false
+	}
+	pk := q.pks[q.head]
+	q.pks[q.head] = nil
+	q.head++
+	if q.head == len(q.pks) {
+		q.head = 0
+		q.pks = q.pks[:0]
+		if cap(q.pks) > clientOutboundQueueKeep {
+			q.pks = nil
+		}
+	}
+	return pk, true
+}
+
+// len returns the number of queued packets.
+func (q *clientOutboundQueue) len() int {
+	q.Lock()
+	defer q.Unlock()
+	return len(q.pks) - q.head
+}
+
 // WriteLoop ranges over pending outbound messages and writes them to the client connection.
 func (cl *Client) WriteLoop() {
 	for {
 		select {
-		case pk := <-cl.State.outbound:
-			if err := cl.WritePacket(*pk); err != nil {
-				// TODO : Figure out what to do with error
-				cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+		case <-cl.State.outbound.ready:
+			for cl.State.open.Err() == nil {
+				pk, ok := cl.State.outbound.pop()
+				if !ok {
+					break
+				}
+				if err := cl.WritePacket(*pk); err != nil {
+					// TODO : Figure out what to do with error
+					cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+				}
+				atomic.AddInt32(&cl.State.outboundQty, -1)
 			}
-			atomic.AddInt32(&cl.State.outboundQty, -1)
 		case <-cl.State.open.Done():
 			return
 		}
@@ -610,7 +693,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		if len(cl.State.outbound) == 0 {
+		if cl.State.outbound.len() == 0 {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
 			}

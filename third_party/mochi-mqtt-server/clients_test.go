@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,96 @@ import (
 const pkInfo = "packet type %v, %s"
 
 var errClientStop = errors.New("test stop")
+
+func BenchmarkNewClient(b *testing.B) {
+	o := &ops{
+		info:  new(system.Info),
+		hooks: new(Hooks),
+		log:   logger,
+		options: &Options{
+			Capabilities:             NewDefaultServerCapabilities(),
+			ClientNetReadBufferSize:  1024 * 2,
+			ClientNetWriteBufferSize: 1024 * 2,
+		},
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		newClient(nil, o)
+	}
+}
+
+func TestClientOutboundQueue(t *testing.T) {
+	q := newClientOutboundQueue(3)
+	require.Equal(t, 0, q.len())
+	_, ok := q.pop()
+	require.False(t, ok)
+
+	pks := []*packets.Packet{{PacketID: 1}, {PacketID: 2}, {PacketID: 3}, {PacketID: 4}}
+	require.True(t, q.push(pks[0]))
+	require.Len(t, q.ready, 1) // pushed onto an empty queue
+	require.True(t, q.push(pks[1]))
+	require.True(t, q.push(pks[2]))
+	require.False(t, q.push(pks[3])) // full
+	require.Equal(t, 3, q.len())
+
+	pk, ok := q.pop()
+	require.True(t, ok)
+	require.Same(t, pks[0], pk)
+	require.True(t, q.push(pks[3])) // room again, reusing the space before head
+	for _, want := range pks[1:] {
+		pk, ok := q.pop()
+		require.True(t, ok)
+		require.Same(t, want, pk)
+	}
+	_, ok = q.pop()
+	require.False(t, ok)
+	require.Equal(t, 0, q.len())
+}
+
+func TestClientOutboundQueueReleasesBurst(t *testing.T) {
+	q := newClientOutboundQueue(1024)
+	for i := 0; i < 1024; i++ {
+		require.True(t, q.push(new(packets.Packet)))
+	}
+	require.GreaterOrEqual(t, cap(q.pks), 1024)
+	for i := 0; i < 1024; i++ {
+		_, ok := q.pop()
+		require.True(t, ok)
+	}
+	require.Nil(t, q.pks) // a drained queue keeps no more than clientOutboundQueueKeep
+}
+
+func TestClientOutboundQueueConcurrent(t *testing.T) {
+	q := newClientOutboundQueue(16)
+	const total = 10000
+	done := make(chan []uint16)
+	go func() {
+		got := make([]uint16, 0, total)
+		for len(got) < total {
+			<-q.ready
+			for {
+				pk, ok := q.pop()
+				if !ok {
+					break
+				}
+				got = append(got, pk.PacketID)
+			}
+		}
+		done <- got
+	}()
+
+	for i := 0; i < total; i++ {
+		for !q.push(&packets.Packet{PacketID: uint16(i)}) {
+			runtime.Gosched() // full: wait for the reader
+		}
+	}
+
+	got := <-done
+	require.Len(t, got, total)
+	for i, id := range got {
+		require.Equal(t, uint16(i), id) // in order, none lost
+	}
+}
 
 func newTestClient() (cl *Client, r net.Conn, w net.Conn) {
 	r, w = net.Pipe()
@@ -789,7 +880,7 @@ func TestClientWritePacketBuffer(t *testing.T) {
 	small := packets.TPacketData[packets.Publish].Get(packets.TPublishNoPayload).Packet
 	large := packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).Packet
 
-	cl.State.outbound <- small
+	cl.State.outbound.push(small)
 
 	tt := []struct {
 		pks  []*packets.Packet

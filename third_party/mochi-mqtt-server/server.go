@@ -1109,10 +1109,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		return out, packets.CodeDisconnect
 	}
 
-	select {
-	case cl.State.outbound <- &out:
-		atomic.AddInt32(&cl.State.outboundQty, 1)
-	default:
+	if !cl.State.outbound.push(&out) {
 		atomic.AddInt64(&s.Info.MessagesDropped, 1)
 		cl.ops.hooks.OnPublishDropped(cl, pk)
 		if out.FixedHeader.Qos > 0 {
@@ -1121,6 +1118,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		}
 		return out, packets.ErrPendingClientWritesExceeded
 	}
+	atomic.AddInt32(&cl.State.outboundQty, 1)
 
 	return out, nil
 }

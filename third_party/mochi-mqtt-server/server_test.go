@@ -562,6 +562,35 @@ func TestEstablishConnectionAckFailure(t *testing.T) {
 	_ = r.Close()
 }
 
+func TestEstablishConnectionMalformedSubscribeMqtt5(t *testing.T) {
+	s := newServer()
+	defer s.Close()
+
+	r, w := net.Pipe()
+	o := make(chan error)
+	go func() {
+		o <- s.EstablishConnection("tcp", r)
+	}()
+
+	go func() {
+		_, _ = w.Write(packets.TPacketData[packets.Connect].Get(packets.TConnectMqtt5).RawBytes)
+		_, _ = w.Write(packets.TPacketData[packets.Subscribe].Get(packets.TSubscribeMalQosMqtt5).RawBytes)
+	}()
+
+	go func() {
+		_, _ = io.ReadAll(w) // the connack and the disconnect
+	}()
+
+	// a subscribe that ends before its subscription options closes the
+	// connection as malformed rather than panicking the server.
+	err := <-o
+	require.Error(t, err)
+	require.ErrorIs(t, err, packets.ErrMalformedQos)
+
+	_ = w.Close()
+	_ = r.Close()
+}
+
 func TestEstablishConnectionReadError(t *testing.T) {
 	s := newServer()
 	defer s.Close()
@@ -2103,7 +2132,7 @@ func TestPublishToClientExceedClientWritesPending(t *testing.T) {
 	s.Clients.Add(cl)
 
 	for i := int32(0); i < cl.ops.options.Capabilities.MaximumClientWritesPending; i++ {
-		cl.State.outbound <- new(packets.Packet)
+		cl.State.outbound.push(new(packets.Packet))
 		atomic.AddInt32(&cl.State.outboundQty, 1)
 	}
 
