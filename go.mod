@@ -30,6 +30,7 @@ require (
 )
 
 // mochi v2.7.9 with the patches in third_party/patches/mochi applied: a
-// truncated MQTT 5 SUBSCRIBE panicked the broker, and fewer allocations per
-// publish (third_party/README.md says which, why, and how to drop one).
+// truncated MQTT 5 SUBSCRIBE panicked the broker, and less memory per
+// publish, per connected client and per housekeeping second
+// (third_party/README.md says which, why, and how to drop one).
 replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server

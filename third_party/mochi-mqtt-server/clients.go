@@ -72,6 +72,17 @@ func (cl *Clients) GetAll() map[string]*Client {
 	return m
 }
 
+// appendAll appends every client to cls and returns the result; unlike GetAll
+// it builds no map.
+func (cl *Clients) appendAll(cls []*Client) []*Client {
+	cl.RLock()
+	defer cl.RUnlock()
+	for _, c := range cl.internal {
+		cls = append(cls, c)
+	}
+	return cls
+}
+
 // Get returns the value of a client if it exists.
 func (cl *Clients) Get(id string) (*Client, bool) {
 	cl.RLock()
@@ -431,6 +442,9 @@ func (cl *Client) ClearInflights() {
 // ClearExpiredInflights deletes any inflight messages which have expired.
 func (cl *Client) ClearExpiredInflights(now, maximumExpiry int64) []uint16 {
 	deleted := []uint16{}
+	if cl.State.Inflight.Len() == 0 {
+		return deleted // most clients, most of the time: no copy of nothing to sort
+	}
 	for _, tk := range cl.State.Inflight.GetAll(false) {
 		expired := tk.ProtocolVersion == 5 && tk.Expiry > 0 && tk.Expiry < now // [MQTT-3.3.2-5]
 

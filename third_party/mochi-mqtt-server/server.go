@@ -154,6 +154,7 @@ type loop struct {
 	retainedExpiry *time.Ticker     // interval ticker for cleaning retained messages
 	willDelaySend  *time.Ticker     // interval ticker for sending Will Messages with a delay
 	willDelayed    *packets.Packets // activate LWT packets which will be sent after a delay
+	clients        []*Client        // reused by each expiry sweep over the clients
 }
 
 // ops contains server values which can be propagated to other structs.
@@ -1702,10 +1703,22 @@ func (s *Server) loadRetained(v []storage.Message) {
 	}
 }
 
+// sweepClients returns every client, in a slice reused from one sweep to the
+// next: the expiry sweeps run every second from the event loop, and copying
+// the clients map (GetAll) for each was a large allocation with many clients.
+// The caller clears the slice when done, so that it keeps no client alive.
+func (s *Server) sweepClients() []*Client {
+	s.loop.clients = s.Clients.appendAll(s.loop.clients[:0])
+	return s.loop.clients
+}
+
 // clearExpiredClients deletes all clients which have been disconnected for longer
 // than their given expiry intervals.
 func (s *Server) clearExpiredClients(dt int64) {
-	for id, client := range s.Clients.GetAll() {
+	clients := s.sweepClients()
+	defer clear(clients)
+	for _, client := range clients {
+		id := client.ID
 		disconnected := client.StopTime()
 		if disconnected == 0 {
 			continue
@@ -1751,7 +1764,9 @@ func (s *Server) clearExpiredRetainedMessages(now int64) {
 
 // clearExpiredInflights deletes any inflight messages which have expired.
 func (s *Server) clearExpiredInflights(now int64) {
-	for _, client := range s.Clients.GetAll() {
+	clients := s.sweepClients()
+	defer clear(clients)
+	for _, client := range clients {
 		if deleted := client.ClearExpiredInflights(now, s.Options.Capabilities.MaximumMessageExpiryInterval); len(deleted) > 0 {
 			for _, id := range deleted {
 				s.hooks.OnQosDropped(client, packets.Packet{PacketID: id})

@@ -3602,6 +3602,34 @@ func BenchmarkServerClearExpiredRetained(b *testing.B) {
 	}
 }
 
+func newSweepBenchServer(b *testing.B) *Server {
+	s := New(nil)
+	for i := 0; i < 10000; i++ {
+		cl, _, _ := newTestClient()
+		cl.ID = "cl" + strconv.Itoa(i)
+		s.Clients.Add(cl)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	return s
+}
+
+func BenchmarkServerClearExpiredClients(b *testing.B) {
+	s := newSweepBenchServer(b)
+	n := time.Now().Unix()
+	for i := 0; i < b.N; i++ {
+		s.clearExpiredClients(n)
+	}
+}
+
+func BenchmarkServerClearExpiredInflights(b *testing.B) {
+	s := newSweepBenchServer(b)
+	n := time.Now().Unix()
+	for i := 0; i < b.N; i++ {
+		s.clearExpiredInflights(n)
+	}
+}
+
 func TestServerClearExpiredClients(t *testing.T) {
 	s := New(nil)
 	require.NotNil(t, s)
