@@ -29,6 +29,8 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-// mochi v2.7.9 with one fix, until a release has it: a truncated MQTT 5
-// SUBSCRIBE panicked the broker (third_party/mochi-mqtt-server/README.md).
+// mochi v2.7.9 with the patches in third_party/patches/mochi applied: a
+// truncated MQTT 5 SUBSCRIBE panicked the broker, and less memory per
+// publish, per connected client and per housekeeping second
+// (third_party/README.md says which, why, and how to drop one).
 replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server

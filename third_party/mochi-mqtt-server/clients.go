@@ -22,11 +22,11 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// writeBuffers recycles the buffers WritePacket encodes into (edgefence):
-// a fresh one per packet, grown to the packet's size, was a sixth of what
-// a QoS 1 publish to a subscriber allocated. Buffers grown past 64 KiB
-// are left to the collector.
-var writeBuffers = mempool.NewBuffer(64 << 10)
+// writeBufferPool recycles the buffers WritePacket encodes packets into and
+// the buffer batching a client's queued writes (Net.outbuf), which were
+// otherwise allocated and grown afresh for every packet sent. Buffers that
+// grew past 64 KiB are left to the garbage collector.
+var writeBufferPool = mempool.NewBuffer(64 * 1024)
 
 const (
 	defaultKeepalive             uint16 = 10 // the default connection keepalive value in seconds.
@@ -70,6 +70,17 @@ func (cl *Clients) GetAll() map[string]*Client {
 		m[k] = v
 	}
 	return m
+}
+
+// appendAll appends every client to cls and returns the result; unlike GetAll
+// it builds no map.
+func (cl *Clients) appendAll(cls []*Client) []*Client {
+	cl.RLock()
+	defer cl.RUnlock()
+	for _, c := range cl.internal {
+		cls = append(cls, c)
+	}
+	return cls
 }
 
 // Get returns the value of a client if it exists.
@@ -155,7 +166,7 @@ type ClientState struct {
 	Inflight        *Inflight            // a map of in-flight qos messages
 	Subscriptions   *Subscriptions       // a map of the subscription filters a client maintains
 	disconnected    int64                // the time the client disconnected in unix time, for calculating expiry
-	outbound        chan *packets.Packet // queue for pending outbound packets
+	outbound        *clientOutboundQueue // queue for pending outbound packets
 	endOnce         sync.Once            // only end once
 	isTakenOver     atomic.Bool          // used to identify orphaned clients
 	packetID        uint32               // the current highest packetID
@@ -178,7 +189,7 @@ func newClient(c net.Conn, o *ops) *Client {
 			open:          ctx,
 			cancelOpen:    cancel,
 			Keepalive:     defaultKeepalive,
-			outbound:      make(chan *packets.Packet, o.options.Capabilities.MaximumClientWritesPending),
+			outbound:      newClientOutboundQueue(o.options.Capabilities.MaximumClientWritesPending),
 		},
 		Properties: ClientProperties{
 			ProtocolVersion: defaultClientProtocolVersion, // default protocol version
@@ -197,16 +208,99 @@ func newClient(c net.Conn, o *ops) *Client {
 	return cl
 }
 
+// clientOutboundQueue holds the packets waiting for a client's WriteLoop, at most
+// limit of them. It grows with what is queued and gives the memory back once
+// drained: a channel with a buffer of MaximumClientWritesPending allocated
+// the whole bound for every client as it connected, whether anything was
+// ever queued for it or not.
+type clientOutboundQueue struct {
+	sync.Mutex
+	pks   []*packets.Packet // queued packets, oldest at head
+	head  int               // index of the oldest queued packet in pks
+	limit int               // the most packets queued at once
+	ready chan struct{}     // signalled when a packet is pushed onto an empty queue
+}
+
+// clientOutboundQueueKeep is the capacity a drained queue keeps for reuse; memory
+// grown past it by a burst is released when the queue empties.
+const clientOutboundQueueKeep = 64
+
+func newClientOutboundQueue(limit int32) *clientOutboundQueue {
+	return &clientOutboundQueue{
+		limit: int(limit),
+		ready: make(chan struct{}, 1),
+	}
+}
+
+// push queues pk, and returns false without queueing it if the queue is full.
+func (q *clientOutboundQueue) push(pk *packets.Packet) bool {
+	q.Lock()
+	n := len(q.pks) - q.head
+	if n >= q.limit {
+		q.Unlock()
+		return false
+	}
+	if len(q.pks) == cap(q.pks) && q.head > 0 { // reuse the space before head rather than grow
+		copy(q.pks, q.pks[q.head:])
+		clear(q.pks[n:])
+		q.pks = q.pks[:n]
+		q.head = 0
+	}
+	q.pks = append(q.pks, pk)
+	q.Unlock()
+
+	if n == 0 { // the writer may be waiting: it waits only on an empty queue
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// pop takes the oldest queued packet, and returns false if there is none.
+func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
+	q.Lock()
+	defer q.Unlock()
+	if q.head == len(q.pks) {
+		return nil, false
+	}
+	pk := q.pks[q.head]
+	q.pks[q.head] = nil
+	q.head++
+	if q.head == len(q.pks) {
+		q.head = 0
+		q.pks = q.pks[:0]
+		if cap(q.pks) > clientOutboundQueueKeep {
+			q.pks = nil
+		}
+	}
+	return pk, true
+}
+
+// len returns the number of queued packets.
+func (q *clientOutboundQueue) len() int {
+	q.Lock()
+	defer q.Unlock()
+	return len(q.pks) - q.head
+}
+
 // WriteLoop ranges over pending outbound messages and writes them to the client connection.
 func (cl *Client) WriteLoop() {
 	for {
 		select {
-		case pk := <-cl.State.outbound:
-			if err := cl.WritePacket(*pk); err != nil {
-				// TODO : Figure out what to do with error
-				cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+		case <-cl.State.outbound.ready:
+			for cl.State.open.Err() == nil {
+				pk, ok := cl.State.outbound.pop()
+				if !ok {
+					break
+				}
+				if err := cl.WritePacket(*pk); err != nil {
+					// TODO : Figure out what to do with error
+					cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+				}
+				atomic.AddInt32(&cl.State.outboundQty, -1)
 			}
-			atomic.AddInt32(&cl.State.outboundQty, -1)
 		case <-cl.State.open.Done():
 			return
 		}
@@ -348,6 +442,9 @@ func (cl *Client) ClearInflights() {
 // ClearExpiredInflights deletes any inflight messages which have expired.
 func (cl *Client) ClearExpiredInflights(now, maximumExpiry int64) []uint16 {
 	deleted := []uint16{}
+	if cl.State.Inflight.Len() == 0 {
+		return deleted // most clients, most of the time: no copy of nothing to sort
+	}
 	for _, tk := range cl.State.Inflight.GetAll(false) {
 		expired := tk.ProtocolVersion == 5 && tk.Expiry > 0 && tk.Expiry < now // [MQTT-3.3.2-5]
 
@@ -563,8 +660,8 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	pk = cl.ops.hooks.OnPacketEncode(cl, pk)
 
 	var err error
-	buf := writeBuffers.Get() // edgefence: pooled, see writeBuffers
-	defer writeBuffers.Put(buf)
+	buf := writeBufferPool.Get()
+	defer writeBufferPool.Put(buf)
 	switch pk.FixedHeader.Type {
 	case packets.Connect:
 		err = pk.ConnectEncode(buf)
@@ -610,7 +707,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		if len(cl.State.outbound) == 0 {
+		if cl.State.outbound.len() == 0 {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
 			}
@@ -626,7 +723,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
 				return buf.WriteTo(cl.Net.Conn)
 			}
-			cl.Net.outbuf = writeBuffers.Get() // edgefence: pooled
+			cl.Net.outbuf = writeBufferPool.Get()
 		}
 
 		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
@@ -659,7 +756,7 @@ func (cl *Client) flushOutbuf() (err error) {
 
 	_, err = cl.Net.outbuf.WriteTo(cl.Net.Conn)
 	if err == nil {
-		writeBuffers.Put(cl.Net.outbuf) // edgefence: pooled
+		writeBufferPool.Put(cl.Net.outbuf)
 		cl.Net.outbuf = nil
 	}
 	return

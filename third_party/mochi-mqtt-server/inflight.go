@@ -15,7 +15,7 @@ import (
 // Inflight is a map of InflightMessage keyed on packet id.
 type Inflight struct {
 	sync.RWMutex
-	internal            map[uint16]*packets.Packet // internal contains the inflight packets; edgefence: by pointer, see setShared
+	internal            map[uint16]*packets.Packet // internal contains the inflight packets, never changed once stored
 	receiveQuota        int32                      // remaining inbound qos quota for flow control
 	sendQuota           int32                      // remaining outbound qos quota for flow control
 	maximumReceiveQuota int32                      // maximum allowed receive quota
@@ -39,11 +39,8 @@ func (i *Inflight) Set(m packets.Packet) bool {
 	return !ok
 }
 
-// setShared adds or updates an inflight packet by packet id, keeping p
-// itself rather than a copy (edgefence). A publish to a subscriber both
-// queues its packet for the client's writer and keeps it inflight; the
-// two share the one allocation, 800 bytes, which a map of values stored
-// twice. Nothing may change *p after: every reader copies it out.
+// setShared adds or updates an inflight packet by packet id, keeping p itself
+// rather than a copy of it. The caller must not change *p afterwards.
 func (i *Inflight) setShared(p *packets.Packet) bool {
 	i.Lock()
 	defer i.Unlock()

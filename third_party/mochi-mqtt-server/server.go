@@ -154,6 +154,7 @@ type loop struct {
 	retainedExpiry *time.Ticker     // interval ticker for cleaning retained messages
 	willDelaySend  *time.Ticker     // interval ticker for sending Will Messages with a delay
 	willDelayed    *packets.Packets // activate LWT packets which will be sent after a delay
+	clients        []*Client        // reused by each expiry sweep over the clients
 }
 
 // ops contains server values which can be propagated to other structs.
@@ -998,7 +999,8 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 		}
 	}
 
-	subscribers := s.Topics.Subscribers(pk.TopicName)
+	gathered := s.Topics.Subscribers(pk.TopicName)
+	subscribers := gathered
 	if len(subscribers.Shared) > 0 {
 		subscribers = s.hooks.OnSelectSubscribers(subscribers, pk)
 		if len(subscribers.SharedSelected) == 0 {
@@ -1019,7 +1021,12 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 			}
 		}
 	}
-	subscribers.Release() // edgefence: nothing above keeps it
+
+	// A hook that returned subscribers of its own may still hold the gathered
+	// ones, so they are only recycled when no hook replaced them.
+	if subscribers == gathered {
+		gathered.Release()
+	}
 }
 
 func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packets.Packet) (packets.Packet, error) {
@@ -1081,8 +1088,9 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		out.PacketID = uint16(i) // [MQTT-2.2.1-4]
 		sentQuota := atomic.LoadInt32(&cl.State.Inflight.sendQuota)
 
-		// edgefence: the inflight entry is the packet the writer is
-		// handed below, not a copy of it (see Inflight.setShared).
+		// The inflight entry is the very packet queued for the client's writer
+		// below rather than a copy: packets are larger than a map keeps inline,
+		// so each copy stored was a heap allocation of its own.
 		if ok := cl.State.Inflight.setShared(&out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
 			atomic.AddInt64(&s.Info.Inflight, 1)
 			s.hooks.OnQosPublish(cl, out, out.Created, 0)
@@ -1090,9 +1098,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		}
 
 		if sentQuota == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
-			// edgefence: replace the shared entry before changing out,
-			// which readers of the inflight map may be copying.
-			held := out
+			held := out // replace the shared entry before changing out
 			held.Expiry = -1
 			cl.State.Inflight.Set(held)
 			out.Expiry = -1
@@ -1104,10 +1110,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		return out, packets.CodeDisconnect
 	}
 
-	select {
-	case cl.State.outbound <- &out:
-		atomic.AddInt32(&cl.State.outboundQty, 1)
-	default:
+	if !cl.State.outbound.push(&out) {
 		atomic.AddInt64(&s.Info.MessagesDropped, 1)
 		cl.ops.hooks.OnPublishDropped(cl, pk)
 		if out.FixedHeader.Qos > 0 {
@@ -1116,6 +1119,7 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		}
 		return out, packets.ErrPendingClientWritesExceeded
 	}
+	atomic.AddInt32(&cl.State.outboundQty, 1)
 
 	return out, nil
 }
@@ -1699,10 +1703,22 @@ func (s *Server) loadRetained(v []storage.Message) {
 	}
 }
 
+// sweepClients returns every client, in a slice reused from one sweep to the
+// next: the expiry sweeps run every second from the event loop, and copying
+// the clients map (GetAll) for each was a large allocation with many clients.
+// The caller clears the slice when done, so that it keeps no client alive.
+func (s *Server) sweepClients() []*Client {
+	s.loop.clients = s.Clients.appendAll(s.loop.clients[:0])
+	return s.loop.clients
+}
+
 // clearExpiredClients deletes all clients which have been disconnected for longer
 // than their given expiry intervals.
 func (s *Server) clearExpiredClients(dt int64) {
-	for id, client := range s.Clients.GetAll() {
+	clients := s.sweepClients()
+	defer clear(clients)
+	for _, client := range clients {
+		id := client.ID
 		disconnected := client.StopTime()
 		if disconnected == 0 {
 			continue
@@ -1722,24 +1738,35 @@ func (s *Server) clearExpiredClients(dt int64) {
 
 // clearExpiredRetainedMessage deletes retained messages from topics if they have expired.
 func (s *Server) clearExpiredRetainedMessages(now int64) {
-	for filter, pk := range s.Topics.Retained.GetAll() {
-		expired := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
+	// The expired filters are gathered first and deleted after: copying the
+	// whole map (GetAll) to scan it allocated every retained packet anew, once
+	// a second.
+	var expired []string
+	s.Topics.Retained.Range(func(filter string, pk packets.Packet) bool {
+		expiry := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
 
 		// If the maximum message expiry interval is set (greater than 0), and the message
 		// retention period exceeds the maximum expiry, the message will be forcibly removed.
 		enforced := s.Options.Capabilities.MaximumMessageExpiryInterval > 0 &&
 			now-pk.Created > s.Options.Capabilities.MaximumMessageExpiryInterval
 
-		if expired || enforced {
-			s.Topics.Retained.Delete(filter)
-			s.hooks.OnRetainedExpired(filter)
+		if expiry || enforced {
+			expired = append(expired, filter)
 		}
+		return true
+	})
+
+	for _, filter := range expired {
+		s.Topics.Retained.Delete(filter)
+		s.hooks.OnRetainedExpired(filter)
 	}
 }
 
 // clearExpiredInflights deletes any inflight messages which have expired.
 func (s *Server) clearExpiredInflights(now int64) {
-	for _, client := range s.Clients.GetAll() {
+	clients := s.sweepClients()
+	defer clear(clients)
+	for _, client := range clients {
 		if deleted := client.ClearExpiredInflights(now, s.Options.Capabilities.MaximumMessageExpiryInterval); len(deleted) > 0 {
 			for _, id := range deleted {
 				s.hooks.OnQosDropped(client, packets.Packet{PacketID: id})

@@ -579,27 +579,27 @@ func (x *TopicsIndex) scanMessages(filter string, d int, n *particle, pks []pack
 }
 
 // Subscribers returns a map of clients who are subscribed to matching filters,
-// their subscription ids and highest qos.
+// their subscription ids and highest qos. A caller that is done with the result
+// may hand it back with Release.
 func (x *TopicsIndex) Subscribers(topic string) *Subscribers {
 	return x.scanSubscribers(topic, 0, nil, subscribersPool.Get().(*Subscribers))
 }
 
-// subscribersPool recycles the Subscribers gathered for each publish
-// (edgefence): four fresh maps per message were a third of what a QoS 1
-// publish to one subscriber allocated.
-var subscribersPool = sync.Pool{New: func() any {
-	return &Subscribers{
-		Shared:              map[string]map[string]packets.Subscription{},
-		SharedSelected:      map[string]packets.Subscription{},
-		Subscriptions:       map[string]packets.Subscription{},
-		InlineSubscriptions: map[int]InlineSubscription{},
-	}
-}}
+// subscribersPool recycles the Subscribers gathered for each published message,
+// whose four maps were otherwise allocated afresh for every message.
+var subscribersPool = sync.Pool{
+	New: func() any {
+		return &Subscribers{
+			Shared:              map[string]map[string]packets.Subscription{},
+			SharedSelected:      map[string]packets.Subscription{},
+			Subscriptions:       map[string]packets.Subscription{},
+			InlineSubscriptions: map[int]InlineSubscription{},
+		}
+	},
+}
 
-// Release gives s back for reuse by a later Subscribers call (edgefence).
-// Neither s nor its maps may be used after it; a caller that keeps them
-// does not call it. The maps are emptied, keeping their memory: none is
-// ever nil (SelectShared replaces SharedSelected with a new one).
+// Release empties s and gives it back for reuse by a later call to
+// TopicsIndex.Subscribers. Neither s nor any of its maps may be used after.
 func (s *Subscribers) Release() {
 	clear(s.Shared)
 	clear(s.SharedSelected)
@@ -652,14 +652,12 @@ func (x *TopicsIndex) gatherSubscriptions(topic string, particle *particle, subs
 		subs.Subscriptions = map[string]packets.Subscription{}
 	}
 
-	// edgefence: read under the lock rather than from a copy (GetAll), and
-	// a client's first match without an identifier is stored as it is:
-	// Merge would give it a map of identifiers holding only a 0, which is
-	// never encoded.
-	ps := particle.subscriptions
-	ps.RLock()
-	defer ps.RUnlock()
-	for client, sub := range ps.internal {
+	// Read under the particle's lock rather than from a copy (GetAll): the
+	// loop only reads, and a copy per matching particle per message was
+	// an allocation of a whole map.
+	particle.subscriptions.RLock()
+	defer particle.subscriptions.RUnlock()
+	for client, sub := range particle.subscriptions.internal {
 		if len(sub.Filter) > 0 && topic[0] == '$' && (sub.Filter[0] == '+' || sub.Filter[0] == '#') { // don't match $ topics with top level wildcards [MQTT-4.7.1-1] [MQTT-4.7.1-2]
 			continue
 		}
@@ -667,6 +665,8 @@ func (x *TopicsIndex) gatherSubscriptions(topic string, particle *particle, subs
 		cls, ok := subs.Subscriptions[client]
 		if !ok {
 			if sub.Identifier == 0 && sub.Identifiers == nil {
+				// Merging a subscription into itself would only add a map
+				// of identifiers holding a 0, which is never encoded.
 				subs.Subscriptions[client] = sub
 				continue
 			}
@@ -683,10 +683,9 @@ func (x *TopicsIndex) gatherSharedSubscriptions(particle *particle, subs *Subscr
 		subs.Shared = map[string]map[string]packets.Subscription{}
 	}
 
-	sh := particle.shared // edgefence: no copy, as above
-	sh.RLock()
-	defer sh.RUnlock()
-	for _, shares := range sh.internal {
+	particle.shared.RLock() // read without a copy, as in gatherSubscriptions
+	defer particle.shared.RUnlock()
+	for _, shares := range particle.shared.internal {
 		for client, sub := range shares {
 			if _, ok := subs.Shared[sub.Filter]; !ok {
 				subs.Shared[sub.Filter] = map[string]packets.Subscription{}
@@ -703,10 +702,9 @@ func (x *TopicsIndex) gatherInlineSubscriptions(particle *particle, subs *Subscr
 		subs.InlineSubscriptions = map[int]InlineSubscription{}
 	}
 
-	is := particle.inlineSubscriptions // edgefence: no copy, as above
-	is.RLock()
-	defer is.RUnlock()
-	for id, inline := range is.internal {
+	particle.inlineSubscriptions.RLock() // read without a copy, as in gatherSubscriptions
+	defer particle.inlineSubscriptions.RUnlock()
+	for id, inline := range particle.inlineSubscriptions.internal {
 		subs.InlineSubscriptions[id] = inline
 	}
 }

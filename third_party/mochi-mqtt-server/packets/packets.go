@@ -93,6 +93,19 @@ func (p *Packets) GetAll() map[string]Packet {
 	return m
 }
 
+// Range calls f for each packet in the map, in no particular order, until f
+// returns false. It holds the map's read lock throughout, so f must not call
+// the map's other methods; unlike GetAll it copies nothing.
+func (p *Packets) Range(f func(id string, pk Packet) bool) {
+	p.RLock()
+	defer p.RUnlock()
+	for id, pk := range p.internal {
+		if !f(id, pk) {
+			return
+		}
+	}
+}
+
 // Get returns a specific packet in the map by packet id.
 func (p *Packets) Get(id string) (val Packet, ok bool) {
 	p.RLock()
@@ -956,10 +969,6 @@ func (pk *Packet) SubscribeDecode(buf []byte) error {
 		}
 
 		if pk.ProtocolVersion == 5 {
-			// edgefence: the options byte is read with the bounds check
-			// the 3.1.1 branch has; v2.7.9 indexed it directly, and a
-			// SUBSCRIBE ending after a filter panicked the broker
-			// (mochi-mqtt/server#501).
 			option, offset, err = decodeByte(buf, offset)
 			if err != nil {
 				return ErrMalformedQos
