@@ -238,6 +238,8 @@ func serveCommand() *ffcli.Command {
 	topics := &stringList{values: hooks.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	fs := serveFlags(&cfg, topics, &proc)
+	removed := newRemovedServeFlags()
+	removed.register(fs)
 	return &ffcli.Command{
 		Name:       "serve",
 		ShortUsage: "edgefence serve [flags]",
@@ -253,6 +255,9 @@ func serveCommand() *ffcli.Command {
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {
+				return err
+			}
+			if err := removed.check(cfg.Log); err != nil {
 				return err
 			}
 			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/slogtext"
 )
 
 // The power is pulled (kill -9): nothing gets to flush. What had been
@@ -150,6 +152,7 @@ func TestBadConfigurationIsAStartupError(t *testing.T) {
 		{"hold out of range", nil, []string{"--hold", "1h"}, []string{"hold"}},
 		{"missing fence file", nil, []string{"--fences", missing}, []string{missing}},
 		{"stray argument", nil, []string{"extra"}, []string{"extra"}},
+		{"removed tracker listener", nil, []string{"--tracker-addr", "127.0.0.1:0"}, []string{"tracker-addr", "--mqtt-addr"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve",
@@ -168,6 +171,28 @@ func TestBadConfigurationIsAStartupError(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A config file written for an earlier version, with flags since removed,
+// still starts the broker: each removed flag is named in a warning.
+func TestRemovedFlagsInAnOldConfigFileAreReported(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "old.conf")
+	body := "light-trackers true\ndirect-ingest false\ngc-headroom 128MiB\n"
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, t.TempDir(), nil, "--config", conf, "--light-trackers")
+	warned := map[string]string{}
+	for line := range strings.Lines(p.out.String()) {
+		if a, ok := slogtext.Parse(strings.TrimSuffix(line, "\n")); ok && a["msg"] == "removed flag set" {
+			warned[a["flag"]] = a["advice"]
+		}
+	}
+	for _, name := range []string{"light-trackers", "direct-ingest", "gc-headroom"} {
+		if warned[name] == "" {
+			t.Errorf("no warning with advice for --%s (warned: %v)", name, warned)
+		}
 	}
 }
 
