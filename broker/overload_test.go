@@ -36,7 +36,7 @@ func TestFlooderDoesNotStarveWellBehavedDevices(t *testing.T) {
 	// machine: p50 7.6 s instead of 0.11 s, the test 19 s instead of 5 s).
 	// What is tested here is the rate limit's fairness, not the disk.
 	cfg.DataDir = ""
-	cfg.CloseTimeout = 4 * wait                // a bound, not an expectation
+	cfg.CloseTimeout = 4 * wait // a bound, not an expectation
 	mochiServes(&cfg)
 	cfg.PublishRate, cfg.PublishBurst = 10, 20 // a device's 4 pings are well within
 	srv := start(t, cfg)

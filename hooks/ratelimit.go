@@ -51,10 +51,10 @@ type RateLimit struct {
 
 // The reasons of edgefence_rate_limited_total.
 const (
-	limitDevice = iota // the device's allowance
-	limitUser          // the username's
-	limitClient        // the client id's (anonymous)
-	limitKeysFull      // too many keys tracked: a new one is refused
+	limitDevice   = iota // the device's allowance
+	limitUser            // the username's
+	limitClient          // the client id's (anonymous)
+	limitKeysFull        // too many keys tracked: a new one is refused
 	numLimitReasons
 )
 
