@@ -24,7 +24,7 @@ type argon2Params struct {
 // Argon2id configuration (19 MiB, 2 passes, 1 lane), which leaves room on
 // an edge box for several verifications at once (see MaxArgon2Memory).
 // Tests lower it.
-var argon2Default = argon2Params{memory: 19 << 10, time: 2, threads: 1, saltLen: 16, keyLen: 32}
+var argon2Default = argon2Params{memory: 7 << 10, time: 5, threads: 1, saltLen: 16, keyLen: 32}
 
 // Bounds on the parameters a file may give, so that a hostile or mistyped
 // hash cannot make one login take minutes or exhaust memory.

@@ -11,21 +11,26 @@ const MaxArgon2Memory = 64 << 10
 
 // verifyBudget is the memory, in KiB, that the verifications running at
 // once may allocate together (see VerifySlots).
-const verifyBudget = 64 << 10
+const verifyBudget = 8 << 10
 
 // VerifySlots returns how many password verifications may run at once: at
 // most procs (one a core: more only queue for the CPU), and no more than
 // fit in 64 MiB with the file's costliest hash, at least one. A bcrypt
 // file gets procs; the default Argon2id hash (19 MiB) three.
 func (f *File) VerifySlots(procs int) int {
-	var most uint32 = 1
+	return max(1, min(procs, int(verifyBudget/max(1, f.VerifyMemory()))))
+}
+
+// VerifyMemory is the most memory, in KiB, one verification against the
+// file may allocate.
+func (f *File) VerifyMemory() uint32 {
+	most := f.dummy.memKiB()
 	for i := range f.users {
 		if h := f.users[i].hash; h != nil {
 			most = max(most, h.memKiB())
 		}
 	}
-	most = max(most, f.dummy.memKiB())
-	return max(1, min(procs, int(verifyBudget/most)))
+	return most
 }
 
 // Cached returns the user if password is the one last verified for

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,7 @@ const (
 	// Each source address may fail backoffBurst logins at once, then one
 	// every backoffEvery: beyond that its logins are refused (0x9F) without
 	// a hash, unless the password is one already verified.
-	backoffBurst = 10
+	backoffBurst = 20
 	backoffEvery = 2 * time.Second
 	// backoffMax bounds the addresses remembered; an address's entry is
 	// dropped once its allowance has refilled, and new addresses share
@@ -39,6 +40,7 @@ const (
 type loginGate struct {
 	users *auth.File
 	slots chan struct{}
+	free  bool // verifications allocate enough to be handed back at once
 
 	mu        sync.Mutex
 	addrs     map[string]*rate.Limiter // source address -> failure allowance
@@ -63,6 +65,7 @@ func newLoginGate(users *auth.File, set *metrics.Set) *loginGate {
 	}
 	return &loginGate{
 		users:    users,
+		free:     users.VerifyMemory() >= 1<<10,
 		slots:    make(chan struct{}, users.VerifySlots(runtime.GOMAXPROCS(0))),
 		addrs:    map[string]*rate.Limiter{},
 		overflow: rate.NewLimiter(rate.Every(backoffEvery), backoffBurst),
@@ -94,6 +97,12 @@ func (g *loginGate) check(name string, password []byte, remote string) packets.C
 		return packets.ErrServerBusy
 	}
 	u := g.users.Verify(name, password)
+	if g.free {
+		// The hash's memory is garbage now: return it to the OS before
+		// the slot is free, or the heap grows by a hash's worth with
+		// every GC cycle's headroom and the process keeps it.
+		debug.FreeOSMemory()
+	}
 	<-g.slots
 	g.verified.Inc()
 	if u == nil {
