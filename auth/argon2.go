@@ -20,10 +20,10 @@ type argon2Params struct {
 	keyLen  int
 }
 
-// argon2Default is HashPassword's choice: OWASP's first recommended
-// Argon2id configuration (19 MiB, 2 passes, 1 lane), which leaves room on
-// an edge box for several verifications at once (see MaxArgon2Memory).
-// Tests lower it.
+// argon2Default is HashPassword's choice: OWASP's Argon2id configuration
+// of least memory (7 MiB, 5 passes, 1 lane; as costly to guess as their
+// 19 MiB, 2 passes), since every login, bogus ones too, allocates it on
+// an edge box (see VerifySlots). Tests lower it.
 var argon2Default = argon2Params{memory: 7 << 10, time: 5, threads: 1, saltLen: 16, keyLen: 32}
 
 // Bounds on the parameters a file may give, so that a hostile or mistyped

@@ -15,8 +15,10 @@ const verifyBudget = 8 << 10
 
 // VerifySlots returns how many password verifications may run at once: at
 // most procs (one a core: more only queue for the CPU), and no more than
-// fit in 64 MiB with the file's costliest hash, at least one. A bcrypt
-// file gets procs; the default Argon2id hash (19 MiB) three.
+// fit in an 8 MiB budget with the file's costliest hash, at least one. A
+// bcrypt file gets procs; an Argon2id one at passwd's cost (7 MiB) one:
+// on an idle edge box the hash would otherwise be most of the process's
+// memory (docs/security.md).
 func (f *File) VerifySlots(procs int) int {
 	return max(1, min(procs, int(verifyBudget/max(1, f.VerifyMemory()))))
 }

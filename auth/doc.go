@@ -9,7 +9,7 @@
 //	    role: device
 //	    read_own_transitions: true    # optional, device only
 //	  - username: dashboard
-//	    password: "$argon2id$v=19$m=19456,t=2,p=1$..."
+//	    password: "$argon2id$v=19$m=7168,t=5,p=1$..."
 //	    role: dashboard
 //	  - username: ops
 //	    password: "..."

@@ -54,7 +54,7 @@ func isPrintable(s string) bool {
 
 // HashPassword returns a hash for the user file: algorithm "bcrypt" (cost
 // 12) or "argon2id" (PHC string format
-// $argon2id$v=19$m=19456,t=2,p=1$<salt>$<key>, unpadded standard base64,
+// $argon2id$v=19$m=7168,t=5,p=1$<salt>$<key>, unpadded standard base64,
 // 16-byte salt, 32-byte key). An empty password is refused (ErrEmptyPassword),
 // as is one longer than bcrypt reads (ErrPasswordTooLong), which argon2id
 // takes.

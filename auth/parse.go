@@ -96,7 +96,7 @@ func userNodes(data []byte) ([]*yaml.Node, *yaml.Node, error) {
 	// aliases. The entries stay nodes, for their lines.
 	var top struct {
 		Users  []yaml.Node `yaml:"users"` // not *yaml.Node, which would be nil for a null entry
-		Limits *yaml.Node  `yaml:"limits"`
+		Limits yaml.Node   `yaml:"limits"` // Kind 0 when absent
 	}
 	if err := root.Decode(&top); err != nil {
 		return nil, nil, fmt.Errorf("users must be a list: %w", flatten(err))
@@ -105,7 +105,10 @@ func userNodes(data []byte) ([]*yaml.Node, *yaml.Node, error) {
 	for i := range top.Users {
 		nodes[i] = &top.Users[i]
 	}
-	return nodes, top.Limits, nil
+	if top.Limits.Kind == 0 {
+		return nodes, nil, nil
+	}
+	return nodes, &top.Limits, nil
 }
 
 // parseUser parses and validates one entry. The returned user's Name is
