@@ -95,7 +95,7 @@ func userNodes(data []byte) ([]*yaml.Node, *yaml.Node, error) {
 	// Decode rather than look the key up: it follows merge keys and
 	// aliases. The entries stay nodes, for their lines.
 	var top struct {
-		Users  []yaml.Node `yaml:"users"` // not *yaml.Node, which would be nil for a null entry
+		Users  []yaml.Node `yaml:"users"`  // not *yaml.Node, which would be nil for a null entry
 		Limits yaml.Node   `yaml:"limits"` // Kind 0 when absent
 	}
 	if err := root.Decode(&top); err != nil {

@@ -89,7 +89,7 @@ func TestACLMatrix(t *testing.T) {
 		{"gw", pub("devices/truck-1/telemetry"), true}, // any device's telemetry
 		{"gw", pub("devices/anyone/telemetry"), true},
 		{"gw", pub("owntracks/alice/phone"), true},
-		{"gw", pub("devices//telemetry"), false},   // no device id
+		{"gw", pub("devices//telemetry"), false},     // no device id
 		{"gw", pub("geofence/depot/truck-1"), false}, // a forged transition
 		{"gw", pub("edgefence/admin/fences"), false}, // anything else
 		{"gw", pub("chat/anything"), false},
