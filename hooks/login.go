@@ -40,6 +40,7 @@ const (
 type loginGate struct {
 	users *auth.File
 	slots chan struct{}
+	wait  time.Duration // loginWait; tests shorten it
 	free  bool // verifications allocate enough to be handed back at once
 
 	mu        sync.Mutex
@@ -65,6 +66,7 @@ func newLoginGate(users *auth.File, set *metrics.Set) *loginGate {
 	}
 	return &loginGate{
 		users:    users,
+		wait:     loginWait,
 		free:     users.VerifyMemory() >= 1<<10,
 		slots:    make(chan struct{}, users.VerifySlots(runtime.GOMAXPROCS(0))),
 		addrs:    map[string]*rate.Limiter{},
@@ -88,7 +90,7 @@ func (g *loginGate) check(name string, password []byte, remote string) packets.C
 		g.backoff.Inc()
 		return packets.ErrConnectionRateExceeded
 	}
-	t := time.NewTimer(loginWait)
+	t := time.NewTimer(g.wait)
 	select {
 	case g.slots <- struct{}{}:
 		t.Stop()
