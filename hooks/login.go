@@ -41,7 +41,7 @@ type loginGate struct {
 	users *auth.File
 	slots chan struct{}
 	wait  time.Duration // loginWait; tests shorten it
-	free  bool // verifications allocate enough to be handed back at once
+	free  bool          // verifications allocate enough to be handed back at once
 
 	mu        sync.Mutex
 	addrs     map[string]*rate.Limiter // source address -> failure allowance
