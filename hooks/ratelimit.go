@@ -192,9 +192,8 @@ func (h *RateLimit) deviceID(topic string) (string, bool) {
 
 // Admit takes one publish from key's allowance at the default limit, for
 // a listener that answers publishes itself (the tracker path), keyed by
-// its connection.
-//
-// Deprecated: the tracker path's; it goes with it.
+// its connection. Only the tracker path and direct ingest use it, keyed by
+// connection as before issue 21; it goes with them.
 func (h *RateLimit) Admit(key any) bool {
 	v, _ := h.legacy.LoadOrStore(key, rate.NewLimiter(rate.Limit(h.def.Rate), h.def.Burst))
 	if !v.(*rate.Limiter).Allow() {
@@ -207,9 +206,7 @@ func (h *RateLimit) Admit(key any) bool {
 }
 
 // Refused counts a publish Admit refused and reports whether the client
-// is to be disconnected.
-//
-// Deprecated: the tracker path's; it goes with it.
+// is to be disconnected (Admit's companion).
 func (h *RateLimit) Refused(key any, id, remote string) (cut bool) {
 	h.limited[limitClient].Inc()
 	v, _ := h.legacyRefs.LoadOrStore(key, new(atomic.Int32))
@@ -223,8 +220,6 @@ func (h *RateLimit) Refused(key any, id, remote string) (cut bool) {
 }
 
 // Forget drops Admit's state of key.
-//
-// Deprecated: the tracker path's; it goes with it.
 func (h *RateLimit) Forget(key any) {
 	h.legacy.Delete(key)
 	h.legacyRefs.Delete(key)
