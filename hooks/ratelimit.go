@@ -195,7 +195,10 @@ func (h *RateLimit) deviceID(topic string) (string, bool) {
 // its connection. Only the tracker path and direct ingest use it, keyed by
 // connection as before issue 21; it goes with them.
 func (h *RateLimit) Admit(key any) bool {
-	v, _ := h.legacy.LoadOrStore(key, rate.NewLimiter(rate.Limit(h.def.Rate), h.def.Burst))
+	v, ok := h.legacy.Load(key)
+	if !ok {
+		v, _ = h.legacy.LoadOrStore(key, rate.NewLimiter(rate.Limit(h.def.Rate), h.def.Burst))
+	}
 	if !v.(*rate.Limiter).Allow() {
 		return false
 	}

@@ -2,8 +2,12 @@ package hooks
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/mochi-mqtt/server/v2"
 
 	"github.com/edgefence/edgefence/auth"
 )
@@ -59,5 +63,26 @@ func TestKeyTableIsBounded(t *testing.T) {
 	}
 	if n > maxKeys || fulls < 1000 {
 		t.Errorf("%d keys kept (max %d), %d refused as full (want ≥ 1000)", n, maxKeys, fulls)
+	}
+}
+
+// The limit is checked on every publish: admitting a ping must not
+// allocate once its device's bucket exists.
+func TestRateLimitOnPublishDoesNotAllocate(t *testing.T) {
+	h := NewRateLimit(auth.Limit{Rate: 1e9, Burst: 1 << 30}, nil, DefaultFilters(), metrics.NewSet(), slog.New(slog.DiscardHandler))
+	cl := &mqtt.Client{ID: "gateway"}
+	pks := telemetryPackets(64)
+	for _, pk := range pks {
+		h.OnPublish(cl, pk) // the buckets
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		if _, err := h.OnPublish(cl, pks[i%len(pks)]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	if allocs != 0 {
+		t.Fatalf("OnPublish allocates %.1f times per ping, want 0", allocs)
 	}
 }
