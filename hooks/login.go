@@ -41,6 +41,7 @@ type loginGate struct {
 	users *auth.File
 	slots chan struct{}
 	wait  time.Duration // loginWait; tests shorten it
+	every rate.Limit    // an address's failures refill at backoffEvery; tests slow it
 	free  bool          // verifications allocate enough to be handed back at once
 
 	mu        sync.Mutex
@@ -67,6 +68,7 @@ func newLoginGate(users *auth.File, set *metrics.Set) *loginGate {
 	return &loginGate{
 		users:    users,
 		wait:     loginWait,
+		every:    rate.Every(backoffEvery),
 		free:     users.VerifyMemory() >= 1<<10,
 		slots:    make(chan struct{}, users.VerifySlots(runtime.GOMAXPROCS(0))),
 		addrs:    map[string]*rate.Limiter{},
@@ -141,7 +143,7 @@ func (g *loginGate) failed(host string) {
 			g.overflow.AllowN(now, 1)
 			return
 		}
-		l = rate.NewLimiter(rate.Every(backoffEvery), backoffBurst)
+		l = rate.NewLimiter(g.every, backoffBurst)
 		g.addrs[host] = l
 	}
 	l.AllowN(now, 1)
