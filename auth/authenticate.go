@@ -2,13 +2,13 @@ package auth
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 )
 
-// Authenticate checks a username/password pair. It returns the user, or
-// nil for an unknown user, a user without a password or a wrong password,
-// taking about the same time either way (an unknown name is verified
-// against a dummy hash) so usernames cannot be probed by timing.
+// Authenticate checks a username/password pair: Cached, else Verify. It
+// returns the user, or nil for an unknown user, a user without a password
+// or a wrong password, taking about the same time either way (an unknown
+// name is verified against a dummy hash) so usernames cannot be probed by
+// timing.
 //
 // A successful verification is cached, as a keyed SHA-256 of the password
 // compared in constant time, so that a fleet reconnecting at once costs
@@ -16,21 +16,10 @@ import (
 // for a cached user takes the slow path and leaves the cache alone: were
 // it cleared, anyone could make every device pay the slow hash again.
 func (f *File) Authenticate(username string, password []byte) *User {
-	i, ok := f.byName[username]
-	if !ok || f.users[i].hash == nil {
-		f.dummy.verify(password) // the answer is no either way; only the time matters
-		return nil
-	}
-	u := &f.users[i]
-	sum := f.digest(password)
-	if c := f.cached[i].Load(); c != nil && subtle.ConstantTimeCompare(c[:], sum[:]) == 1 {
+	if u := f.Cached(username, password); u != nil {
 		return u
 	}
-	if !u.hash.verify(password) {
-		return nil
-	}
-	f.cached[i].Store(&sum)
-	return u
+	return f.Verify(username, password)
 }
 
 // digest is the cache's keyed hash of a password.

@@ -70,6 +70,9 @@ func (h *bcryptHash) class() string { return "bcrypt/" + strconv.Itoa(h.cost) }
 // random password: the same work at verify, none at load.
 func (h *bcryptHash) dummy() hash { return dummyBcrypt(h.cost) }
 
+// memKiB is bcrypt's state, 4 KiB of S-boxes, whatever the cost.
+func (h *bcryptHash) memKiB() uint32 { return 4 }
+
 func dummyBcrypt(cost int) *bcryptHash {
 	raw := fmt.Appendf(nil, "$2a$%02d$", cost)
 	r := make([]byte, bcryptLen-len(raw))

@@ -9,7 +9,7 @@
 //	    role: device
 //	    read_own_transitions: true    # optional, device only
 //	  - username: dashboard
-//	    password: "$argon2id$v=19$m=65536,t=3,p=2$..."
+//	    password: "$argon2id$v=19$m=7168,t=5,p=1$..."
 //	    role: dashboard
 //	  - username: ops
 //	    password: "..."
@@ -24,12 +24,15 @@
 //     username is its device id, so it must be a valid single MQTT topic
 //     level: non-empty, at most 128 bytes of UTF-8, without '/', '+', '#'
 //     or NUL, and not starting with '$'.
+//   - gateway: a gateway or backend forwarding trackers: publishes the
+//     telemetry of any device, reads nothing. Its publishes are rate
+//     limited per device (see hooks.RateLimit).
 //   - dashboard: reads the transition, late and reject topics.
 //   - admin: everything except publishing on the server's own topics.
 //
 // Passwords are stored only as hashes: bcrypt (cost 4 to 14) or argon2id
 // in the PHC string format, $argon2id$v=19$m=KiB,t=passes,p=lanes$salt$key
-// with unpadded standard base64 (m at most 1 GiB, t at most 10, p at most
+// with unpadded standard base64 (m at most 64 MiB, t at most 10, p at most
 // 16). `edgefence passwd` makes either. bcrypt reads only the first 72
 // bytes of a password, so a longer password is refused rather than
 // truncated; use argon2id for long passwords.

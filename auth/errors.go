@@ -9,7 +9,7 @@ import (
 // user; test with errors.Is.
 var (
 	ErrUnknownRole      = errors.New("unknown role")
-	ErrMissingRole      = errors.New("role is required (device, dashboard or admin)")
+	ErrMissingRole      = errors.New("role is required (device, gateway, dashboard or admin)")
 	ErrUnknownKey       = errors.New("unknown key")
 	ErrDuplicateUser    = errors.New("duplicate username")
 	ErrInvalidUsername  = errors.New("invalid username")
@@ -20,6 +20,9 @@ var (
 	// ErrBadHash is a recognised hash that is malformed or whose cost is
 	// outside the accepted bounds.
 	ErrBadHash = errors.New("bad password hash")
+	// ErrHashTooCostly is a valid hash whose verification would allocate
+	// more than MaxArgon2Memory.
+	ErrHashTooCostly = errors.New("password hash too costly for this server")
 )
 
 // Errors of HashPassword.

@@ -37,6 +37,8 @@ type File struct {
 	cacheKey [32]byte
 	// dummy is verified for logins by unknown or password-less users.
 	dummy hash
+	// limits are the publish rate limits the file sets, by role.
+	limits map[Role]Limit
 }
 
 // Load reads and parses the user file at path. Errors name the path.

@@ -17,6 +17,8 @@ type hash interface {
 	// against which a login for an unknown user is verified so that it
 	// takes as long as a wrong password would.
 	dummy() hash
+	// memKiB is what one verification allocates, in KiB.
+	memKiB() uint32
 }
 
 // parseHash parses a password field. Anything that is not a recognised
@@ -52,7 +54,7 @@ func isPrintable(s string) bool {
 
 // HashPassword returns a hash for the user file: algorithm "bcrypt" (cost
 // 12) or "argon2id" (PHC string format
-// $argon2id$v=19$m=65536,t=3,p=2$<salt>$<key>, unpadded standard base64,
+// $argon2id$v=19$m=7168,t=5,p=1$<salt>$<key>, unpadded standard base64,
 // 16-byte salt, 32-byte key). An empty password is refused (ErrEmptyPassword),
 // as is one longer than bcrypt reads (ErrPasswordTooLong), which argon2id
 // takes.

@@ -11,7 +11,7 @@ func TestProductionCosts(t *testing.T) {
 	if prodBcryptCost != 12 {
 		t.Errorf("bcrypt cost %d, want 12", prodBcryptCost)
 	}
-	if want := (argon2Params{memory: 65536, time: 3, threads: 2, saltLen: 16, keyLen: 32}); prodArgon2 != want {
+	if want := (argon2Params{memory: 7168, time: 5, threads: 1, saltLen: 16, keyLen: 32}); prodArgon2 != want {
 		t.Errorf("argon2id %+v, want %+v", prodArgon2, want)
 	}
 }

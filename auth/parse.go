@@ -23,14 +23,18 @@ type rawUser struct {
 // rather than with Decoder.KnownFields, whose errors name Go types, not
 // users.
 var (
-	fileKeys = []string{"users"}
+	fileKeys = []string{"users", "limits"}
 	userKeys = []string{"username", "password", "role", "read_own_transitions"}
 )
 
 // Parse parses a user file (see the package documentation). An error about
 // one entry is a *UserError naming it.
 func Parse(data []byte) (*File, error) {
-	nodes, err := userNodes(data)
+	nodes, limitsNode, err := userNodes(data)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := parseLimits(limitsNode)
 	if err != nil {
 		return nil, err
 	}
@@ -53,51 +57,58 @@ func Parse(data []byte) (*File, error) {
 		seen[u.Name] = i
 		users = append(users, u)
 	}
-	return newFile(users), nil
+	f := newFile(users)
+	f.limits = limits
+	return f, nil
 }
 
-// userNodes returns the entries of the users list, with their lines.
-func userNodes(data []byte) ([]*yaml.Node, error) {
+// userNodes returns the entries of the users list, with their lines, and
+// the limits mapping (nil if none).
+func userNodes(data []byte) ([]*yaml.Node, *yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-		return nil, nil // an empty file: no users
+		return nil, nil, nil // an empty file: no users
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("line %d: a second YAML document: the file must be one", next.Line)
+		return nil, nil, fmt.Errorf("line %d: a second YAML document: the file must be one", next.Line)
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil // only comments
+		return nil, nil, nil // only comments
 	}
 	root := resolve(doc.Content[0])
 	if isNull(root) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: the file must be a mapping with a users list", root.Line)
+		return nil, nil, fmt.Errorf("line %d: the file must be a mapping with a users list", root.Line)
 	}
 	if err := checkKeys(root, fileKeys); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Decode rather than look the key up: it follows merge keys and
 	// aliases. The entries stay nodes, for their lines.
 	var top struct {
-		Users []yaml.Node `yaml:"users"` // not *yaml.Node, which would be nil for a null entry
+		Users  []yaml.Node `yaml:"users"`  // not *yaml.Node, which would be nil for a null entry
+		Limits yaml.Node   `yaml:"limits"` // Kind 0 when absent
 	}
 	if err := root.Decode(&top); err != nil {
-		return nil, fmt.Errorf("users must be a list: %w", flatten(err))
+		return nil, nil, fmt.Errorf("users must be a list: %w", flatten(err))
 	}
 	nodes := make([]*yaml.Node, len(top.Users))
 	for i := range top.Users {
 		nodes[i] = &top.Users[i]
 	}
-	return nodes, nil
+	if top.Limits.Kind == 0 {
+		return nodes, nil, nil
+	}
+	return nodes, &top.Limits, nil
 }
 
 // parseUser parses and validates one entry. The returned user's Name is
@@ -135,6 +146,10 @@ func parseUser(n *yaml.Node) (User, error) {
 	if raw.Password != nil {
 		if u.hash, err = parseHash(*raw.Password); err != nil {
 			return u, err
+		}
+		if m := u.hash.memKiB(); m > MaxArgon2Memory {
+			return u, fmt.Errorf("%w: argon2id m=%d KiB is over the cap of %d KiB (%d MiB) a login may allocate here; "+
+				"make a fitting hash with `edgefence passwd --algorithm argon2id` (m=%d)", ErrHashTooCostly, m, MaxArgon2Memory, MaxArgon2Memory>>10, argon2Default.memory)
 		}
 	}
 	return u, nil

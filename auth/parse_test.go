@@ -160,7 +160,7 @@ func TestParseRejects(t *testing.T) {
 		{"admin name NUL", one("ops\x00", bcryptSecret, "admin"), ErrInvalidUsername, []string{"NUL"}},
 		{"read_own on dashboard", "users:\n  - username: dash\n    role: dashboard\n    read_own_transitions: true\n", ErrReadOwnNotDevice, []string{`"dash"`, "not dashboard"}},
 		{"read_own on admin", "users:\n  - username: ops\n    role: admin\n    read_own_transitions: true\n", ErrReadOwnNotDevice, []string{`"ops"`}},
-		{"unknown role", one("ops", bcryptSecret, "superuser"), ErrUnknownRole, []string{`"ops"`, `"superuser"`, "device, dashboard or admin"}},
+		{"unknown role", one("ops", bcryptSecret, "superuser"), ErrUnknownRole, []string{`"ops"`, `"superuser"`, "device, gateway, dashboard or admin"}},
 		{"capitalised role", one("ops", bcryptSecret, "Admin"), ErrUnknownRole, []string{`"Admin"`}},
 		{"missing role", "users:\n  - username: ops\n", ErrMissingRole, []string{`"ops"`, "role is required"}},
 		{"argon2 without t", one("dash", "$argon2id$v=19$m=65536,p=2$"+salt+"$"+key, "dashboard"), ErrBadHash, []string{`"dash"`, "m=<KiB>,t=<passes>,p=<lanes>"}},

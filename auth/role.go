@@ -14,10 +14,14 @@ const (
 	RoleDevice    Role = iota + 1 // a tracker: publishes only its own telemetry; reads nothing, or only its own transitions if ReadOwn
 	RoleDashboard                 // read-only on the transition prefix, the late and reject topics
 	RoleAdmin                     // everything (but never the server's own topics)
+	RoleGateway                   // a gateway or backend forwarding trackers: publishes any device's telemetry; reads nothing
 )
 
 // roleNames are the roles as the user file spells them, indexed by Role.
-var roleNames = [...]string{RoleDevice: "device", RoleDashboard: "dashboard", RoleAdmin: "admin"}
+var roleNames = [...]string{RoleDevice: "device", RoleDashboard: "dashboard", RoleAdmin: "admin", RoleGateway: "gateway"}
+
+// Roles lists every role, in the order the user file documents them.
+func Roles() []Role { return []Role{RoleDevice, RoleGateway, RoleDashboard, RoleAdmin} }
 
 // String returns the role as the user file spells it.
 func (r Role) String() string {
@@ -27,10 +31,10 @@ func (r Role) String() string {
 	return "Role(" + strconv.Itoa(int(r)) + ")"
 }
 
-func (r Role) valid() bool { return r >= RoleDevice && r <= RoleAdmin }
+func (r Role) valid() bool { return r >= RoleDevice && r <= RoleGateway }
 
 // ParseRole parses a role as the user file spells it: "device",
-// "dashboard" or "admin" (lower case: the file is not a place for
+// "gateway", "dashboard" or "admin" (lower case: the file is not a place for
 // guesswork). The error wraps ErrUnknownRole.
 func ParseRole(s string) (Role, error) {
 	for r, name := range roleNames {
@@ -38,5 +42,5 @@ func ParseRole(s string) (Role, error) {
 			return Role(r), nil
 		}
 	}
-	return 0, fmt.Errorf("%w %q (want device, dashboard or admin)", ErrUnknownRole, s)
+	return 0, fmt.Errorf("%w %q (want device, gateway, dashboard or admin)", ErrUnknownRole, s)
 }

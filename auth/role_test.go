@@ -6,7 +6,7 @@ import (
 )
 
 func TestRoleRoundTrip(t *testing.T) {
-	for _, r := range []Role{RoleDevice, RoleDashboard, RoleAdmin} {
+	for _, r := range Roles() {
 		got, err := ParseRole(r.String())
 		if err != nil || got != r {
 			t.Errorf("ParseRole(%q) = %v, %v; want %v", r.String(), got, err, r)

@@ -38,7 +38,6 @@ func TestGatewayDevicesWithClockOffsetsGetTrueTransitions(t *testing.T) {
 
 	cfg := testConfig(t)
 	cfg.Engine.Hold = broker.DefaultConfig().Engine.Hold // the product's hold, not the helpers' short one
-	cfg.PublishRate = 0                                  // the default per-connection rate cuts a gateway off (a separate issue)
 	srv := start(t, cfg)
 	dash := connect5(t, srv.MQTTAddr(), "dashboard")
 	dash.Subscribe("geofence/#")

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 )
 
@@ -12,7 +13,11 @@ import (
 //     counts every one;
 //   - "client store quota reached" (one per outbound QoS 1 message mochi
 //     drops because a subscriber has --max-inflight messages unacknowledged)
-//     is let through once per second, naming the metric that counts them all.
+//     is let through once per second, naming the metric that counts them all;
+//   - a connection's end on a refused login (the error "bad username or
+//     password", or "connection not open" when the access hook answered
+//     the CONNECT itself) is dropped: the access hook logs refused logins
+//     once a second and counts them all.
 type quietHandler struct {
 	slog.Handler
 	quota *atomic.Int64 // Unix second of the last quota line let through
@@ -26,6 +31,10 @@ func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
 	case "publish packet error", "publish packet rejected":
 		return nil
+	case "":
+		if refusedLogin(r) {
+			return nil
+		}
 	case "client store quota reached":
 		now := r.Time.Unix()
 		if last := h.quota.Load(); last == now || !h.quota.CompareAndSwap(last, now) {
@@ -35,6 +44,20 @@ func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 		r.Message = "subscriber too slow: it has --max-inflight QoS 1 messages unacknowledged, so a message to it was dropped (further drops this second are only counted in edgefence_shed_total{stage=\"subscriber_inflight\"})"
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// refusedLogin reports whether r is mochi's line on a connection that
+// ended with its login refused.
+func refusedLogin(r slog.Record) (refused bool) {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "error" {
+			s := a.Value.String()
+			refused = s == "bad username or password" || strings.HasSuffix(s, "send ack: connection not open")
+			return false
+		}
+		return true
+	})
+	return refused
 }
 
 func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {

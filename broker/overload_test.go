@@ -18,7 +18,7 @@ import (
 
 // One tracker floods at many times its rate limit while a thousand
 // well-behaved trackers, each on its own connection, send a few pings
-// that cross a fence: the flooder is refused with 0x96 and cut off, and
+// that cross a fence: the flooder is refused with 0x97 and cut off, and
 // every well-behaved transition arrives, complete and in order per device.
 func TestFlooderDoesNotStarveWellBehavedDevices(t *testing.T) {
 	devices := 1000
@@ -190,7 +190,7 @@ func TestFlooderDoesNotStarveWellBehavedDevices(t *testing.T) {
 							return // cut off
 						case pr.ReasonCode == 0:
 							flood.accepted.Add(1)
-						case pr.ReasonCode == 0x96:
+						case pr.ReasonCode == 0x97:
 							flood.limited.Add(1)
 						default:
 							flood.other.Add(1)
@@ -298,19 +298,19 @@ func TestFlooderDoesNotStarveWellBehavedDevices(t *testing.T) {
 	t.Logf("well-behaved ping → transition latency over %d transitions: p50 %v, p99 %v, max %v (hold %v; a ping waits for the next one or the hold)",
 		len(lat), pct(0.5), pct(0.99), pct(1), cfg.Engine.Hold)
 
-	rateLimited := metric(t, srv, "edgefence_rate_limited_total")
+	rateLimited := rateLimitedTotal(t, srv)
 	cut := metric(t, srv, `edgefence_clients_cut_off_total{reason="rate"}`)
-	t.Logf("flooder: %d publishes over %d connections (%.0f/s, %.0f× its limit), %d accepted, %d refused with 0x96, cut off %d times; broker: rate_limited_total %v, clients_cut_off_total %v",
+	t.Logf("flooder: %d publishes over %d connections (%.0f/s, %.0f× its limit), %d accepted, %d refused with 0x97, cut off %d times; broker: rate_limited_total %v, clients_cut_off_total %v",
 		min(flood.sent.Load(), int64(200_000)), flood.connections.Load(), float64(flood.sent.Load())/time.Since(t1).Seconds(),
 		float64(flood.sent.Load())/time.Since(t1).Seconds()/cfg.PublishRate,
 		flood.accepted.Load(), flood.limited.Load(), flood.cutOff.Load(), rateLimited, cut)
 	// Cut-offs depend on the flooder's speed (2 × burst refusals between
 	// two refills); TestRateLimitRefusesThenCutsOff pins them down.
 	if flood.limited.Load() == 0 {
-		t.Error("the flooder was never refused with 0x96")
+		t.Error("the flooder was never refused with 0x97")
 	}
 	if flood.other.Load() != 0 {
-		t.Errorf("flooder got %d reason codes other than 0x00 and 0x96", flood.other.Load())
+		t.Errorf("flooder got %d reason codes other than 0x00 and 0x97", flood.other.Load())
 	}
 	if rateLimited < float64(flood.limited.Load()) || rateLimited == 0 {
 		t.Errorf("edgefence_rate_limited_total = %v, want at least the %d refusals the flooder saw, and > 0", rateLimited, flood.limited.Load())
@@ -337,7 +337,7 @@ func TestFlooderDoesNotStarveWellBehavedDevices(t *testing.T) {
 }
 
 // The limiter itself, deterministically: with next to no refill, a burst
-// of 5 is accepted, the next publishes get 0x96, and the 20th refusal in a
+// of 5 is accepted, the next publishes get 0x97, and the 20th refusal in a
 // row (2 × burst, at least 20) cuts the client off. Nothing refused is
 // routed; a 3.1.1 client over the limit has its QoS 0 publishes dropped.
 func TestRateLimitRefusesThenCutsOff(t *testing.T) {
@@ -370,7 +370,7 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 	}
 	want := []byte{0, 0, 0, 0, 0}
 	for range 19 {
-		want = append(want, 0x96)
+		want = append(want, 0x97)
 	}
 	if !slices.Equal(codes, want) {
 		t.Errorf("PUBACK reason codes %x, want %x", codes, want)
@@ -390,14 +390,14 @@ func TestRateLimitRefusesThenCutsOff(t *testing.T) {
 	if !slices.Equal(routed, []string{"p1", "p2", "p3", "p4", "p5"}) {
 		t.Errorf("routed %q, want the 5 accepted publishes", routed)
 	}
-	if v := metric(t, srv, "edgefence_rate_limited_total"); v != 20 {
-		t.Errorf("edgefence_rate_limited_total = %v, want 20", v)
+	if v := metric(t, srv, `edgefence_rate_limited_total{reason="client"}`); v != 20 {
+		t.Errorf(`edgefence_rate_limited_total{reason="client"} = %v, want 20`, v)
 	}
 	if v := metric(t, srv, `edgefence_clients_cut_off_total{reason="rate"}`); v != 1 {
 		t.Errorf(`edgefence_clients_cut_off_total{reason="rate"} = %v, want 1`, v)
 	}
 
-	// MQTT 3.1.1 at QoS 0: over the burst, dropped silently.
+	// MQTT 3.1.1 at QoS 0: over the burst, dropped (counted and logged).
 	old := connect3(t, srv.MQTTAddr(), "tracker-311")
 	for i := 1; i <= 8; i++ {
 		publish3(t, old, "flood/old", 0, []byte(fmt.Sprint("q", i)))

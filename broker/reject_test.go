@@ -237,7 +237,7 @@ func TestFullEngineQueueRefusesWithQuotaExceeded(t *testing.T) {
 	cfg.Engine.Shards = 1
 	cfg.Engine.Hold = 0 // evaluate on arrival: every ping walks the heavy fence
 	// No rate limit: the queue may take more than a burst (100) to fill,
-	// and then 0x96 would come first.
+	// and then the rate limit's 0x97 would come first.
 	cfg.PublishRate = 0
 	srv := start(t, cfg)
 

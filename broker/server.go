@@ -105,6 +105,7 @@ func Start(cfg Config) (*Server, error) {
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
 	access := hooks.NewAccess(users, cfg.Telemetry, cfg.TransitionPrefix, cfg.LateTopic, cfg.RejectTopic, cfg.Log)
+	access.CountIn(s.set)
 	if cfg.StrictClientIDs {
 		access.RequireOwnClientIDs()
 	}
@@ -114,9 +115,9 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(&hooks.Limits{MaxPacketSize: caps.MaximumPacketSize, TopicAliasMaximum: caps.TopicAliasMaximum}, nil); err != nil {
 		return nil, s.abort(err)
 	}
-	if cfg.PublishRate > 0 {
+	if cfg.PublishRate > 0 || users != nil && users.HasLimits() {
 		// Before the telemetry hook: a refused publish is never decoded.
-		limit := hooks.NewRateLimit(cfg.PublishRate, cfg.PublishBurst, s.set, cfg.Log)
+		limit := hooks.NewRateLimit(auth.Limit{Rate: cfg.PublishRate, Burst: cfg.PublishBurst}, users, cfg.Telemetry, s.set, cfg.Log)
 		if err := s.mqtt.AddHook(limit, nil); err != nil {
 			return nil, s.abort(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/VictoriaMetrics/metrics"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -23,6 +24,7 @@ type Access struct {
 	readable  []string // filters a dashboard may read
 	prefix    string
 	log       *slog.Logger
+	logins    *loginGate // nil: anonymous
 
 	// The client ids held, by user, with a user file (see claimID).
 	idsMu  sync.Mutex
@@ -42,8 +44,13 @@ func NewAccess(users *auth.File, telemetry []TelemetryFilter, prefix, late, reje
 		readable:  []string{prefix + "/#", late + "/#", reject + "/#"},
 		log:       log,
 		ids:       map[string]idHolder{},
+		logins:    newLoginGate(users, nil),
 	}
 }
+
+// CountIn registers the login counters in set (by default they are
+// counted nowhere).
+func (h *Access) CountIn(set *metrics.Set) { h.logins = newLoginGate(h.users, set) }
 
 // ID names the hook.
 func (h *Access) ID() string { return "edgefence-access" }
@@ -138,20 +145,40 @@ func (h *Access) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 		h.log.Warn("refused connection: certificate name does not match a user", "cn", cn, "username", name, "remote", cl.Net.Remote)
 		return false
 	}
-	return h.login(name, pk.Connect.Password, cl.Net.Remote)
-}
-
-// login checks a username and password (always true for anonymous
-// access) and logs a refusal, naming remote.
-func (h *Access) login(name string, password []byte, remote string) bool {
-	if h.users == nil {
+	switch code := h.login(name, pk.Connect.Password, cl.Net.Remote); code {
+	case packets.CodeSuccess:
 		return true
-	}
-	if h.users.Authenticate(name, password) == nil {
-		h.log.Warn("refused connection: bad username or password", "username", name, "remote", remote)
+	case packets.ErrBadUsernameOrPassword:
+		return false // mochi answers 0x86 (3.1.1: 0x05)
+	default:
+		// mochi would answer 0x86: this CONNACK is written here, and the
+		// connection stopped so that mochi's own fails to be written.
+		if cl.Properties.ProtocolVersion < 5 {
+			code = packets.Err3ServerUnavailable
+		}
+		_ = cl.WritePacket(packets.Packet{
+			FixedHeader: packets.FixedHeader{Type: packets.Connack},
+			ReasonCode:  code.Code,
+			Properties:  packets.Properties{ReasonString: code.Reason},
+		})
+		cl.Stop(code)
 		return false
 	}
-	return true
+}
+
+// login checks a username and password (always success for anonymous
+// access) within the login bounds (see loginGate), logs a refusal naming
+// remote, and returns its CONNACK code: bad username or
+// password, connection rate exceeded (remote's back-off) or server busy.
+func (h *Access) login(name string, password []byte, remote string) packets.Code {
+	if h.users == nil {
+		return packets.CodeSuccess
+	}
+	code := h.logins.check(name, password, remote)
+	if code != packets.CodeSuccess {
+		h.logins.logRefusal(h.log, code, name, remote)
+	}
+	return code
 }
 
 // certName is the common name of a client's verified certificate, or "".
@@ -200,6 +227,8 @@ func (h *Access) allows(user []byte, topic string, write bool) bool {
 			return h.ownTelemetry(u.Name, topic)
 		}
 		return u.ReadOwn && covers(h.prefix+"/+/"+u.Name, unshare(topic))
+	case auth.RoleGateway:
+		return write && h.anyTelemetry(topic)
 	case auth.RoleDashboard:
 		if write {
 			return false
@@ -209,6 +238,17 @@ func (h *Access) allows(user []byte, topic string, write bool) bool {
 			if covers(r, f) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// anyTelemetry reports whether topic is a telemetry topic with a valid
+// device id.
+func (h *Access) anyTelemetry(topic string) bool {
+	for i := range h.telemetry {
+		if _, ok, err := h.telemetry[i].match(topic); ok && err == nil {
+			return true
 		}
 	}
 	return false

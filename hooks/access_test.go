@@ -21,6 +21,8 @@ const aclUsers = `users:
     role: dashboard
   - username: ops
     role: admin
+  - username: gw
+    role: gateway
 `
 
 func accessHook(t *testing.T, users *auth.File) *Access {
@@ -84,6 +86,15 @@ func TestACLMatrix(t *testing.T) {
 		{"ops", pub("devices/truck-1/telemetry"), true},
 		{"ops", pub("geofence/depot/truck-1"), false}, // not even an admin forges output
 		{"ops", pub("$SYS/x"), false},
+		{"gw", pub("devices/truck-1/telemetry"), true}, // any device's telemetry
+		{"gw", pub("devices/anyone/telemetry"), true},
+		{"gw", pub("owntracks/alice/phone"), true},
+		{"gw", pub("devices//telemetry"), false},     // no device id
+		{"gw", pub("geofence/depot/truck-1"), false}, // a forged transition
+		{"gw", pub("edgefence/admin/fences"), false}, // anything else
+		{"gw", pub("chat/anything"), false},
+		{"gw", sub("devices/#"), false}, // reads nothing
+		{"gw", sub("geofence/#"), false},
 		{"stranger", pub("devices/stranger/telemetry"), false}, // not in the file
 	} {
 		if got := h.OnACLCheck(client(tc.user), tc.op.topic, tc.op.write); got != tc.allow {
