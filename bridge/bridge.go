@@ -15,7 +15,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/fencefile"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 )
 
@@ -25,9 +25,9 @@ type Bridge struct {
 	log    *slog.Logger
 	set    *metrics.Set
 	m      bridgeMetrics
-	hm     *hooks.Metrics
+	hm     *ingest.Metrics
 	engine *evaluator.Engine
-	tel    *hooks.Telemetry // its Read: match, decode, validate, report rejects
+	tel    *ingest.Reader // match, decode, validate, report rejects
 	queue  *queue
 	sink   *sink
 	inbox  *inbox
@@ -108,8 +108,8 @@ func Start(cfg Config) (*Bridge, error) {
 		return nil, err
 	}
 	b.fences.Attach(b.engine, b.set)
-	b.hm = hooks.NewMetrics(b.set)
-	b.tel = hooks.NewTelemetry(cfg.Telemetry, b.engine, b.sink, b.hm, cfg.Log, cfg.MaxPayload)
+	b.hm = ingest.NewMetrics(b.set)
+	b.tel = ingest.NewReader(cfg.Telemetry, b.engine, b.sink, b.hm, cfg.Log, cfg.MaxPayload)
 	b.registerMetrics(b.set)
 	go b.writeLoop(b.sink.in, b.stopWriter)
 	if cfg.HTTPAddr != "" {

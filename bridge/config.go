@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // Config is the bridge's configuration, filled by the CLI.
@@ -73,7 +73,7 @@ type Config struct {
 
 	Fences           string
 	FencesPoll       time.Duration // reload the fence file when it changes, checked this often; 0 disables
-	Telemetry        []hooks.TelemetryFilter
+	Telemetry        []ingest.TelemetryFilter
 	TransitionPrefix string
 	LateTopic        string
 	RejectTopic      string
@@ -103,7 +103,7 @@ func DefaultConfig() Config {
 		HTTPAddr:         "127.0.0.1:9090",
 		Fences:           "fences.geojson",
 		FencesPoll:       5 * time.Second,
-		Telemetry:        hooks.DefaultFilters(),
+		Telemetry:        ingest.DefaultFilters(),
 		TransitionPrefix: "geofence",
 		LateTopic:        "edgefence/late",
 		RejectTopic:      "edgefence/rejected",

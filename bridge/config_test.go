@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 func TestConfigValidate(t *testing.T) {
-	own, _ := hooks.ParseTelemetryFilter("geofence/+/+")
+	own, _ := ingest.ParseTelemetryFilter("geofence/+/+")
 	for _, tc := range []struct {
 		name string
 		mod  func(*Config)

@@ -11,7 +11,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // inMsg is one publish received from upstream, not yet acknowledged.
@@ -166,15 +166,15 @@ func (b *Bridge) work(ctx context.Context) {
 // handle processes one publish; false when the bridge is stopping (the
 // publish is then left unacknowledged, for the broker to send again).
 func (b *Bridge) handle(ctx context.Context, m inMsg) bool {
-	id, pos, ingest, out := b.tel.Read(m.pub.Topic, m.pub.Payload, "upstream")
-	if out != hooks.Accepted {
+	id, pos, at, out := b.tel.Read(m.pub.Topic, m.pub.Payload, "upstream")
+	if out != ingest.Accepted {
 		b.done(m) // rejected or ignored: reported, never retried
 		return true
 	}
 	if !b.breaker(ctx) {
 		return false
 	}
-	pg := b.engine.Ping(id, &pos, ingest)
+	pg := b.engine.Ping(id, &pos, at)
 	refused := false
 	for {
 		err := b.engine.Submit(&pg)

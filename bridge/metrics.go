@@ -7,7 +7,7 @@ import (
 )
 
 // bridgeMetrics are the bridge's own handles; the engine's and the
-// telemetry reader's are serve's (evaluator.NewMetrics, hooks.NewMetrics).
+// telemetry reader's are serve's (evaluator.NewMetrics, ingest.NewMetrics).
 type bridgeMetrics struct {
 	publishLatency *evaluator.Histogram // ingest → PUBACK from upstream
 	publishErrors  *metrics.Counter     // failed publish attempts (retried unless set aside)

@@ -54,7 +54,7 @@ func (s *sink) Late(l *evaluator.Late) {
 	s.side(&entry{key: l.Ping.Device, topic: output.LateTopic(s.b.cfg.LateTopic, l.Ping.Device), body: output.LateJSON(l)})
 }
 
-// Rejected implements hooks.Rejects.
+// Rejected implements ingest.Rejects.
 func (s *sink) Rejected(device, topic, reason, message string, body []byte) {
 	s.side(&entry{
 		key:   device,

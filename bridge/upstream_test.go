@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/broker"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // Another edgefence serve as the upstream broker, in-process on loopback,
@@ -81,14 +81,14 @@ func TestServeUpstream(t *testing.T) {
 // what is deterministic.
 func TestSharedSubscription(t *testing.T) {
 	m := startMosquitto(t)
-	shared, err := hooks.ParseTelemetryFilter("$share/edgefence/devices/+/telemetry")
+	shared, err := ingest.ParseTelemetryFilter("$share/edgefence/devices/+/telemetry")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var bridges []*Bridge
 	for range 2 {
 		cfg := testConfig(t, m.url())
-		cfg.Telemetry = []hooks.TelemetryFilter{shared}
+		cfg.Telemetry = []ingest.TelemetryFilter{shared}
 		bridges = append(bridges, startBridge(t, cfg))
 	}
 	o := observe(t, m.url(), "", "", "geofence/#")

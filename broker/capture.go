@@ -5,7 +5,7 @@ import (
 
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // capturingEngine is the engine as the telemetry hook sees it with
@@ -21,7 +21,7 @@ type capturingEngine struct {
 	seq atomic.Uint64
 }
 
-// Submit implements hooks.Engine.
+// Submit implements ingest.Engine.
 func (c *capturingEngine) Submit(p *evaluator.Ping) error {
 	if err := c.Engine.Submit(p); err != nil {
 		return err
@@ -33,7 +33,7 @@ func (c *capturingEngine) Submit(p *evaluator.Ping) error {
 
 // startCapture opens the capture file and returns the engine wrapped to
 // feed it.
-func (s *Server) startCapture() (hooks.Engine, error) {
+func (s *Server) startCapture() (ingest.Engine, error) {
 	o := capture.DefaultOptions()
 	o.MaxBytes, o.Keep = s.cfg.CaptureMaxBytes, s.cfg.CaptureKeep
 	o.Written = s.set.NewCounter(`edgefence_captured_total`)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // Config is the broker's configuration, filled by the CLI.
@@ -20,7 +20,7 @@ type Config struct {
 	Fences           string        // GeoJSON fence file
 	FencesPoll       time.Duration // reload the fence file when it changes, checked this often; 0 disables
 	DataDir          string        // retained state store; "" keeps it in memory
-	Telemetry        []hooks.TelemetryFilter
+	Telemetry        []ingest.TelemetryFilter
 	TransitionPrefix string
 	LateTopic        string
 	RejectTopic      string
@@ -74,7 +74,7 @@ func DefaultConfig() Config {
 		Fences:            "fences.geojson",
 		FencesPoll:        5 * time.Second,
 		DataDir:           "./data",
-		Telemetry:         hooks.DefaultFilters(),
+		Telemetry:         ingest.DefaultFilters(),
 		TransitionPrefix:  "geofence",
 		LateTopic:         "edgefence/late",
 		RejectTopic:       "edgefence/rejected",

@@ -266,7 +266,7 @@ func (p *publisher) Late(l *evaluator.Late) {
 	p.side(message{topic: output.LateTopic(p.cfg.LateTopic, l.Ping.Device), payload: output.LateJSON(l)})
 }
 
-// Rejected implements hooks.Rejects. A device id that is not a usable
+// Rejected implements ingest.Rejects. A device id that is not a usable
 // topic level is reported on the reject topic itself.
 func (p *publisher) Rejected(device, topic, reason, message_ string, body []byte) {
 	p.side(message{

@@ -11,6 +11,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // retainedHook sends a new subscription the retained transitions it
@@ -83,7 +84,7 @@ func (h *retainedHook) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packet
 		return pk
 	}
 	for filter, sub := range cl.State.Subscriptions.GetAll() {
-		if sub.RetainAsPublished && hooks.Matches(filter, pk.TopicName) {
+		if sub.RetainAsPublished && ingest.Matches(filter, pk.TopicName) {
 			pk.FixedHeader.Retain = true
 			break
 		}
@@ -124,7 +125,7 @@ func (h *retainedHook) OnSubscribed(cl *mqtt.Client, pk packets.Packet, codes []
 	for i, sub := range pk.Filters {
 		if i >= len(codes) || codes[i] >= packets.ErrUnspecifiedError.Code || mqtt.IsSharedFilter(sub.Filter) ||
 			sub.RetainHandling == 2 || sub.RetainHandling == 1 && existed != nil && existed[i] ||
-			!hooks.Overlaps(sub.Filter, h.under) { // spares other subscriptions a look through the set
+			!ingest.Overlaps(sub.Filter, h.under) { // spares other subscriptions a look through the set
 			continue
 		}
 		n := len(d.msgs)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // retainedSet holds the retained transition messages, one per
@@ -74,7 +74,7 @@ func (r *retainedSet) match(filter string, now int64, dst []*retainedMsg) []*ret
 	// a wildcard [MQTT-4.7.2-1] (a transition prefix may start with one).
 	wild := filter[0] == '+' || filter[0] == '#'
 	for topic, m := range r.m {
-		if wild && topic[0] == '$' || m.expired(now) || !hooks.Matches(filter, topic) {
+		if wild && topic[0] == '$' || m.expired(now) || !ingest.Matches(filter, topic) {
 			continue
 		}
 		dst = append(dst, m)

@@ -7,7 +7,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // A subscription is looked up in the retained transitions only when its
@@ -32,7 +32,7 @@ func TestRetainedFilterMatching(t *testing.T) {
 		{"site/geofence", "+", false},
 	} {
 		h := newRetainedHook(nil, nil, nil, tc.prefix, metrics.NewSet())
-		if got := hooks.Overlaps(tc.filter, h.under); got != tc.want {
+		if got := ingest.Overlaps(tc.filter, h.under); got != tc.want {
 			t.Errorf("prefix %q: %q overlaps %q = %v, want %v", tc.prefix, tc.filter, h.under, got, tc.want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 	"github.com/edgefence/edgefence/store"
 )
@@ -148,8 +149,8 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.registerGauges()
 	s.fences.Attach(s.engine, s.set)
-	hm := hooks.NewMetrics(s.set)
-	var eng hooks.Engine = s.engine
+	hm := ingest.NewMetrics(s.set)
+	var eng ingest.Engine = s.engine
 	if cfg.Capture != "" {
 		if eng, err = s.startCapture(); err != nil {
 			return nil, s.abort(err)
@@ -158,7 +159,7 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(hooks.NewAdmin(s.ApplyFences), nil); err != nil {
 		return nil, s.abort(err)
 	}
-	tel := hooks.NewTelemetry(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload)
+	tel := hooks.NewTelemetry(ingest.NewReader(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload), cfg.Log)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}

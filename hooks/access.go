@@ -11,6 +11,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // Access is edgefence's only authentication and ACL hook. mochi OR-s the
@@ -19,7 +20,7 @@ import (
 type Access struct {
 	mqtt.HookBase
 	users     *auth.File // nil: anonymous, every client may do what an admin may
-	telemetry []TelemetryFilter
+	telemetry []ingest.TelemetryFilter
 	reserved  []string // filters only the server publishes on
 	readable  []string // filters a dashboard may read
 	prefix    string
@@ -35,7 +36,7 @@ type Access struct {
 // NewAccess returns the hook. users nil means anonymous access (for a
 // loopback or trusted network); the server's own topics stay reserved
 // either way.
-func NewAccess(users *auth.File, telemetry []TelemetryFilter, prefix, late, reject string, log *slog.Logger) *Access {
+func NewAccess(users *auth.File, telemetry []ingest.TelemetryFilter, prefix, late, reject string, log *slog.Logger) *Access {
 	return &Access{
 		users:     users,
 		telemetry: telemetry,
@@ -207,7 +208,7 @@ func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 func (h *Access) allows(user []byte, topic string, write bool) bool {
 	if write {
 		for _, r := range h.reserved {
-			if Matches(r, topic) {
+			if ingest.Matches(r, topic) {
 				return false // nobody forges the server's output, whatever its role
 			}
 		}
@@ -226,16 +227,16 @@ func (h *Access) allows(user []byte, topic string, write bool) bool {
 		if write {
 			return h.ownTelemetry(u.Name, topic)
 		}
-		return u.ReadOwn && covers(h.prefix+"/+/"+u.Name, unshare(topic))
+		return u.ReadOwn && ingest.Covers(h.prefix+"/+/"+u.Name, ingest.Unshare(topic))
 	case auth.RoleGateway:
 		return write && h.anyTelemetry(topic)
 	case auth.RoleDashboard:
 		if write {
 			return false
 		}
-		f := unshare(topic)
+		f := ingest.Unshare(topic)
 		for _, r := range h.readable {
-			if covers(r, f) {
+			if ingest.Covers(r, f) {
 				return true
 			}
 		}
@@ -247,7 +248,7 @@ func (h *Access) allows(user []byte, topic string, write bool) bool {
 // device id.
 func (h *Access) anyTelemetry(topic string) bool {
 	for i := range h.telemetry {
-		if _, ok, err := h.telemetry[i].match(topic); ok && err == nil {
+		if _, ok, err := h.telemetry[i].Match(topic); ok && err == nil {
 			return true
 		}
 	}
@@ -257,7 +258,7 @@ func (h *Access) anyTelemetry(topic string) bool {
 // ownTelemetry reports whether topic is a telemetry topic of device name.
 func (h *Access) ownTelemetry(name, topic string) bool {
 	for i := range h.telemetry {
-		if id, ok, err := h.telemetry[i].match(topic); ok && err == nil && id == name {
+		if id, ok, err := h.telemetry[i].Match(topic); ok && err == nil && id == name {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // Users without passwords exist for certificate logins; the ACL only needs
@@ -27,9 +28,9 @@ const aclUsers = `users:
 
 func accessHook(t *testing.T, users *auth.File) *Access {
 	t.Helper()
-	var tf []TelemetryFilter
-	for _, f := range DefaultTelemetryFilters {
-		x, err := ParseTelemetryFilter(f)
+	var tf []ingest.TelemetryFilter
+	for _, f := range ingest.DefaultTelemetryFilters {
+		x, err := ingest.ParseTelemetryFilter(f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // RateLimit caps publish rates by what is published for, not by
@@ -31,7 +32,7 @@ import (
 // enough is disconnected.
 type RateLimit struct {
 	mqtt.HookBase
-	filters []TelemetryFilter
+	filters []ingest.TelemetryFilter
 	users   *auth.File // nil: anonymous
 	def     auth.Limit // without users, and for roles the file sets no limit for
 	admin   auth.Limit
@@ -70,7 +71,7 @@ type clientRate struct {
 // every role the users file sets none for but admin, which is unlimited
 // unless the file says otherwise. filters find the device id of a
 // telemetry topic.
-func NewRateLimit(def auth.Limit, users *auth.File, filters []TelemetryFilter, set *metrics.Set, log *slog.Logger) *RateLimit {
+func NewRateLimit(def auth.Limit, users *auth.File, filters []ingest.TelemetryFilter, set *metrics.Set, log *slog.Logger) *RateLimit {
 	h := &RateLimit{
 		filters: filters,
 		users:   users,
@@ -179,7 +180,7 @@ func (h *RateLimit) roleLimit(r auth.Role) auth.Limit {
 // deviceID returns the device id of a telemetry topic.
 func (h *RateLimit) deviceID(topic string) (string, bool) {
 	for i := range h.filters {
-		if id, ok, err := h.filters[i].match(topic); ok {
+		if id, ok, err := h.filters[i].Match(topic); ok {
 			return id, err == nil
 		}
 	}

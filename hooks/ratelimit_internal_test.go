@@ -10,6 +10,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // A key's bucket lives until it has refilled: dropping it then loses
@@ -69,7 +70,7 @@ func TestKeyTableIsBounded(t *testing.T) {
 // The limit is checked on every publish: admitting a ping must not
 // allocate once its device's bucket exists.
 func TestRateLimitOnPublishDoesNotAllocate(t *testing.T) {
-	h := NewRateLimit(auth.Limit{Rate: 1e9, Burst: 1 << 30}, nil, DefaultFilters(), metrics.NewSet(), slog.New(slog.DiscardHandler))
+	h := NewRateLimit(auth.Limit{Rate: 1e9, Burst: 1 << 30}, nil, ingest.DefaultFilters(), metrics.NewSet(), slog.New(slog.DiscardHandler))
 	cl := &mqtt.Client{ID: "gateway"}
 	pks := telemetryPackets(64)
 	for _, pk := range pks {

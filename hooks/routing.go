@@ -1,12 +1,13 @@
 package hooks
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // routing knows whether any subscription could receive telemetry. Routing a
@@ -91,9 +92,9 @@ func (r *routing) changed(filters packets.Subscriptions) {
 }
 
 func (r *routing) overlapsTelemetry(filter string) bool {
-	filter = unshare(filter)
+	filter = ingest.Unshare(filter)
 	for _, tf := range r.filters {
-		if Overlaps(tf, filter) {
+		if ingest.Overlaps(tf, filter) {
 			return true
 		}
 	}
@@ -109,30 +110,4 @@ func (h *Telemetry) OnSubscribed(cl *mqtt.Client, pk packets.Packet, reasonCodes
 // removed when it ends.
 func (h *Telemetry) OnUnsubscribed(cl *mqtt.Client, pk packets.Packet) {
 	h.routes.changed(pk.Filters)
-}
-
-// Overlaps reports whether some topic matches both MQTT topic filters.
-func Overlaps(a, b string) bool {
-	for {
-		x, arest, amore := strings.Cut(a, "/")
-		y, brest, bmore := strings.Cut(b, "/")
-		switch {
-		case x == "#" || y == "#":
-			return true
-		case x != "+" && y != "+" && x != y:
-			return false
-		}
-		if amore != bmore {
-			// One filter ends here: the other matches its topics too only
-			// if all it has left is "#" ("a/#" also matches "a").
-			if amore {
-				return arest == "#"
-			}
-			return brest == "#"
-		}
-		if !amore {
-			return true
-		}
-		a, b = arest, brest
-	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 type discard struct{}
@@ -37,8 +38,9 @@ func newTelemetry(tb testing.TB) *Telemetry {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(eng.Close)
-	tf, _ := ParseTelemetryFilter("devices/+/telemetry")
-	return NewTelemetry([]TelemetryFilter{tf}, eng, discard{}, NewMetrics(metrics.NewSet()), slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
+	tf, _ := ingest.ParseTelemetryFilter("devices/+/telemetry")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return NewTelemetry(ingest.NewReader([]ingest.TelemetryFilter{tf}, eng, discard{}, ingest.NewMetrics(metrics.NewSet()), log, 0), log)
 }
 
 // telemetryPackets are QoS 1 pings of a few devices walking in and out of

@@ -1,9 +1,10 @@
 package output
 
+import "github.com/edgefence/edgefence/ingest"
+
 // MaxDeviceTopicLevel is the longest device id used as a topic level of the
-// late and reject topics: hooks.MaxDeviceID, repeated here so that output
-// does not import the mochi hooks.
-const MaxDeviceTopicLevel = 128
+// late and reject topics: the longest the ingest path accepts.
+const MaxDeviceTopicLevel = ingest.MaxDeviceID
 
 // TransitionTopic is where a transition is retained: <prefix>/<fence>/<device>.
 func TransitionTopic(prefix, fence, device string) string {

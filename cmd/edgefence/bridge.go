@@ -8,7 +8,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/bridge"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // bridgeFlags binds every bridge flag to cfg; ff fills them from the
@@ -53,7 +53,7 @@ func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, proc *
 
 func bridgeCommand() *ffcli.Command {
 	cfg := bridge.DefaultConfig()
-	topics := &stringList{values: hooks.DefaultTelemetryFilters}
+	topics := &stringList{values: ingest.DefaultTelemetryFilters}
 	receiveMax := int(cfg.ReceiveMaximum)
 	proc := defaultProcessFlags()
 	fs := bridgeFlags(&cfg, topics, &receiveMax, &proc)
@@ -80,7 +80,7 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}
 			cfg.ReceiveMaximum = uint16(receiveMax)
-			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
+			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
 				return err
 			}
 			return runBridge(ctx, cfg)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator"
-	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ingest"
 )
 
 // stringList is a repeatable flag whose defaults are replaced, not
@@ -235,7 +235,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 
 func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
-	topics := &stringList{values: hooks.DefaultTelemetryFilters}
+	topics := &stringList{values: ingest.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	fs := serveFlags(&cfg, topics, &proc)
 	removed := newRemovedServeFlags()
@@ -260,7 +260,7 @@ func serveCommand() *ffcli.Command {
 			if err := removed.check(cfg.Log); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = hooks.ParseTelemetryFilters(topics.values); err != nil {
+			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
 				return err
 			}
 			return serve(ctx, cfg)

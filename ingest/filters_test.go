@@ -1,4 +1,4 @@
-package hooks
+package ingest
 
 import "testing"
 
@@ -24,11 +24,11 @@ func TestCovers(t *testing.T) {
 		{"edgefence/late/#", "edgefence/rejected/truck-1", false},
 		{"#", "$SYS/x", true},
 	} {
-		if got := covers(tc.pattern, tc.filter); got != tc.want {
-			t.Errorf("covers(%q, %q) = %v, want %v", tc.pattern, tc.filter, got, tc.want)
+		if got := Covers(tc.pattern, tc.filter); got != tc.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", tc.pattern, tc.filter, got, tc.want)
 		}
 	}
-	if unshare("$share/g/devices/+/telemetry") != "devices/+/telemetry" || unshare("a/b") != "a/b" {
+	if Unshare("$share/g/devices/+/telemetry") != "devices/+/telemetry" || Unshare("a/b") != "a/b" {
 		t.Error("unshare")
 	}
 }

@@ -1,0 +1,164 @@
+package ingest
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
+
+// Engine is what the ingest path needs of the evaluator: clamp and hand off.
+type Engine interface {
+	Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping
+	Submit(p *evaluator.Ping) error
+}
+
+// Rejects receives telemetry the reader refused, to publish on the reject
+// topic. It is called from the publishers' goroutines.
+type Rejects interface {
+	Rejected(device, topic, reason, message string, body []byte)
+}
+
+// Reader turns a telemetry publish (topic and body, from any transport)
+// into an engine ping: it matches the topic against the telemetry
+// filters, decodes and validates the body, and counts, reports and logs
+// what it refuses. It is safe for concurrent use and runs in the
+// publisher's goroutine, so it never blocks.
+type Reader struct {
+	filters []TelemetryFilter
+	engine  Engine
+	direct  *evaluator.Engine // engine, when it is one: calls through Engine make each ping escape to the heap
+	rejects Rejects
+	m       *Metrics
+	log     *slog.Logger
+	pool    sync.Pool // *payload.Decoder: one per concurrent publisher
+	logged  [numReasons]atomic.Int64
+}
+
+// NewReader returns a reader. maxSize is the payload limit in bytes
+// (0: payload.DefaultMaxSize); rejects may be nil.
+func NewReader(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Reader {
+	r := &Reader{filters: filters, engine: engine, rejects: rejects, m: m, log: log}
+	r.direct, _ = engine.(*evaluator.Engine)
+	r.pool.New = func() any { return &payload.Decoder{MaxSize: maxSize} }
+	return r
+}
+
+// Filters returns the telemetry filters, in the order they are matched.
+func (r *Reader) Filters() []TelemetryFilter { return r.filters }
+
+// Metrics returns the reader's counters.
+func (r *Reader) Metrics() *Metrics { return r.m }
+
+// Outcome is what Read made of a publish.
+type Outcome uint8
+
+// Outcomes of Read.
+const (
+	// NotTelemetry: no telemetry filter matches the topic.
+	NotTelemetry Outcome = iota
+	// Accepted: a valid position, to be clamped and submitted.
+	Accepted
+	// Ignored: an OwnTracks message that is not a location; routed, not evaluated.
+	Ignored
+	// Rejected: malformed or out of range, or a bad device id; already
+	// counted, reported on the reject topic and logged.
+	Rejected
+)
+
+// Read matches topic against the telemetry filters, decodes and validates
+// body, and counts, reports and logs what it refuses. client names the
+// publisher in the log. For an Accepted publish it returns the device id,
+// the position and the ingest instant, taken once, right after decoding.
+func (r *Reader) Read(topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
+	for i := range r.filters {
+		if id, ok, err := r.filters[i].match(topic); ok {
+			return r.read(&r.filters[i], id, err, topic, body, client)
+		}
+	}
+	return "", pos, ingest, NotTelemetry
+}
+
+// read is Read for a topic that matched tf with device id (err: the id
+// level is empty or too long).
+func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string, body []byte, client string) (string, payload.Position, time.Time, Outcome) {
+	var pos payload.Position
+	r.m.Received.Inc()
+	if idErr != nil {
+		r.reject(client, topic, body, id, reasonDeviceID)
+		return id, pos, time.Time{}, Rejected
+	}
+	dec := r.pool.Get().(*payload.Decoder)
+	pos, err := dec.Decode(body, tf.Format)
+	r.pool.Put(dec)
+	if err != nil {
+		if errors.Is(err, payload.Ignored) {
+			r.m.Ignored.Inc()
+			return id, pos, time.Time{}, Ignored // an OwnTracks event or waypoint
+		}
+		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
+		return id, pos, time.Time{}, Rejected
+	}
+	return id, pos, time.Now(), Accepted
+}
+
+// Refusal is what a publisher whose ping the engine refused (its shard's
+// queue full) is to be told; the transport maps it to its own answer.
+type Refusal uint8
+
+// Refusals of Submit.
+const (
+	Taken   Refusal = iota // the engine has the ping
+	Shed                   // QoS 0: dropped, counted
+	Retry                  // a publisher that can read a reason code: retry later (MQTT 5 0x97)
+	Unacked                // anything else: left unacknowledged, so it is sent again
+)
+
+// Submit hands an Accepted ping to the engine. qos and v5 say what the
+// publisher can be told if the engine refuses it.
+func (r *Reader) Submit(qos byte, v5 bool, pos *payload.Position, id string, ingest time.Time) Refusal {
+	var err error
+	if r.direct != nil {
+		pg := r.direct.Ping(id, pos, ingest)
+		err = r.direct.Submit(&pg)
+	} else {
+		// Only this branch allocates: the interface calls leak their
+		// arguments, so copies are made here.
+		p := *pos
+		pg := r.engine.Ping(id, &p, ingest)
+		err = r.engine.Submit(&pg)
+	}
+	switch {
+	case err == nil:
+		return Taken
+	case qos == 0:
+		r.m.Shed.Inc()
+		return Shed
+	case qos == 1 && v5:
+		r.m.Refused.Inc()
+		return Retry
+	default:
+		r.m.Refused.Inc()
+		return Unacked
+	}
+}
+
+// reject counts, reports and logs a bad publish.
+func (r *Reader) reject(client, topic string, body []byte, id string, why reason) {
+	r.m.Rejected[why].Inc()
+	if r.rejects != nil {
+		r.rejects.Rejected(id, topic, why.String(), why.Error(), body)
+	}
+	now := time.Now().Unix()
+	// One log line per reason per second: a broken tracker fleet must not
+	// flood the log; the counter has the total.
+	if last := r.logged[why].Load(); last != now && r.logged[why].CompareAndSwap(last, now) {
+		r.log.Warn("rejected telemetry (further rejections for this reason are only counted this second)",
+			"reason", why.String(), "error", why.Error(), "device", id, "topic", topic,
+			"client", client, "payload", string(body[:min(len(body), 120)]))
+	}
+}
