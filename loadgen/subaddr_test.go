@@ -108,3 +108,14 @@ func refusingAddr(t *testing.T) string {
 	}
 	return (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}).String()
 }
+
+func TestSubscriberAddrDefaultsToAddr(t *testing.T) {
+	c := loadgen.DefaultConfig()
+	if c.SubAddr != "" || c.SubscriberAddr() != c.Addr {
+		t.Errorf("default: SubAddr %q, subscriber to %q, Addr %q", c.SubAddr, c.SubscriberAddr(), c.Addr)
+	}
+	c.Addr, c.SubAddr = "127.0.0.1:1", "127.0.0.1:2"
+	if got := c.SubscriberAddr(); got != "127.0.0.1:2" {
+		t.Errorf("subscriber to %q, want --sub-addr", got)
+	}
+}

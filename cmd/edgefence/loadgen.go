@@ -12,6 +12,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/suite"
 )
 
 // byteValue is a flag for a small unsigned setting (a QoS).
@@ -137,7 +138,7 @@ func loadgenCommand() *ffcli.Command {
 }
 
 func suiteCommand() *ffcli.Command {
-	o := loadgen.DefaultSuite()
+	o := suite.Default()
 	fs := flag.NewFlagSet("edgefence loadgen suite", flag.ContinueOnError)
 	fs.StringVar(&o.Bin, "bin", o.Bin, "the edgefence binary to run as the broker (default: this one)")
 	fs.StringVar(&o.Mosquitto, "mosquitto", o.Mosquitto, "the mosquitto binary (empty: skip Mosquitto)")
@@ -169,7 +170,7 @@ func suiteCommand() *ffcli.Command {
 				o.Bin = exe
 			}
 			o.Log = os.Stderr
-			return loadgen.RunSuite(ctx, o, os.Stdout)
+			return suite.Run(ctx, o, os.Stdout)
 		},
 	}
 }

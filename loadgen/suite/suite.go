@@ -1,4 +1,9 @@
-package loadgen
+// Package suite runs brokers side by side under the same loads: edgefence
+// with the engine on and off, with a data directory, and Mosquitto, each
+// its own process, each scenario a number of load generator runs
+// (loadgen.Run); it prints the table of min/median/max, the ratios and the
+// bars (scripts/bench, edgefence loadgen suite).
+package suite
 
 import (
 	"context"
@@ -17,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/edgefence/edgefence/loadgen"
 )
 
 // Suite runs brokers side by side under the same loads.
@@ -33,9 +40,9 @@ type Suite struct {
 	Log       io.Writer
 }
 
-// DefaultSuite pins the broker to CPU 1 when taskset exists and there are
+// Default pins the broker to CPU 1 when taskset exists and there are
 // two CPUs or more, and finds mosquitto on PATH or in /usr/sbin.
-func DefaultSuite() Suite {
+func Default() Suite {
 	s := Suite{Runs: 3, Ceiling: 40000}
 	if _, err := exec.LookPath("taskset"); err == nil && onlineCPUs() >= 2 {
 		s.BrokerCPU = "1"
@@ -89,9 +96,9 @@ type scenario struct {
 
 // Row is the runs of one scenario against one broker.
 type Row struct {
-	Scenario string    `json:"scenario"`
-	Broker   string    `json:"broker"`
-	Runs     []*Result `json:"runs"`
+	Scenario string            `json:"scenario"`
+	Broker   string            `json:"broker"`
+	Runs     []*loadgen.Result `json:"runs"`
 }
 
 const benchFences = 1000
@@ -152,9 +159,9 @@ func (s *Suite) logf(format string, args ...any) {
 	}
 }
 
-// RunSuite runs every scenario s.Runs times against each of its brokers,
+// Run runs every scenario s.Runs times against each of its brokers,
 // interleaving the brokers within each round, and prints the table.
-func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
+func Run(ctx context.Context, s Suite, w io.Writer) error {
 	if s.Runs < 1 {
 		return errors.New("runs: want at least 1")
 	}
@@ -168,11 +175,11 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 	if err := os.MkdirAll(s.Out, 0o755); err != nil {
 		return err
 	}
-	if _, err := RaiseFileLimit(30000); err != nil {
+	if _, err := loadgen.RaiseFileLimit(30000); err != nil {
 		return fmt.Errorf("raise the open-file limit: %w", err)
 	}
 	fencesPath := filepath.Join(s.Out, "fences-1000.geojson")
-	fences, err := WriteFences(fencesPath, benchFences)
+	fences, err := loadgen.WriteFences(fencesPath, benchFences)
 	if err != nil {
 		return err
 	}
@@ -203,7 +210,7 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				cfg := DefaultConfig()
+				cfg := loadgen.DefaultConfig()
 				cfg.Conns, cfg.DevicesPerConn, cfg.Rate, cfg.Warmup, cfg.Duration = sc.conns, sc.devices, rate, sc.warmup, sc.duration
 				cfg.Window, cfg.Batch, cfg.Burst = sc.window, sc.window, max(sc.burst, 1)
 				cfg.Drain = b.hold + 2*time.Second
@@ -234,10 +241,10 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 				}
 				scRows[i].Runs = append(scRows[i].Runs, res)
 				line, _ := json.Marshal(struct {
-					Scenario string  `json:"scenario"`
-					Broker   string  `json:"broker"`
-					Run      int     `json:"run"`
-					Result   *Result `json:"result"`
+					Scenario string          `json:"scenario"`
+					Broker   string          `json:"broker"`
+					Run      int             `json:"run"`
+					Result   *loadgen.Result `json:"result"`
 				}{sc.name, b.name, run + 1, res})
 				fmt.Fprintf(results, "%s\n", line)
 				s.logf("%s / %s run %d: %.0f pings/s, %.2f µs CPU/ping, RSS %.0f MB, p99 %.1f ms, missing %d, unacked %d, loadgen %.2f cores",
@@ -245,7 +252,7 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 			}
 		}
 		if sc.name == "ceiling" && len(scRows) > 0 && scRows[0].Runs != nil {
-			ceiling = median(scRows[0].values(func(r *Result) float64 { return r.PingsPerSec }))
+			ceiling = median(scRows[0].values(func(r *loadgen.Result) float64 { return r.PingsPerSec }))
 		}
 		rows = append(rows, scRows...)
 	}
@@ -259,7 +266,7 @@ func RunSuite(ctx context.Context, s Suite, w io.Writer) error {
 }
 
 // runOne starts the broker, runs the load against it and stops it.
-func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath, logPath, profile string) (*Result, error) {
+func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg loadgen.Config, fencesPath, logPath, profile string) (*loadgen.Result, error) {
 	mqttAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -322,7 +329,7 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg Config, fencesPath
 			s.fetchProfile("http://"+httpAddr+"/debug/pprof/heap", profile+".heap")
 		}
 	}
-	return Run(ctx, cfg)
+	return loadgen.Run(ctx, cfg)
 }
 
 // serveAddrs are the loopback addresses one run's edgefence listens on.
@@ -437,7 +444,7 @@ func accepting(addrs []string) bool {
 	return true
 }
 
-func (r *Row) values(f func(*Result) float64) []float64 {
+func (r *Row) values(f func(*loadgen.Result) float64) []float64 {
 	v := make([]float64, len(r.Runs))
 	for i, x := range r.Runs {
 		v[i] = f(x)
@@ -480,43 +487,43 @@ func (s *Suite) writeTable(w io.Writer, rows []*Row, took time.Duration) {
 	fmt.Fprintln(w, "| scenario | broker | pings/s | broker CPU µs/ping | broker cores | GC share | allocs/ping | RSS MB | e2e p50 ms | e2e p99 ms | e2e max ms | transitions expected / received | shed+refused, unacked | loadgen cores |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		get := func(f func(*Result) float64) []float64 { return r.values(f) }
-		lat := func(f func(*Result) float64) string {
-			if sum(get(func(x *Result) float64 { return float64(x.Matched) })) == 0 {
+		get := func(f func(*loadgen.Result) float64) []float64 { return r.values(f) }
+		lat := func(f func(*loadgen.Result) float64) string {
+			if sum(get(func(x *loadgen.Result) float64 { return float64(x.Matched) })) == 0 {
 				return "–"
 			}
 			return mmm(get(f), 1)
 		}
 		gc := "–"
-		if g := get(func(x *Result) float64 { return x.GCShare }); slices.Min(g) >= 0 {
+		if g := get(func(x *loadgen.Result) float64 { return x.GCShare }); slices.Min(g) >= 0 {
 			gc = fmt.Sprintf("%.1f%%", 100*median(g))
 		}
 		allocs := "–"
-		if a := get(func(x *Result) float64 { return x.AllocsPerPing }); slices.Min(a) >= 0 {
+		if a := get(func(x *loadgen.Result) float64 { return x.AllocsPerPing }); slices.Min(a) >= 0 {
 			allocs = fmt.Sprintf("%.1f", median(a))
 		}
 		tr := "–"
 		if strings.HasPrefix(r.Runs[0].Config.Sub, "geofence") && !strings.Contains(r.Broker, "off") && !strings.Contains(r.Broker, "mosquitto") {
-			tr = fmt.Sprintf("%.0f / %.0f", sum(get(func(x *Result) float64 { return float64(x.Expected) })),
-				sum(get(func(x *Result) float64 { return float64(x.Matched) })))
+			tr = fmt.Sprintf("%.0f / %.0f", sum(get(func(x *loadgen.Result) float64 { return float64(x.Expected) })),
+				sum(get(func(x *loadgen.Result) float64 { return float64(x.Matched) })))
 		} else if strings.HasPrefix(r.Runs[0].Config.Sub, "devices") {
-			tr = fmt.Sprintf("%.0f / %.0f (pings)", sum(get(func(x *Result) float64 { return float64(x.Expected) })),
-				sum(get(func(x *Result) float64 { return float64(x.Matched) })))
+			tr = fmt.Sprintf("%.0f / %.0f (pings)", sum(get(func(x *loadgen.Result) float64 { return float64(x.Expected) })),
+				sum(get(func(x *loadgen.Result) float64 { return float64(x.Matched) })))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f, %.0f | %s |\n",
 			r.Scenario, r.Broker,
-			mmm(get(func(x *Result) float64 { return x.PingsPerSec }), 0),
-			mmm(get(func(x *Result) float64 { return x.CPUPerPingUs }), 2),
-			mmm(get(func(x *Result) float64 { return x.BrokerCores }), 2),
+			mmm(get(func(x *loadgen.Result) float64 { return x.PingsPerSec }), 0),
+			mmm(get(func(x *loadgen.Result) float64 { return x.CPUPerPingUs }), 2),
+			mmm(get(func(x *loadgen.Result) float64 { return x.BrokerCores }), 2),
 			gc, allocs,
-			mmm(get(func(x *Result) float64 { return x.RSSMaxMB }), 0),
-			lat(func(x *Result) float64 { return x.LatP50Ms }),
-			lat(func(x *Result) float64 { return x.LatP99Ms }),
-			lat(func(x *Result) float64 { return x.LatMaxMs }),
+			mmm(get(func(x *loadgen.Result) float64 { return x.RSSMaxMB }), 0),
+			lat(func(x *loadgen.Result) float64 { return x.LatP50Ms }),
+			lat(func(x *loadgen.Result) float64 { return x.LatP99Ms }),
+			lat(func(x *loadgen.Result) float64 { return x.LatMaxMs }),
 			tr,
-			sum(get(func(x *Result) float64 { return x.ShedTotal() })),
-			sum(get(func(x *Result) float64 { return float64(x.Unacked) })),
-			mmm(get(func(x *Result) float64 { return x.LoadgenCores }), 2))
+			sum(get(func(x *loadgen.Result) float64 { return x.ShedTotal() })),
+			sum(get(func(x *loadgen.Result) float64 { return float64(x.Unacked) })),
+			mmm(get(func(x *loadgen.Result) float64 { return x.LoadgenCores }), 2))
 	}
 	s.writeRatios(w, rows)
 }
@@ -530,9 +537,9 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 		}
 		return nil
 	}
-	med := func(r *Row, f func(*Result) float64) float64 { return median(r.values(f)) }
-	pps := func(x *Result) float64 { return x.PingsPerSec }
-	cpu := func(x *Result) float64 { return x.CPUPerPingUs }
+	med := func(r *Row, f func(*loadgen.Result) float64) float64 { return median(r.values(f)) }
+	pps := func(x *loadgen.Result) float64 { return x.PingsPerSec }
+	cpu := func(x *loadgen.Result) float64 { return x.CPUPerPingUs }
 	fmt.Fprintln(w, "\nRatios of medians, and the bars:")
 	fmt.Fprintln(w)
 	verdict := func(ok bool) string {
@@ -573,12 +580,12 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 			fmt.Fprintf(w, "- paced: engine on ÷ engine off CPU per ping = %.2f×\n", med(on, cpu)/med(off, cpu))
 		}
 		rssBar := func(label string, r *Row) {
-			rss := slices.Max(r.values(func(x *Result) float64 { return x.RSSMaxMB }))
+			rss := slices.Max(r.values(func(x *loadgen.Result) float64 { return x.RSSMaxMB }))
 			fmt.Fprintf(w, "- paced: %s RSS with 10,000 trackers under load, worst run %.0f MB (bar ≤ 400 MB: %s)\n", label, rss, verdict(rss <= 400))
 		}
 		rssBar("edgefence", on)
 		rate := med(on, pps)
-		missing := sum(on.values(func(x *Result) float64 { return float64(x.Missing) }))
+		missing := sum(on.values(func(x *loadgen.Result) float64 { return float64(x.Missing) }))
 		dropped := 0.0
 		for _, x := range on.Runs {
 			dropped += x.Shed[`edgefence_shed_total{stage="subscriber"}`] + x.Shed[`edgefence_shed_total{stage="subscriber_inflight"}`]
@@ -600,8 +607,8 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 			if strings.Contains(name, "hold 0") {
 				hold = 0
 			}
-			p99 := median(r.values(func(x *Result) float64 { return x.LatP99Ms }))
-			cores := median(r.values(func(x *Result) float64 { return x.BrokerCores }))
+			p99 := median(r.values(func(x *loadgen.Result) float64 { return x.LatP99Ms }))
+			cores := median(r.values(func(x *loadgen.Result) float64 { return x.BrokerCores }))
 			v := verdict(p99 <= hold+5)
 			if sc.name == "overload" {
 				v = "not the bar's load: the same rate costs more than the core one ping a write"

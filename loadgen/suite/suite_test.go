@@ -1,10 +1,12 @@
-package loadgen
+package suite
 
 import (
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/loadgen"
 )
 
 func brokerNames(bs []brokerSpec) []string {
@@ -75,19 +77,8 @@ func TestServeArgv(t *testing.T) {
 	}
 }
 
-func TestSubscriberAddrDefaultsToAddr(t *testing.T) {
-	c := DefaultConfig()
-	if c.SubAddr != "" || c.SubscriberAddr() != c.Addr {
-		t.Errorf("default: SubAddr %q, subscriber to %q, Addr %q", c.SubAddr, c.SubscriberAddr(), c.Addr)
-	}
-	c.Addr, c.SubAddr = "127.0.0.1:1", "127.0.0.1:2"
-	if got := c.SubscriberAddr(); got != "127.0.0.1:2" {
-		t.Errorf("subscriber to %q, want --sub-addr", got)
-	}
-}
-
 func rowOf(scenario, broker string, pps, cpu, rss float64) *Row {
-	return &Row{Scenario: scenario, Broker: broker, Runs: []*Result{{PingsPerSec: pps, CPUPerPingUs: cpu, RSSMaxMB: rss}}}
+	return &Row{Scenario: scenario, Broker: broker, Runs: []*loadgen.Result{{PingsPerSec: pps, CPUPerPingUs: cpu, RSSMaxMB: rss}}}
 }
 
 // The ratios: the ceiling's engine on ÷ off, CPU per ping against
@@ -130,7 +121,7 @@ func TestLatencyRowsAndTheirBars(t *testing.T) {
 		t.Errorf("pings per write by scenario %v: want latency 8 (the ceiling's windows), the others 1", burst)
 	}
 	lat := func(scenario, broker string, rate, p99 float64) *Row {
-		return &Row{Scenario: scenario, Broker: broker, Runs: []*Result{{Config: Summary{Rate: rate}, LatP99Ms: p99, BrokerCores: 0.5}}}
+		return &Row{Scenario: scenario, Broker: broker, Runs: []*loadgen.Result{{Config: loadgen.Summary{Rate: rate}, LatP99Ms: p99, BrokerCores: 0.5}}}
 	}
 	var b strings.Builder
 	(&Suite{}).writeRatios(&b, []*Row{
