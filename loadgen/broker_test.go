@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/probe"
 )
 
 // startBroker starts edgefence serve's broker on free loopback ports with
@@ -63,9 +64,9 @@ func tinyLoad(srv *broker.Server, fences []loadgen.Fence, sub string) loadgen.Co
 	return cfg
 }
 
-func scrape(t *testing.T, srv *broker.Server) loadgen.Metrics {
+func scrape(t *testing.T, srv *broker.Server) probe.Metrics {
 	t.Helper()
-	m, err := loadgen.Scrape(context.Background(), "http://"+srv.HTTPAddr()+"/metrics")
+	m, err := probe.Scrape(context.Background(), "http://"+srv.HTTPAddr()+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,13 +178,3 @@ func TestIDArithmeticSkipsZero(t *testing.T) {
 		t.Errorf("distance 5 → 5 = %d, want 0", got)
 	}
 }
-
-func TestParseMetrics(t *testing.T) {
-	m, err := ParseMetrics(strings.NewReader("# HELP x\nedgefence_pings_received_total 12\nedgefence_shed_total{stage=\"queue\"} 3\ngo_gc_cpu_seconds_total 0.5\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m["edgefence_pings_received_total"] != 12 || m[`edgefence_shed_total{stage="queue"}`] != 3 || !m.Has("go_gc_cpu_seconds_total") {
-		t.Errorf("parsed %v", m)
-	}
-}

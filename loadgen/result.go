@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/edgefence/edgefence/loadgen/probe"
 )
 
 // Summary is what a result says about the run that made it.
@@ -128,10 +130,10 @@ func (res *Result) window(s0, s1 snapshot, rssMax int64) {
 		res.Goroutines = s1.broker[`go_goroutines`]
 	}
 	res.LoadgenCores = (s1.self.CPU - s0.self.CPU).Seconds() / sec
-	res.CPUBusy = BusyShares(s0.cpus, s1.cpus)
+	res.CPUBusy = probe.BusyShares(s0.cpus, s1.cpus)
 }
 
-func (res *Result) fillTotals(m Metrics) {
+func (res *Result) fillTotals(m probe.Metrics) {
 	for _, k := range shedMetrics {
 		if v, ok := m[k]; ok {
 			if res.Shed == nil {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgefence/edgefence/loadgen/probe"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
@@ -304,7 +305,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	workers.Wait()
 	r.drain(ctx, sub)
 	if cfg.MetricsURL != "" {
-		if m, err := Scrape(ctx, cfg.MetricsURL); err == nil {
+		if m, err := probe.Scrape(ctx, cfg.MetricsURL); err == nil {
 			res.fillTotals(m)
 		}
 	}
@@ -625,10 +626,10 @@ type snapshot struct {
 	at       time.Time
 	sent     int64
 	acked    int64
-	broker   Metrics
-	proc     ProcStat
-	self     ProcStat
-	cpus     CPUTimes
+	broker   probe.Metrics
+	proc     probe.ProcStat
+	self     probe.ProcStat
+	cpus     probe.CPUTimes
 	procErr  error
 	metricOK bool
 }
@@ -636,15 +637,15 @@ type snapshot struct {
 func (r *runner) snap(ctx context.Context) snapshot {
 	s := snapshot{sent: r.sent.Load(), acked: r.acked.Load()}
 	if r.cfg.MetricsURL != "" {
-		if m, err := Scrape(ctx, r.cfg.MetricsURL); err == nil {
+		if m, err := probe.Scrape(ctx, r.cfg.MetricsURL); err == nil {
 			s.broker, s.metricOK = m, true
 		}
 	}
 	if r.cfg.PID > 0 {
-		s.proc, s.procErr = ReadProc(r.cfg.PID)
+		s.proc, s.procErr = probe.ReadProc(r.cfg.PID)
 	}
-	s.self, _ = ReadProc(0)
-	s.cpus, _ = ReadCPUTimes()
+	s.self, _ = probe.ReadProc(0)
+	s.cpus, _ = probe.ReadCPUTimes()
 	s.at = time.Now()
 	return s
 }
@@ -680,7 +681,7 @@ func (r *runner) measure(ctx context.Context, res *Result) error {
 			return err
 		}
 		if r.cfg.PID > 0 {
-			if p, err := ReadProc(r.cfg.PID); err == nil {
+			if p, err := probe.ReadProc(r.cfg.PID); err == nil {
 				rssMax = max(rssMax, p.RSS)
 			}
 		}

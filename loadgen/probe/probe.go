@@ -1,4 +1,8 @@
-package loadgen
+// Package probe reads what a load run measures outside its own code: a
+// process's CPU time and memory from /proc, each CPU's busy share from
+// /proc/stat, and the samples of a Prometheus text endpoint (the broker's
+// /metrics).
+package probe
 
 import (
 	"bufio"
@@ -10,7 +14,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -74,25 +77,6 @@ func ReadProc(pid int) (ProcStat, error) {
 		}
 	}
 	return st, nil
-}
-
-// RaiseFileLimit raises the soft limit on open files to the hard limit
-// (or want, if lower) and returns the new soft limit. Child processes
-// started afterwards inherit it.
-func RaiseFileLimit(want uint64) (uint64, error) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, err
-	}
-	n := min(want, lim.Max)
-	if n <= lim.Cur {
-		n = lim.Cur
-	}
-	lim.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, err
-	}
-	return lim.Cur, nil
 }
 
 // Metrics is one scrape of a Prometheus text endpoint: each sample by its
