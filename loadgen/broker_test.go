@@ -14,15 +14,16 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/probe"
 )
 
 // startBroker starts edgefence serve's broker on free loopback ports with
 // 20 generated fences; set changes its configuration first.
-func startBroker(t *testing.T, engineOff bool, set ...func(*broker.Config)) (*broker.Server, []loadgen.Fence) {
+func startBroker(t *testing.T, engineOff bool, set ...func(*broker.Config)) (*broker.Server, []fencegen.Fence) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fences.geojson")
-	fences, err := loadgen.WriteFences(path, 20)
+	fences, err := fencegen.Write(path, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func startBroker(t *testing.T, engineOff bool, set ...func(*broker.Config)) (*br
 	return srv, fences
 }
 
-func tinyLoad(srv *broker.Server, fences []loadgen.Fence, sub string) loadgen.Config {
+func tinyLoad(srv *broker.Server, fences []fencegen.Fence, sub string) loadgen.Config {
 	cfg := loadgen.DefaultConfig()
 	cfg.Addr = srv.MQTTAddr()
 	cfg.MetricsURL = "http://" + srv.HTTPAddr() + "/metrics"

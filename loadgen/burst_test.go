@@ -11,6 +11,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 )
 
 // countingBroker accepts one MQTT connection, acknowledges its CONNECT
@@ -98,7 +99,7 @@ func TestPacedBurstsLeaveInWholeWrites(t *testing.T) {
 	cfg.Rate, cfg.Burst = 40, 4 // a write of 4 every 100 ms
 	cfg.Sub, cfg.MetricsURL = "", ""
 	cfg.Warmup, cfg.Duration, cfg.Drain = 0, time.Second, 500*time.Millisecond
-	cfg.Fences = []loadgen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
+	cfg.Fences = []fencegen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
 	res, err := loadgen.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -117,7 +118,7 @@ func TestPacedBurstsLeaveInWholeWrites(t *testing.T) {
 // A burst larger than the window could never be sent whole.
 func TestBurstIsValidated(t *testing.T) {
 	cfg := loadgen.DefaultConfig()
-	cfg.Fences = []loadgen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
+	cfg.Fences = []fencegen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
 	cfg.Window, cfg.Burst = 4, 8
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("burst 8 with window 4 validated")

@@ -154,19 +154,6 @@ func TestDecoderRefusesMalformed(t *testing.T) {
 	}
 }
 
-func TestWalkCrossesTheEdgeOncePerSide(t *testing.T) {
-	fs := GenerateFences(4)
-	for _, f := range fs {
-		w := walk(&f, 3, 5)
-		if len(w) != 10 {
-			t.Fatalf("fence %s: %d positions, want 10", f.ID, len(w))
-		}
-	}
-	if fs[0].Sides != 0 || fs[1].Sides == 0 {
-		t.Errorf("want a circle then a polygon, got %d and %d sides", fs[0].Sides, fs[1].Sides)
-	}
-}
-
 func TestIDArithmeticSkipsZero(t *testing.T) {
 	if got := idAdd(65535, 1); got != 1 {
 		t.Errorf("65535 + 1 = %d, want 1", got)

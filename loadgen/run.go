@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/probe"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
@@ -40,8 +41,8 @@ type Config struct {
 	SubQoS  byte
 	SubAddr string // the subscriber's broker address (loopback); "": Addr
 
-	Fences     []Fence // the fences devices walk across (GenerateFences)
-	CrossEvery int     // pings on each side of the edge: 1/CrossEvery of pings cause a transition
+	Fences     []fencegen.Fence // the fences devices walk across (fencegen.Generate)
+	CrossEvery int              // pings on each side of the edge: 1/CrossEvery of pings cause a transition
 
 	MetricsURL string // the broker's /metrics, or "" for a broker without one
 	PID        int    // the broker's process id for CPU and RSS, or 0
@@ -351,7 +352,7 @@ func (r *runner) makeDevices() {
 		k := walkKey{f, line}
 		w, ok := walks[k]
 		if !ok {
-			w = walk(&cfg.Fences[f], line*45+7, cfg.CrossEvery)
+			w = cfg.Fences[f].Walk(line*45+7, cfg.CrossEvery)
 			walks[k] = w
 		}
 		r.devs[i] = &device{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 )
 
 // Unthrottled, every window is kept full and every ping is acknowledged:
@@ -67,7 +68,7 @@ func TestFullWindowsTimeOutAndResume(t *testing.T) {
 	cfg.Sub, cfg.MetricsURL = "", ""
 	cfg.AckTimeout = 100 * time.Millisecond
 	cfg.Warmup, cfg.Duration, cfg.Drain = 0, time.Second, 200*time.Millisecond
-	cfg.Fences = []loadgen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
+	cfg.Fences = []fencegen.Fence{{ID: "f", Lat: 52.52, Lon: 13.40, Radius: 100}}
 	res, err := loadgen.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/suite"
 )
 
@@ -103,11 +104,11 @@ func loadgenCommand() *ffcli.Command {
 				return fmt.Errorf("--fences %d: want at least 1", o.fences)
 			}
 			if o.writeFences != "" {
-				_, err := loadgen.WriteFences(o.writeFences, o.fences)
+				_, err := fencegen.Write(o.writeFences, o.fences)
 				return err
 			}
 			cfg := o.cfg
-			cfg.Fences = loadgen.GenerateFences(o.fences)
+			cfg.Fences = fencegen.Generate(o.fences)
 			cfg.Progress = os.Stderr
 			if o.cpuprofile != "" {
 				f, err := os.Create(o.cpuprofile)

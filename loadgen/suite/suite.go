@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/loadgen"
+	"github.com/edgefence/edgefence/loadgen/fencegen"
 )
 
 // Suite runs brokers side by side under the same loads.
@@ -179,7 +180,7 @@ func Run(ctx context.Context, s Suite, w io.Writer) error {
 		return fmt.Errorf("raise the open-file limit: %w", err)
 	}
 	fencesPath := filepath.Join(s.Out, "fences-1000.geojson")
-	fences, err := loadgen.WriteFences(fencesPath, benchFences)
+	fences, err := fencegen.Write(fencesPath, benchFences)
 	if err != nil {
 		return err
 	}

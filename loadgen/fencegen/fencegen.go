@@ -1,4 +1,8 @@
-package loadgen
+// Package fencegen generates the fences a load walks devices across and
+// the GeoJSON file the broker under load reads them from, and gives each
+// device its walk: positions out and back across a fence's edge, so that
+// a known share of pings causes a transition.
+package fencegen
 
 import (
 	"fmt"
@@ -27,10 +31,10 @@ const (
 	metresPerDegLat    = 111320.0
 )
 
-// GenerateFences returns n non-overlapping fences, alternately circles
+// Generate returns n non-overlapping fences, alternately circles
 // and polygons of 6–16 sides, 100–600 m across, with DWELL disabled so
 // that only ENTER and EXIT happen. It is deterministic.
-func GenerateFences(n int) []Fence {
+func Generate(n int) []Fence {
 	cols := int(math.Ceil(math.Sqrt(float64(n))))
 	fs := make([]Fence, n)
 	for i := range fs {
@@ -74,9 +78,9 @@ func GeoJSON(fs []Fence) []byte {
 	return []byte(b.String())
 }
 
-// WriteFences writes n generated fences to path.
-func WriteFences(path string, n int) ([]Fence, error) {
-	fs := GenerateFences(n)
+// Write writes n generated fences to path.
+func Write(path string, n int) ([]Fence, error) {
+	fs := Generate(n)
 	return fs, os.WriteFile(path, GeoJSON(fs), 0o644)
 }
 
@@ -107,10 +111,10 @@ const (
 	walkStep = 8.0
 )
 
-// walk returns the payload prefixes ({"lat":..,"lon":..,"ts":) of one
-// device's cycle of 2×crossEvery positions: the first crossEvery inside
-// the fence, the rest outside.
-func walk(f *Fence, line, crossEvery int) [][]byte {
+// Walk returns the payload prefixes ({"lat":..,"lon":..,"ts":) of one
+// device's cycle of 2×crossEvery positions along crossing line number
+// line: the first crossEvery inside the fence, the rest outside.
+func (f *Fence) Walk(line, crossEvery int) [][]byte {
 	a, edge := f.edge(line)
 	out := make([][]byte, 2*crossEvery)
 	for s := range out {
