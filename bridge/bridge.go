@@ -13,6 +13,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/eclipse/paho.golang/autopaho"
 
+	"github.com/edgefence/edgefence/bridge/queue"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
@@ -28,7 +29,7 @@ type Bridge struct {
 	hm     *ingest.Metrics
 	engine *evaluator.Engine
 	tel    *ingest.Reader // match, decode, validate, report rejects
-	queue  *queue
+	queue  *queue.Queue
 	sink   *sink
 	inbox  *inbox
 	http   *ops.Server
@@ -97,13 +98,13 @@ func Start(cfg Config) (*Bridge, error) {
 	if _, err := b.clientConfig(u); err != nil { // TLS files: fail now, not in the background
 		return nil, err
 	}
-	if b.queue, err = openQueue(cfg.QueueDir, cfg.QueueSync, cfg.Log.With("component", "queue")); err != nil {
+	if b.queue, err = queue.Open(cfg.QueueDir, cfg.QueueSync, cfg.Log.With("component", "queue")); err != nil {
 		return nil, err
 	}
-	if d, _ := b.queue.lens(); d > 0 {
+	if d, _ := b.queue.Lens(); d > 0 {
 		b.log.Info("outbound queue holds transitions from a previous run; they go out first", "queued", d, "dir", cfg.QueueDir)
 	}
-	b.sink = &sink{b: b, in: make(chan *entry, 4096)}
+	b.sink = &sink{b: b, in: make(chan *queue.Entry, 4096)}
 	if b.engine, err = evaluator.New(cfg.Engine, fences, b.sink, evaluator.NewMetrics(b.set)); err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func (b *Bridge) Engine() *evaluator.Engine { return b.engine }
 
 // Queued returns the number of transitions in the outbound queue.
 func (b *Bridge) Queued() int {
-	d, _ := b.queue.lens()
+	d, _ := b.queue.Lens()
 	return d
 }
 
@@ -188,8 +189,8 @@ func (b *Bridge) Close(ctx context.Context) error {
 	<-b.writerDone
 	if b.sending.Load() && b.cfg.CloseTimeout > 0 {
 		dctx, cancel := context.WithTimeout(ctx, b.cfg.CloseTimeout)
-		if !b.queue.waitEmpty(dctx) {
-			d, v := b.queue.lens()
+		if !b.queue.WaitEmpty(dctx) {
+			d, v := b.queue.Lens()
 			b.log.Warn("shutdown: outbound queue not drained in time; its transitions are published on the next start",
 				"queued", d, "side_reports_dropped", v, "timeout", b.cfg.CloseTimeout)
 		}

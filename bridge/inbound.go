@@ -206,7 +206,7 @@ func (b *Bridge) handle(ctx context.Context, m inMsg) bool {
 
 // breaker waits while the outbound queue is full; false when ctx is done.
 func (b *Bridge) breaker(ctx context.Context) bool {
-	if d, _ := b.queue.lens(); d < b.cfg.MaxQueued {
+	if d, _ := b.queue.Lens(); d < b.cfg.MaxQueued {
 		return true
 	}
 	b.breakerOpen.Store(true)
@@ -216,11 +216,11 @@ func (b *Bridge) breaker(ctx context.Context) bool {
 	logged := false
 	if last := b.breakerLogged.Load(); now-last >= 10 && b.breakerLogged.CompareAndSwap(last, now) {
 		logged = true
-		d, _ := b.queue.lens()
+		d, _ := b.queue.Lens()
 		b.log.Warn("outbound queue full: no longer acknowledging telemetry until it drains (the broker holds it)",
 			"queued", d, "max_queued", b.cfg.MaxQueued)
 	}
-	ok := b.queue.waitBelow(ctx, b.cfg.MaxQueued)
+	ok := b.queue.WaitBelow(ctx, b.cfg.MaxQueued)
 	b.breakerOpen.Store(false)
 	if ok && logged {
 		b.log.Info("outbound queue below the limit again: acknowledging telemetry")

@@ -30,11 +30,11 @@ func (b *Bridge) registerMetrics(set *metrics.Set) {
 	}
 	b.engine.RegisterGauges(set)
 	set.NewGauge(`edgefence_publish_queue`, func() float64 {
-		d, v := b.queue.lens()
+		d, v := b.queue.Lens()
 		return float64(d + v)
 	})
 	set.NewGauge(`edgefence_bridge_queued_transitions`, func() float64 {
-		d, _ := b.queue.lens()
+		d, _ := b.queue.Lens()
 		return float64(d)
 	})
 	set.NewGauge(`edgefence_bridge_connected`, func() float64 { return bool01(b.connected.Load()) })

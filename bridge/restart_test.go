@@ -9,12 +9,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/bridge/queue"
 )
 
 // queueFiles lists the entries in a queue directory.
 func queueFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "*"+queueExt))
+	m, err := filepath.Glob(filepath.Join(dir, "*"+queue.FileExt))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,9 +187,9 @@ func (b *Bridge) restoreState(ctx context.Context, u *url.URL) (int, error) {
 		}
 		n++
 	}
-	queued := b.queue.transitions()
+	queued := b.queue.Transitions()
 	for _, e := range queued {
-		r, err := output.ParseRetained(b.cfg.TransitionPrefix, e.topic, e.body)
+		r, err := output.ParseRetained(b.cfg.TransitionPrefix, e.Topic, e.Body)
 		if err != nil {
 			// Queued under another prefix by an earlier configuration: it is
 			// still published, but says nothing about this one's state.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/edgefence/edgefence/bridge/queue"
 )
 
 // attempt is one publish awaiting its PUBACK.
@@ -38,7 +39,7 @@ func (b *Bridge) send(ctx context.Context, cm *autopaho.ConnectionManager) {
 		case <-ctx.Done():
 			return
 		}
-		e := b.queue.next(ctx)
+		e := b.queue.Next(ctx)
 		if e == nil {
 			return
 		}
@@ -53,11 +54,11 @@ func (b *Bridge) send(ctx context.Context, cm *autopaho.ConnectionManager) {
 // then removes it from the queue. Nothing else removes it: a bridge that
 // stops or crashes before the PUBACK publishes it again on its next
 // start, which may duplicate it upstream (QoS 1 is at least once).
-func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e *entry) {
+func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e *queue.Entry) {
 	var lastLog time.Time
 	for failures := 0; ; failures++ {
 		if err := cm.AwaitConnection(ctx); err != nil {
-			b.queue.release(e)
+			b.queue.Release(e)
 			return
 		}
 		pctx, cancel := context.WithCancel(ctx)
@@ -73,16 +74,15 @@ func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e 
 		cancel()
 		switch {
 		case err == nil:
-			if err := b.queue.remove(e); err != nil {
+			if !e.Ingest.IsZero() {
+				b.m.publishLatency.Observe(time.Since(e.Ingest))
+			}
+			if err := b.queue.Ack(e); err != nil {
 				b.log.Error("queue: cannot remove a published entry; it will be published again on restart", "error", err)
 			}
-			if !e.ingest.IsZero() {
-				b.m.publishLatency.Observe(time.Since(e.ingest))
-			}
-			b.queue.done(e)
 			return
 		case ctx.Err() != nil:
-			b.queue.release(e) // stopping: it stays queued for the next start
+			b.queue.Release(e) // stopping: it stays queued for the next start
 			return
 		case a.lost.Load():
 			continue // the session was lost with it: publish again, now
@@ -91,12 +91,11 @@ func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e 
 		if resp != nil && resp.ReasonCode >= 0x80 {
 			if why, ok := permanent[resp.ReasonCode]; ok {
 				b.log.Error("upstream refused a publish for good; set aside in the queue directory",
-					"topic", e.topic, "reason_code", resp.ReasonCode, "reason", why, "file", e.file)
-				if err := b.queue.setAside(e); err != nil {
+					"topic", e.Topic, "reason_code", resp.ReasonCode, "reason", why, "file", e.File())
+				if err := b.queue.SetAside(e); err != nil {
 					b.log.Error("queue", "error", err)
 				}
 				b.m.setAside.Inc()
-				b.queue.done(e)
 				return
 			}
 		}
@@ -111,11 +110,11 @@ func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e 
 				rc = int(resp.ReasonCode)
 			}
 			if !errors.Is(err, context.Canceled) {
-				b.log.Warn("publish upstream failed; retrying", "topic", e.topic, "reason_code", rc, "error", err, "retry_in", delay)
+				b.log.Warn("publish upstream failed; retrying", "topic", e.Topic, "reason_code", rc, "error", err, "retry_in", delay)
 			}
 		}
 		if !sleep(ctx, delay) {
-			b.queue.release(e)
+			b.queue.Release(e)
 			return
 		}
 	}
@@ -124,20 +123,20 @@ func (b *Bridge) publish(ctx context.Context, cm *autopaho.ConnectionManager, e 
 // packet builds the MQTT publish of an entry. A retained EXIT carries the
 // expiry left of its ExitExpiry, counted from the decision (at least a
 // second, so that even one published late is seen by live subscribers).
-func (b *Bridge) packet(e *entry) *paho.Publish {
+func (b *Bridge) packet(e *queue.Entry) *paho.Publish {
 	format := byte(1) // UTF-8
 	p := &paho.Publish{
 		QoS:     1,
-		Retain:  e.retain,
-		Topic:   e.topic,
-		Payload: e.body,
+		Retain:  e.Retain,
+		Topic:   e.Topic,
+		Payload: e.Body,
 		Properties: &paho.PublishProperties{
 			ContentType:   "application/json",
 			PayloadFormat: &format,
 		},
 	}
-	if e.expireAt != 0 {
-		left := time.Until(time.Unix(0, e.expireAt))
+	if e.ExpireAt != 0 {
+		left := time.Until(time.Unix(0, e.ExpireAt))
 		secs := uint32(max(1, (left+time.Second-1)/time.Second))
 		p.Properties.MessageExpiry = &secs
 	}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"time"
 
+	"github.com/edgefence/edgefence/bridge/queue"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/output"
 )
@@ -15,31 +16,31 @@ import (
 // writer is behind, as serve does.
 type sink struct {
 	b  *Bridge
-	in chan *entry
+	in chan *queue.Entry
 }
 
 // Transition implements evaluator.Sink.
 func (s *sink) Transition(t *evaluator.Transition) {
 	cfg := &s.b.cfg
-	e := &entry{
-		key:        t.Device,
-		topic:      output.TransitionTopic(cfg.TransitionPrefix, t.Fence, t.Device),
-		body:       output.TransitionJSON(t, t.Decided),
-		retain:     true,
-		transition: true,
+	e := &queue.Entry{
+		Key:        t.Device,
+		Topic:      output.TransitionTopic(cfg.TransitionPrefix, t.Fence, t.Device),
+		Body:       output.TransitionJSON(t, t.Decided),
+		Retain:     true,
+		Transition: true,
 	}
 	if !t.Timer {
-		e.ingest = t.Ingest
+		e.Ingest = t.Ingest
 	}
 	if t.Historic {
 		// The past, revealed by late pings: published, never retained,
 		// and not the state a restore reads back.
-		e.retain, e.transition = false, false
+		e.Retain, e.Transition = false, false
 	}
 	if t.Type == evaluator.Exit {
 		// The retained set stays bounded: an EXIT only says "outside",
 		// which is also what no message says.
-		e.expireAt = t.Decided.Add(cfg.ExitExpiry).UnixNano()
+		e.ExpireAt = t.Decided.Add(cfg.ExitExpiry).UnixNano()
 	}
 	select {
 	case s.in <- e:
@@ -51,19 +52,19 @@ func (s *sink) Transition(t *evaluator.Transition) {
 
 // Late implements evaluator.Sink.
 func (s *sink) Late(l *evaluator.Late) {
-	s.side(&entry{key: l.Ping.Device, topic: output.LateTopic(s.b.cfg.LateTopic, l.Ping.Device), body: output.LateJSON(l)})
+	s.side(&queue.Entry{Key: l.Ping.Device, Topic: output.LateTopic(s.b.cfg.LateTopic, l.Ping.Device), Body: output.LateJSON(l)})
 }
 
 // Rejected implements ingest.Rejects.
 func (s *sink) Rejected(device, topic, reason, message string, body []byte) {
-	s.side(&entry{
-		key:   device,
-		topic: output.RejectTopic(s.b.cfg.RejectTopic, device),
-		body:  output.RejectJSON(device, topic, reason, message, body),
+	s.side(&queue.Entry{
+		Key:   device,
+		Topic: output.RejectTopic(s.b.cfg.RejectTopic, device),
+		Body:  output.RejectJSON(device, topic, reason, message, body),
 	})
 }
 
-func (s *sink) side(e *entry) {
+func (s *sink) side(e *queue.Entry) {
 	select {
 	case s.in <- e:
 	default:
@@ -79,9 +80,9 @@ const maxSide = 4096
 // directory in batches and makes every entry available to the sender in
 // the order the engine produced it. It returns when stop is closed and
 // what was sent before is written.
-func (b *Bridge) writeLoop(in <-chan *entry, stop <-chan struct{}) {
+func (b *Bridge) writeLoop(in <-chan *queue.Entry, stop <-chan struct{}) {
 	defer close(b.writerDone)
-	batch := make([]*entry, 0, 256)
+	batch := make([]*queue.Entry, 0, 256)
 	for {
 		select {
 		case e := <-in:
@@ -100,7 +101,7 @@ func (b *Bridge) writeLoop(in <-chan *entry, stop <-chan struct{}) {
 			for {
 				select {
 				case e := <-in:
-					b.store([]*entry{e})
+					b.store([]*queue.Entry{e})
 					continue
 				default:
 				}
@@ -114,15 +115,15 @@ func (b *Bridge) writeLoop(in <-chan *entry, stop <-chan struct{}) {
 
 // store writes the durable entries of batch, retrying while the disk
 // refuses (a decided transition is not dropped), and queues them all.
-func (b *Bridge) store(batch []*entry) {
-	var durable []*entry
+func (b *Bridge) store(batch []*queue.Entry) {
+	var durable []*queue.Entry
 	for _, e := range batch {
-		if e.transition {
+		if e.Transition {
 			durable = append(durable, e)
 		}
 	}
 	for delay := 100 * time.Millisecond; len(durable) > 0; delay = min(2*delay, 5*time.Second) {
-		err := b.queue.write(durable)
+		err := b.queue.Write(durable)
 		if err == nil {
 			break
 		}
@@ -135,9 +136,9 @@ func (b *Bridge) store(batch []*entry) {
 		}
 	}
 	keep := batch[:0]
-	_, volatile := b.queue.lens()
+	_, volatile := b.queue.Lens()
 	for _, e := range batch {
-		if !e.transition {
+		if !e.Transition {
 			if volatile >= maxSide {
 				b.m.sideShed.Inc()
 				continue
@@ -146,5 +147,5 @@ func (b *Bridge) store(batch []*entry) {
 		}
 		keep = append(keep, e)
 	}
-	b.queue.add(keep)
+	b.queue.Add(keep)
 }

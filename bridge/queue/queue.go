@@ -1,4 +1,9 @@
-package bridge
+// Package queue is the bridge's ordered outbound queue: every transition
+// decided and not yet acknowledged upstream, one file each in a directory,
+// plus late and reject reports waiting in memory. Entries go out in order
+// per device, one at a time; a crash leaves each entry's file whole or
+// absent; sequence numbers continue across restarts.
+package queue
 
 import (
 	"bytes"
@@ -18,23 +23,28 @@ import (
 	"time"
 )
 
-// entry is one publish waiting for its PUBACK.
-type entry struct {
-	seq   uint64
-	key   string // the device: its entries go out one at a time, in order
-	topic string
-	body  []byte
-	// retain and transition are set together today; kept apart because
-	// restore reads transitions back, and retain is what goes on the wire.
-	retain     bool
-	transition bool
-	// expireAt is the wall time (Unix ns) at which a retained EXIT should
+// Entry is one publish waiting for its PUBACK.
+type Entry struct {
+	Key   string // the device: its entries go out one at a time, in order
+	Topic string
+	Body  []byte
+	// Retain and Transition are set together today; kept apart because
+	// restore reads transitions back, and Retain is what goes on the wire.
+	// Transitions are durable (Write); other entries are volatile.
+	Retain     bool
+	Transition bool
+	// ExpireAt is the wall time (Unix ns) at which a retained EXIT should
 	// expire upstream; 0: never. Kept as an instant, not an interval, so
 	// that time spent in the queue counts against it.
-	expireAt int64
-	file     string    // "" for a volatile entry (late ping, reject)
-	ingest   time.Time // the causing ping's ingest instant, for publish latency; zero if unknown
+	ExpireAt int64
+	Ingest   time.Time // the causing ping's ingest instant, for publish latency; zero if unknown; not stored
+
+	seq  uint64
+	file string // "" for a volatile entry (late ping, reject)
 }
+
+// File is the path of the entry's file; "" for a volatile entry.
+func (e *Entry) File() string { return e.file }
 
 // header is the first line of a queue file; the payload follows it.
 type header struct {
@@ -45,7 +55,7 @@ type header struct {
 	ExpireAt   int64  `json:"expire_at,omitempty"`
 }
 
-// queue is the outbound queue: every transition decided and not yet
+// Queue is the outbound queue: every transition decided and not yet
 // acknowledged upstream, one file each in dir, plus the late and reject
 // reports waiting in memory. Files are named by a sequence number, not a
 // timestamp (autopaho's file queue orders by modification time, which
@@ -58,7 +68,7 @@ type header struct {
 // acknowledged, so a device's transitions reach the broker in the order
 // the engine decided them, and the ones still on disk are always a suffix
 // of a device's history.
-type queue struct {
+type Queue struct {
 	dir  string
 	sync bool // fsync each file and the directory: survives power loss, not only a crash
 	log  *slog.Logger
@@ -77,26 +87,29 @@ type queue struct {
 // in flight.
 type keyQueue struct {
 	key      string
-	entries  []*entry
+	entries  []*Entry
 	inflight bool
 	index    int // in the ready heap; -1 when not in it
 }
 
+// FileExt ends the name of a queued entry's file: its sequence number,
+// zero-padded to 20 digits, then FileExt.
+const FileExt = ".msg"
+
 const (
-	queueExt   = ".msg"
 	tmpExt     = ".tmp"
 	corruptExt = ".corrupt"
 	failedExt  = ".failed"
 )
 
-// openQueue opens (creating) the queue directory and loads what a previous
+// Open opens (creating) the queue directory and loads what a previous
 // run left in it: entries in their sequence order; half-written temporary
 // files are removed, unreadable ones set aside as .corrupt.
-func openQueue(dir string, syncWrites bool, log *slog.Logger) (*queue, error) {
+func Open(dir string, syncWrites bool, log *slog.Logger) (*Queue, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("queue dir: %w", err)
 	}
-	q := &queue{dir: dir, sync: syncWrites, log: log, keys: map[string]*keyQueue{},
+	q := &Queue{dir: dir, sync: syncWrites, log: log, keys: map[string]*keyQueue{},
 		wake: make(chan struct{}, 1), shrunk: make(chan struct{})}
 	des, err := os.ReadDir(dir)
 	if err != nil {
@@ -117,8 +130,8 @@ func openQueue(dir string, syncWrites bool, log *slog.Logger) (*queue, error) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, fmt.Errorf("queue: remove partial %s: %w", name, err)
 			}
-		case strings.HasSuffix(name, queueExt):
-			seq, err := strconv.ParseUint(strings.TrimSuffix(name, queueExt), 10, 64)
+		case strings.HasSuffix(name, FileExt):
+			seq, err := strconv.ParseUint(strings.TrimSuffix(name, FileExt), 10, 64)
 			if err != nil {
 				log.Warn("queue: ignoring a file that is not a queue entry", "file", name)
 				continue
@@ -154,7 +167,7 @@ func cmpUint(a, b uint64) int {
 	return 0
 }
 
-func readEntry(path string) (*entry, error) {
+func readEntry(path string) (*Entry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -170,19 +183,19 @@ func readEntry(path string) (*entry, error) {
 	if h.Topic == "" {
 		return nil, errors.New("header: no topic")
 	}
-	return &entry{key: h.Key, topic: h.Topic, body: body, retain: h.Retain, transition: h.Transition,
-		expireAt: h.ExpireAt, file: path}, nil
+	return &Entry{Key: h.Key, Topic: h.Topic, Body: body, Retain: h.Retain, Transition: h.Transition,
+		ExpireAt: h.ExpireAt, file: path}, nil
 }
 
 // name is the file name of sequence number seq: zero-padded, so that a
 // directory listing sorts in queue order for a human too.
-func name(seq uint64) string { return fmt.Sprintf("%020d%s", seq, queueExt) }
+func name(seq uint64) string { return fmt.Sprintf("%020d%s", seq, FileExt) }
 
-// write stores a batch of durable entries, numbering them in order. With
+// Write stores a batch of durable entries, numbering them in order. With
 // sync, every file and then the directory is flushed to the device before
 // the entries count as queued. On an error nothing of the batch is left
 // behind, so that a retry does not queue an entry twice.
-func (q *queue) write(batch []*entry) (err error) {
+func (q *Queue) Write(batch []*Entry) (err error) {
 	q.mu.Lock()
 	seq := q.seq
 	q.mu.Unlock()
@@ -202,7 +215,7 @@ func (q *queue) write(batch []*entry) (err error) {
 		seq++
 		e.seq = seq
 		e.file = filepath.Join(q.dir, name(seq))
-		h, err := json.Marshal(header{Key: e.key, Topic: e.topic, Retain: e.retain, Transition: e.transition, ExpireAt: e.expireAt})
+		h, err := json.Marshal(header{Key: e.Key, Topic: e.Topic, Retain: e.Retain, Transition: e.Transition, ExpireAt: e.ExpireAt})
 		if err != nil {
 			return fmt.Errorf("queue: %w", err)
 		}
@@ -211,7 +224,7 @@ func (q *queue) write(batch []*entry) (err error) {
 			return fmt.Errorf("queue: %w", err)
 		}
 		files = append(files, f)
-		if _, err := f.Write(append(append(h, '\n'), e.body...)); err != nil {
+		if _, err := f.Write(append(append(h, '\n'), e.Body...)); err != nil {
 			return fmt.Errorf("queue: write %s: %w", f.Name(), err)
 		}
 	}
@@ -250,8 +263,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// add makes written (or volatile) entries available to the sender, in order.
-func (q *queue) add(batch []*entry) {
+// Add makes entries available to Next, in order: durable ones once Write
+// has stored them, volatile ones (no Transition) as they are.
+func (q *Queue) Add(batch []*Entry) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, e := range batch {
@@ -263,11 +277,11 @@ func (q *queue) add(batch []*entry) {
 	}
 }
 
-func (q *queue) addLocked(e *entry) {
-	k := q.keys[e.key]
+func (q *Queue) addLocked(e *Entry) {
+	k := q.keys[e.Key]
 	if k == nil {
-		k = &keyQueue{key: e.key, index: -1}
-		q.keys[e.key] = k
+		k = &keyQueue{key: e.Key, index: -1}
+		q.keys[e.Key] = k
 	}
 	k.entries = append(k.entries, e)
 	if e.file != "" {
@@ -281,16 +295,16 @@ func (q *queue) addLocked(e *entry) {
 	}
 }
 
-func (q *queue) signal() {
+func (q *Queue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-// next hands out the oldest entry whose device has nothing in flight,
+// Next hands out the oldest entry whose device has nothing in flight,
 // waiting for one until ctx is done (nil then).
-func (q *queue) next(ctx context.Context) *entry {
+func (q *Queue) Next(ctx context.Context) *Entry {
 	for {
 		q.mu.Lock()
 		if q.ready.Len() > 0 {
@@ -309,23 +323,23 @@ func (q *queue) next(ctx context.Context) *entry {
 	}
 }
 
-// release puts an entry handed out by next back, unpublished: it is the
+// Release puts an entry handed out by Next back, unpublished: it is the
 // next one of its device again.
-func (q *queue) release(e *entry) {
+func (q *Queue) Release(e *Entry) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	k := q.keys[e.key]
+	k := q.keys[e.Key]
 	k.inflight = false
 	heap.Push(&q.ready, k)
 	q.signal()
 }
 
-// done removes an entry handed out by next: acknowledged upstream, or set
+// done removes an entry handed out by Next: acknowledged upstream, or set
 // aside. Its file is already gone or renamed.
-func (q *queue) done(e *entry) {
+func (q *Queue) done(e *Entry) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	k := q.keys[e.key]
+	k := q.keys[e.Key]
 	k.entries[0] = nil
 	k.entries = k.entries[1:]
 	k.inflight = false
@@ -333,7 +347,7 @@ func (q *queue) done(e *entry) {
 		heap.Push(&q.ready, k)
 		q.signal()
 	} else {
-		delete(q.keys, e.key)
+		delete(q.keys, e.Key)
 	}
 	if e.file != "" {
 		q.durable--
@@ -344,27 +358,27 @@ func (q *queue) done(e *entry) {
 	q.shrunk = make(chan struct{})
 }
 
-// lens returns the number of durable and volatile entries held.
-func (q *queue) lens() (durable, volatile int) {
+// Lens returns the number of durable and volatile entries held.
+func (q *Queue) Lens() (durable, volatile int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.durable, q.volatile
 }
 
-// waitBelow waits until fewer than n durable entries are held, or ctx is
+// WaitBelow waits until fewer than n durable entries are held, or ctx is
 // done (false then). It is the circuit breaker's wait.
-func (q *queue) waitBelow(ctx context.Context, n int) bool {
+func (q *Queue) WaitBelow(ctx context.Context, n int) bool {
 	return q.waitUntil(ctx, func() bool { return q.durable < n })
 }
 
-// waitEmpty waits until nothing is held, or ctx is done (false then).
-func (q *queue) waitEmpty(ctx context.Context) bool {
+// WaitEmpty waits until nothing is held, or ctx is done (false then).
+func (q *Queue) WaitEmpty(ctx context.Context) bool {
 	return q.waitUntil(ctx, func() bool { return q.durable+q.volatile == 0 })
 }
 
 // waitUntil waits until held reports true (called with q.mu held), or
 // ctx is done (false then); every removal wakes it to look again.
-func (q *queue) waitUntil(ctx context.Context, held func() bool) bool {
+func (q *Queue) waitUntil(ctx context.Context, held func() bool) bool {
 	for {
 		q.mu.Lock()
 		if held() {
@@ -381,26 +395,30 @@ func (q *queue) waitUntil(ctx context.Context, held func() bool) bool {
 	}
 }
 
-// transitions returns the queued transitions in the order they were
+// Transitions returns the queued transitions in the order they were
 // decided: what restore applies on top of the retained state upstream.
-func (q *queue) transitions() []*entry {
+func (q *Queue) Transitions() []*Entry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var out []*entry
+	var out []*Entry
 	for _, k := range q.keys {
 		for _, e := range k.entries {
-			if e.transition {
+			if e.Transition {
 				out = append(out, e)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *entry) int { return cmpUint(a.seq, b.seq) })
+	slices.SortFunc(out, func(a, b *Entry) int { return cmpUint(a.seq, b.seq) })
 	return out
 }
 
-// remove deletes an acknowledged entry's file. A file already gone is not
-// an error: nothing else removes them, but a restart must not stall on it.
-func (q *queue) remove(e *entry) error {
+// Ack takes an entry handed out by Next out of the queue, acknowledged
+// upstream, and deletes its file. A file already gone is not an error:
+// nothing else removes them, but a restart must not stall on it. On an
+// error the entry still leaves the queue; its file stays, and the next
+// start publishes it again.
+func (q *Queue) Ack(e *Entry) error {
+	defer q.done(e)
 	if e.file == "" {
 		return nil
 	}
@@ -410,9 +428,11 @@ func (q *queue) remove(e *entry) error {
 	return nil
 }
 
-// setAside renames the file of an entry upstream refused for good, so that
-// it leaves the queue but stays for an operator to inspect.
-func (q *queue) setAside(e *entry) error {
+// SetAside takes an entry handed out by Next that upstream refused for
+// good out of the queue, renaming its file, so that it stays for an
+// operator to inspect and is not loaded again.
+func (q *Queue) SetAside(e *Entry) error {
+	defer q.done(e)
 	if e.file == "" {
 		return nil
 	}
