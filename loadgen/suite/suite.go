@@ -560,8 +560,9 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 			fmt.Fprintf(w, "- ceiling: engine off ÷ Mosquitto without subscriber traffic = %.2f× throughput (mochi vs Mosquitto, ingest only)\n", med(off, pps)/med(m, pps))
 		}
 		if d := find("ceiling", "edgefence with --data-dir"); d != nil {
-			fmt.Fprintf(w, "- ceiling: edgefence with --data-dir (serve's default) ÷ in memory = %.2f× throughput, %.2f× CPU per ping\n",
-				med(d, pps)/med(on, pps), med(d, cpu)/med(on, cpu))
+			r := med(d, cpu) / med(on, cpu)
+			fmt.Fprintf(w, "- ceiling: edgefence with --data-dir (serve's default) ÷ in memory = %.2f× throughput, **%.2f×** CPU per ping (bar ≤ 1.3×: %s)\n",
+				med(d, pps)/med(on, pps), r, verdict(r <= 1.3))
 		}
 	}
 	if on := find("paced", "edgefence (engine on)"); on != nil {
@@ -578,7 +579,8 @@ func (s *Suite) writeRatios(w io.Writer, rows []*Row) {
 			cpuVs("edgefence", on)
 		}
 		if off := find("paced", "edgefence --engine=off"); off != nil {
-			fmt.Fprintf(w, "- paced: engine on ÷ engine off CPU per ping = %.2f×\n", med(on, cpu)/med(off, cpu))
+			r := med(on, cpu) / med(off, cpu)
+			fmt.Fprintf(w, "- paced: engine on ÷ engine off CPU per ping = **%.2f×** (bar ≤ 1.25×: %s)\n", r, verdict(r <= 1.25))
 		}
 		rssBar := func(label string, r *Row) {
 			rss := slices.Max(r.values(func(x *loadgen.Result) float64 { return x.RSSMaxMB }))
