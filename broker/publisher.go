@@ -30,18 +30,16 @@ type message struct {
 // the store, and a shard must not wait on a disk. A single goroutine keeps
 // every device's transitions in the order the engine decided them.
 type publisher struct {
-	srv      *mqtt.Server
-	cl       *mqtt.Client // our inline client, speaking MQTT 5 for expiry
-	clKept   *mqtt.Client // the same, publishing what is retained (see publish)
-	store    *store.Store // nil: retained state in memory only
-	retained *retainedSet // the retained transitions, out of mochi's map
-	cfg      *Config
-	log      *slog.Logger
-	queue    chan message
-	writes   []store.Write // send's, reused
-	stop     chan struct{}
-	done     chan struct{}
-	closed   sync.Once
+	srv    *mqtt.Server
+	cl     *mqtt.Client // our inline client, speaking MQTT 5 for expiry
+	store  *store.Store // nil: retained state in memory only
+	cfg    *Config
+	log    *slog.Logger
+	queue  chan message
+	writes []store.Write // send's, reused
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
 
 	// Messages published since the publisher last waited for the queue
 	// or yielded; it yields every yieldEvery: a quarter of a subscriber's
@@ -54,12 +52,8 @@ type publisher struct {
 	failed         *metrics.Counter
 }
 
-// publisherID is the client id of the publisher's inline client, and
-// retainedOrigin that of the one that publishes the messages it retains.
-const (
-	publisherID    = "edgefence-engine"
-	retainedOrigin = publisherID + "/retained"
-)
+// publisherID is the client id of the publisher's inline client.
+const publisherID = "edgefence-engine"
 
 // batchMax bounds how many queued messages the publisher persists in one
 // store commit before it publishes them.
@@ -72,21 +66,13 @@ const batchMax = 512
 // waits a while for its turn on a busy core.
 const publishQueue = 16384
 
-// retainedSweep is how often expired retained transitions are deleted
-// (from the set and the store); until then they are no longer sent.
-const retainedSweep = 10 * time.Second
-
-func newPublisher(srv *mqtt.Server, st *store.Store, rs *retainedSet, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
+func newPublisher(srv *mqtt.Server, st *store.Store, cfg *Config, set *metrics.Set, log *slog.Logger) *publisher {
 	cl := srv.NewClient(nil, mqtt.LocalListener, publisherID, true)
 	cl.Properties.ProtocolVersion = 5
-	kept := srv.NewClient(nil, mqtt.LocalListener, retainedOrigin, true)
-	kept.Properties.ProtocolVersion = 5
 	p := &publisher{
 		srv:            srv,
 		cl:             cl,
-		clKept:         kept,
 		store:          st,
-		retained:       rs,
 		cfg:            cfg,
 		log:            log,
 		yieldEvery:     max(1, int(cfg.ClientQueueFor())/4),
@@ -104,19 +90,8 @@ func newPublisher(srv *mqtt.Server, st *store.Store, rs *retainedSet, cfg *Confi
 func (p *publisher) run() {
 	defer close(p.done)
 	batch := make([]message, 0, batchMax)
-	sweep := time.NewTicker(retainedSweep)
-	defer sweep.Stop()
 	for {
 		select {
-		case now := <-sweep.C:
-			gone := p.retained.expire(now.Unix())
-			if p.store != nil && len(gone) > 0 {
-				ws := make([]store.Write, len(gone))
-				for i, topic := range gone {
-					ws[i].Topic = topic
-				}
-				_ = p.store.Write(ws) // a failure is logged, and retried with the next
-			}
 		case m := <-p.queue:
 			b := p.take(append(batch[:0], m))
 			p.send(b)
@@ -148,9 +123,7 @@ func (p *publisher) take(batch []message) []message {
 // send persists the batch's retained messages in one store transaction
 // and then publishes them: a transition a subscriber has seen is on disk,
 // and the disk sees one commit per batch rather than per message.
-// A retained message goes into the retained set before it is published:
-// a subscription made since is sent it live, one made before it gets
-// it (or a newer one) from the set.
+// mochi retains what it is given with the RETAIN flag (see publish).
 func (p *publisher) send(batch []message) {
 	now := time.Now().Unix()
 	if p.store != nil {
@@ -168,13 +141,6 @@ func (p *publisher) send(batch []message) {
 	}
 	for i := range batch {
 		m := &batch[i]
-		if m.retain {
-			var expiry int64
-			if m.expiry > 0 {
-				expiry = now + int64(m.expiry)
-			}
-			p.retained.put(m.topic, m.payload, now, expiry)
-		}
 		p.publish(m)
 		if p.streak++; p.streak >= p.yieldEvery {
 			// A backlog: let the subscribers' writers, readied by what
@@ -203,19 +169,15 @@ func (p *publisher) packet(m *message) packets.Packet {
 	}
 }
 
-// publish sends m to the subscribers it matches now. A retained message
-// goes to mochi without its RETAIN flag, which would have mochi keep it
-// too (see retainedSet), from the client whose id tells retainedHook to
-// set the flag again for a subscription with retain-as-published.
+// publish sends m to the subscribers it matches now; with the RETAIN flag
+// mochi also retains it (an empty one deletes what is retained), gives it
+// to subscriptions made later, and expires an EXIT when its message expiry
+// has passed. The store hook skips it: send has stored it.
 func (p *publisher) publish(m *message) {
 	if !m.ingest.IsZero() {
 		p.publishLatency.Observe(time.Since(m.ingest))
 	}
-	pk, cl := p.packet(m), p.cl
-	if m.retain {
-		pk.FixedHeader.Retain, cl = false, p.clKept
-	}
-	if err := p.srv.InjectPacket(cl, pk); err != nil {
+	if err := p.srv.InjectPacket(p.cl, p.packet(m)); err != nil {
 		p.failed.Inc()
 		p.log.Error("publish failed", "topic", m.topic, "error", err)
 	}
@@ -242,7 +204,7 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 		m.ingest = t.Ingest
 	}
 	if t.Type == evaluator.Exit {
-		// The retained set stays bounded: an EXIT only says "outside",
+		// The retained map stays bounded: an EXIT only says "outside",
 		// which is also what no message says.
 		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
 	}

@@ -60,7 +60,7 @@ func TestPublisherKeepsEachSourcesOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := DefaultConfig()
-			p := newPublisher(srv, st, newRetainedSet(), &cfg, metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+			p := newPublisher(srv, st, &cfg, metrics.NewSet(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 			const sources, each = 8, 500
 			var wg sync.WaitGroup
 			for g := range sources {

@@ -12,11 +12,11 @@ import (
 
 // restore rebuilds every device's fence state from the stored retained
 // transitions, so that a restart repeats no ENTER and a device that left
-// while the broker was down gets its EXIT on its next ping. It loads them
-// into the retained set (see retainedSet), giving EXIT messages back the
-// expiry the store does not keep and deleting those already past it. A
-// message on a transition topic that is not a transition is retained as
-// it was, and restores nothing.
+// while the broker was down gets its EXIT on its next ping. It retains
+// them in mochi (the store withholds them from mochi's own loading),
+// giving EXIT messages back the expiry the store does not keep and
+// deleting those already past it. A message on a transition topic that is
+// not a transition is retained as it was, and restores nothing.
 func (s *Server) restore() (int, error) {
 	if s.store == nil {
 		return 0, nil
@@ -36,7 +36,7 @@ func (s *Server) restore() (int, error) {
 			} else {
 				s.log.Warn("ignoring retained message that is not a transition", "topic", m.TopicName)
 			}
-			s.retained.put(m.TopicName, m.Payload, m.Created, 0)
+			s.mqtt.Topics.RetainMessage(m.ToPacket())
 			return
 		}
 		var expiry int64
@@ -48,11 +48,12 @@ func (s *Server) restore() (int, error) {
 			}
 			expiry = expires.Unix()
 		}
-		created := m.Created
+		pk := m.ToPacket()
 		if !r.Decided.IsZero() {
-			created = r.Decided.Unix()
+			pk.Created = r.Decided.Unix()
 		}
-		s.retained.put(m.TopicName, m.Payload, created, expiry)
+		pk.Expiry, pk.ProtocolVersion = expiry, 5 // mochi expires MQTT 5 messages only
+		s.mqtt.Topics.RetainMessage(pk)
 		if restoreErr = s.engine.Restore(r.Device, r.Fence, r.Type, r.Event); restoreErr == nil {
 			n++
 		}

@@ -27,21 +27,20 @@ import (
 
 // Server is a running edgefence broker.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	set      *metrics.Set
-	mqtt     *mqtt.Server
-	engine   *evaluator.Engine
-	capture  *capture.Writer // nil without --capture
-	pub      *publisher
-	retained *retainedSet // the retained transitions; nil with the engine off
-	store    *store.Store // nil without --data-dir
-	tcp      *listeners.TCP
-	tls      *listeners.TCP
-	ws       *wsListener
-	http     *ops.Server // nil without --http-addr
-	ready    atomic.Bool
-	closed   atomic.Bool
+	cfg     Config
+	log     *slog.Logger
+	set     *metrics.Set
+	mqtt    *mqtt.Server
+	engine  *evaluator.Engine
+	capture *capture.Writer // nil without --capture
+	pub     *publisher
+	store   *store.Store // nil without --data-dir
+	tcp     *listeners.TCP
+	tls     *listeners.TCP
+	ws      *wsListener
+	http    *ops.Server // nil without --http-addr
+	ready   atomic.Bool
+	closed  atomic.Bool
 
 	fences *fencefile.FenceFile
 	conns  connSet // the MQTT listeners' connections
@@ -138,11 +137,7 @@ func Start(cfg Config) (*Server, error) {
 			return nil, s.abort(err)
 		}
 	}
-	s.retained = newRetainedSet()
-	if err := s.mqtt.AddHook(newRetainedHook(s.retained, s.mqtt, access, cfg.TransitionPrefix, s.set), nil); err != nil {
-		return nil, s.abort(err)
-	}
-	s.pub = newPublisher(s.mqtt, s.store, s.retained, &s.cfg, s.set, cfg.Log)
+	s.pub = newPublisher(s.mqtt, s.store, &s.cfg, s.set, cfg.Log)
 	em := evaluator.NewMetrics(s.set)
 	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
@@ -211,11 +206,7 @@ func (s *Server) registerMQTTGauges() {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.ClientsConnected))
 	})
 	s.set.NewGauge(`edgefence_mqtt_retained_messages`, func() float64 {
-		n := s.mqtt.Topics.Retained.Len() // Info.Retained misses what was loaded from the store
-		if s.retained != nil {
-			n += s.retained.len()
-		}
-		return float64(n)
+		return float64(s.mqtt.Topics.Retained.Len()) // Info.Retained misses what was loaded from the store
 	})
 }
 

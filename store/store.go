@@ -78,9 +78,9 @@ type Store struct {
 	own      string
 	withhold string
 
-	mu    sync.Mutex        // one Write at a time, with retry
-	retry map[string][]byte // writes whose transaction failed, for the next one
-	once  sync.Once
+	mu      sync.Mutex        // one Write at a time, with pending
+	pending map[string][]byte // writes for the next transaction: failed ones, expiries
+	once    sync.Once
 }
 
 // Open opens (creating) the store in dir. It refuses a store that bbolt's
@@ -262,9 +262,16 @@ func (s *Store) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, _ int64) {
 	_ = s.Write([]Write{{Topic: pk.TopicName, Value: Encode(cl, &pk)}})
 }
 
-// OnRetainedExpired deletes a retained message mochi has expired.
+// OnRetainedExpired deletes a retained message mochi has expired, with
+// the next Write (or Close) rather than a commit of its own: an expired
+// EXIT left on disk meanwhile is deleted again on restart (restore).
 func (s *Store) OnRetainedExpired(topic string) {
-	_ = s.Write([]Write{{Topic: topic}})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[string][]byte{}
+	}
+	s.pending[keyPrefix+topic] = nil
 }
 
 // StoredRetainedMessages returns the stored retained messages but those
@@ -332,14 +339,15 @@ func decode(k, v []byte) (*storage.Message, error) {
 	return &m, nil
 }
 
-// Write stores ws in one transaction: one commit, and so one pair of
-// fdatasyncs, for a whole batch. Writes of a transaction that failed are
-// kept and tried again with the next (a newer write of a topic wins). A
-// topic too long for a bbolt key is not stored, counted and logged.
+// Write stores ws, and what is pending, in one transaction: one commit,
+// and so one pair of fdatasyncs, for a whole batch. Writes of a
+// transaction that failed are kept and tried again with the next (a newer
+// write of a topic wins). A topic too long for a bbolt key is not stored,
+// counted and logged.
 func (s *Store) Write(ws []Write) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.retry == nil && len(ws) == 0 {
+	if len(s.pending) == 0 && len(ws) == 0 {
 		return nil
 	}
 	err := s.db.Update(func(tx *bbolt.Tx) error {
@@ -347,7 +355,7 @@ func (s *Store) Write(ws []Write) error {
 		if err != nil {
 			return err
 		}
-		for k, v := range s.retry {
+		for k, v := range s.pending {
 			if err := put(b, []byte(k), v); err != nil {
 				return err
 			}
@@ -366,17 +374,17 @@ func (s *Store) Write(ws []Write) error {
 		return nil
 	})
 	if err == nil {
-		s.retry = nil
+		clear(s.pending)
 		return nil
 	}
 	s.errs.Inc()
 	s.log.Error("store: commit failed; these retained messages are not on disk until a later commit succeeds", "file", s.path, "messages", len(ws), "error", err)
-	if s.retry == nil {
-		s.retry = map[string][]byte{}
+	if s.pending == nil {
+		s.pending = map[string][]byte{}
 	}
 	for _, w := range ws {
 		if key := keyPrefix + w.Topic; len(key) <= bbolt.MaxKeySize {
-			s.retry[key] = w.Value
+			s.pending[key] = w.Value
 		}
 	}
 	return fmt.Errorf("store %s: %w", s.path, err)
@@ -420,10 +428,10 @@ func Encode(cl *mqtt.Client, pk *packets.Packet) []byte {
 	return data
 }
 
-// Close closes the file; later writes fail.
+// Close writes what is pending and closes the file; later writes fail.
 func (s *Store) Close() error {
 	var err error
-	s.once.Do(func() { err = s.db.Close() })
+	s.once.Do(func() { err = errors.Join(s.Write(nil), s.db.Close()) })
 	return err
 }
 

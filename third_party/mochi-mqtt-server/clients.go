@@ -173,8 +173,17 @@ type ClientState struct {
 	open            context.Context      // indicate that the client is open for packet exchange
 	cancelOpen      context.CancelFunc   // cancel function for open context
 	outboundQty     int32                // number of messages currently in the outbound queue
+	retained        []retainedBatch      // retained messages owed to new subscriptions, oldest first
 	Keepalive       uint16               // the number of seconds the connection can wait
 	ServerKeepalive bool                 // keepalive was set by the server
+}
+
+// retainedBatch is what a new subscription is owed: the retained messages
+// matching its filter when it was made, sent in order as the client makes
+// room for them.
+type retainedBatch struct {
+	sub packets.Subscription
+	pks []packets.Packet
 }
 
 // newClient returns a new instance of Client. This is almost exclusively used by Server
@@ -219,6 +228,7 @@ type clientOutboundQueue struct {
 	head  int               // index of the oldest queued packet in pks
 	limit int               // the most packets queued at once
 	ready chan struct{}     // signalled when a packet is pushed onto an empty queue
+	room  chan struct{}     // signalled when a packet is taken from a full queue
 }
 
 // clientOutboundQueueKeep is the capacity a drained queue keeps for reuse; memory
@@ -229,6 +239,7 @@ func newClientOutboundQueue(limit int32) *clientOutboundQueue {
 	return &clientOutboundQueue{
 		limit: int(limit),
 		ready: make(chan struct{}, 1),
+		room:  make(chan struct{}, 1),
 	}
 }
 
@@ -265,9 +276,16 @@ func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
 	if q.head == len(q.pks) {
 		return nil, false
 	}
+	full := len(q.pks)-q.head >= q.limit
 	pk := q.pks[q.head]
 	q.pks[q.head] = nil
 	q.head++
+	if full { // pushWait may be waiting
+		select {
+		case q.room <- struct{}{}:
+		default:
+		}
+	}
 	if q.head == len(q.pks) {
 		q.head = 0
 		q.pks = q.pks[:0]
@@ -276,6 +294,20 @@ func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
 		}
 	}
 	return pk, true
+}
+
+// pushWait queues pk, waiting while the queue is full, and returns false
+// without queueing it if done is closed first. One goroutine at a time may
+// wait.
+func (q *clientOutboundQueue) pushWait(pk *packets.Packet, done <-chan struct{}) bool {
+	for !q.push(pk) {
+		select {
+		case <-q.room:
+		case <-done:
+			return false
+		}
+	}
+	return true
 }
 
 // len returns the number of queued packets.

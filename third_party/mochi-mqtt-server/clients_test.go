@@ -73,6 +73,32 @@ func TestClientOutboundQueue(t *testing.T) {
 	require.Equal(t, 0, q.len())
 }
 
+func TestClientOutboundQueuePushWait(t *testing.T) {
+	q := newClientOutboundQueue(2)
+	require.True(t, q.push(&packets.Packet{PacketID: 1}))
+	require.True(t, q.push(&packets.Packet{PacketID: 2}))
+
+	pushed := make(chan bool)
+	go func() {
+		pushed <- q.pushWait(&packets.Packet{PacketID: 3}, nil)
+	}()
+	select {
+	case <-pushed:
+		t.Fatal("pushWait returned on a full queue")
+	case <-time.After(10 * time.Millisecond):
+	}
+	pk, ok := q.pop() // makes room
+	require.True(t, ok)
+	require.Equal(t, uint16(1), pk.PacketID)
+	require.True(t, <-pushed)
+	require.Equal(t, 2, q.len())
+
+	done := make(chan struct{})
+	close(done)
+	require.False(t, q.pushWait(&packets.Packet{PacketID: 4}, done)) // full, and given up
+	require.Equal(t, 2, q.len())
+}
+
 func TestClientOutboundQueueReleasesBurst(t *testing.T) {
 	q := newClientOutboundQueue(1024)
 	for i := 0; i < 1024; i++ {

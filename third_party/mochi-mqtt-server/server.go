@@ -6,6 +6,7 @@
 package mqtt
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -475,6 +476,7 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 	s.hooks.OnSessionEstablished(cl, pk)
 
 	err = cl.Read(s.receivePacket)
+	cl.State.retained = nil // owed to this connection's subscriptions only
 	if err != nil {
 		s.sendLWT(cl)
 		cl.Stop(err)
@@ -715,6 +717,10 @@ func (s *Server) processPacket(cl *Client, pk packets.Packet) error {
 	s.hooks.OnPacketProcessed(cl, pk, err)
 	if err != nil {
 		return err
+	}
+
+	if len(cl.State.retained) > 0 { // the packet may have been an acknowledgement that makes room
+		s.sendRetained(cl)
 	}
 
 	if cl.State.Inflight.Len() > 0 && atomic.LoadInt32(&cl.State.Inflight.sendQuota) > 0 {
@@ -1030,6 +1036,12 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 }
 
 func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packets.Packet) (packets.Packet, error) {
+	return s.publishToClientWait(cl, sub, pk, false)
+}
+
+// publishToClientWait is publishToClient; with wait, a message finding the
+// client's outbound queue full waits for room instead of being dropped.
+func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk packets.Packet, wait bool) (packets.Packet, error) {
 	if sub.NoLocal && pk.Origin == cl.ID {
 		return pk, nil // [MQTT-3.8.3-3]
 	}
@@ -1110,7 +1122,11 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 		return out, packets.CodeDisconnect
 	}
 
-	if !cl.State.outbound.push(&out) {
+	if wait {
+		if !cl.State.outbound.pushWait(&out, cl.State.open.Done()) {
+			return out, packets.CodeDisconnect // as above: a QoS 1 or 2 message stays inflight
+		}
+	} else if !cl.State.outbound.push(&out) {
 		atomic.AddInt64(&s.Info.MessagesDropped, 1)
 		cl.ops.hooks.OnPublishDropped(cl, pk)
 		if out.FixedHeader.Qos > 0 {
@@ -1134,14 +1150,56 @@ func (s *Server) publishRetainedToClient(cl *Client, sub packets.Subscription, e
 	}
 
 	sub.FwdRetainedFlag = true
-	for _, pkv := range s.Topics.Messages(sub.Filter) { // [MQTT-3.8.4-4]
-		_, err := s.publishToClient(cl, sub, pkv)
-		if err != nil {
-			s.Log.Debug("failed to publish retained message", "error", err, "client", cl.ID, "listener", cl.Net.Listener, "packet", pkv)
-			continue
-		}
-		s.hooks.OnRetainPublished(cl, pkv)
+	if sub.Identifier > 0 { // [MQTT-3.3.4-3]: retained messages too
+		sub.Identifiers = map[string]int{sub.Filter: sub.Identifier}
 	}
+	pks := s.Topics.Messages(sub.Filter) // [MQTT-3.8.4-4]
+	if len(pks) == 0 {
+		return
+	}
+	cl.State.retained = append(cl.State.retained, retainedBatch{sub: sub, pks: pks})
+	s.sendRetained(cl)
+}
+
+// sendRetained sends the retained messages owed to the client's new
+// subscriptions, in the order they subscribed, as the client makes room:
+// it waits for room in the outbound queue (the client's writer drains
+// it), and stops at a QoS 1 or 2 message that the inflight window or the
+// client's receive maximum has no room for, to go on after the client's
+// next packet. A message replaced or cleared since the subscription is
+// skipped: its successor went to the client as a live message. It runs
+// on the client's reading goroutine, which owns cl.State.retained.
+func (s *Server) sendRetained(cl *Client) {
+	for len(cl.State.retained) > 0 {
+		b := &cl.State.retained[0]
+		for len(b.pks) > 0 {
+			if cl.Closed() {
+				cl.State.retained = nil
+				return
+			}
+
+			pk := b.pks[0]
+			if cur, ok := s.Topics.Retained.Get(pk.TopicName); ok && cur.Created == pk.Created && bytes.Equal(cur.Payload, pk.Payload) {
+				qos := min(pk.FixedHeader.Qos, b.sub.Qos, s.Options.Capabilities.MaximumQos)
+				if qos > 0 && (cl.State.Inflight.Len() >= int(s.Options.Capabilities.MaximumInflight) ||
+					atomic.LoadInt32(&cl.State.Inflight.sendQuota) == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0) {
+					return
+				}
+
+				if _, err := s.publishToClientWait(cl, b.sub, pk, true); err != nil {
+					s.Log.Debug("failed to publish retained message", "error", err, "client", cl.ID, "listener", cl.Net.Listener, "packet", pk)
+				} else {
+					s.hooks.OnRetainPublished(cl, pk)
+				}
+			}
+
+			b.pks[0] = packets.Packet{}
+			b.pks = b.pks[1:]
+		}
+		cl.State.retained[0] = retainedBatch{}
+		cl.State.retained = cl.State.retained[1:]
+	}
+	cl.State.retained = nil // the backing array goes with the last batch
 }
 
 // buildAck builds a standardised ack message for Puback, Pubrec, Pubrel, Pubcomp packets.

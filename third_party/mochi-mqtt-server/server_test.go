@@ -5,11 +5,14 @@
 package mqtt
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -2359,6 +2362,247 @@ func TestPublishRetainedToClient(t *testing.T) {
 	buf, err := io.ReadAll(r)
 	require.NoError(t, err)
 	require.Equal(t, packets.TPacketData[packets.Publish].Get(packets.TPublishRetain).RawBytes, buf)
+}
+
+func TestPublishRetainedToClientSubscriptionIdentifier(t *testing.T) {
+	s := newServer()
+	cl, r, w := newTestClient()
+	defer w.Close()
+	cl.Properties.ProtocolVersion = 5
+	s.Clients.Add(cl)
+
+	sub := packets.Subscription{Filter: "a/b/c", Identifier: 3}
+	subbed := s.Topics.Subscribe(cl.ID, sub)
+	require.True(t, subbed)
+
+	retained := s.Topics.RetainMessage(*packets.TPacketData[packets.Publish].Get(packets.TPublishRetainMqtt5).Packet)
+	require.Equal(t, int64(1), retained)
+
+	go s.publishRetainedToClient(cl, sub, false)
+
+	pks := readTestPackets(t, r, 5, 1)
+	require.Equal(t, "a/b/c", pks[0].TopicName)
+	require.Equal(t, []int{3}, pks[0].Properties.SubscriptionIdentifier) // [MQTT-3.3.4-3]
+}
+
+// retainTestMessages retains n messages on a/b/0, a/b/1, ... at the given QoS.
+func retainTestMessages(t testing.TB, s *Server, n int, qos byte) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		pk := packets.Packet{
+			FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: qos, Retain: true},
+			TopicName:   fmt.Sprintf("a/b/%d", i),
+			Payload:     []byte("hello"),
+			Created:     time.Now().Unix(),
+		}
+		require.Equal(t, int64(1), s.Topics.RetainMessage(pk))
+	}
+}
+
+func TestPublishRetainedToClientWaitsForRoom(t *testing.T) {
+	s := newServer()
+	cl, r, w := newTestClient() // outbound queue of 3
+	defer w.Close()
+	s.Clients.Add(cl)
+	retainTestMessages(t, s, 20, 0)
+
+	sub := packets.Subscription{Filter: "a/b/+"}
+	s.Topics.Subscribe(cl.ID, sub)
+	done := make(chan struct{})
+	go func() {
+		s.publishRetainedToClient(cl, sub, false)
+		close(done)
+	}()
+	time.Sleep(10 * time.Millisecond) // the queue fills before anything is read
+
+	pks := readTestPackets(t, r, 4, 20)
+	<-done
+	got := map[string]bool{}
+	for _, pk := range pks {
+		require.True(t, pk.FixedHeader.Retain)
+		got[pk.TopicName] = true
+	}
+	require.Len(t, got, 20) // each once
+	require.Equal(t, int64(0), atomic.LoadInt64(&s.Info.MessagesDropped))
+	require.Empty(t, cl.State.retained)
+}
+
+func TestPublishRetainedToClientWaitsForInflight(t *testing.T) {
+	s := newServer()
+	s.Options.Capabilities.MaximumInflight = 5
+	cl, r, w := newTestClient()
+	defer w.Close()
+	s.Clients.Add(cl)
+	retainTestMessages(t, s, 8, 1)
+
+	sub1 := packets.Subscription{Filter: "a/b/+", Qos: 1}
+	sub2 := packets.Subscription{Filter: "a/b/1", Qos: 1}
+	s.Topics.Subscribe(cl.ID, sub1)
+	s.Topics.Subscribe(cl.ID, sub2)
+	in := streamTestPackets(t, r, 4, 9)
+	var pks []packets.Packet
+	next := func() packets.Packet {
+		pk, ok := <-in
+		require.True(t, ok, "after %d messages", len(pks))
+		pks = append(pks, pk)
+		return pk
+	}
+
+	// As from two SUBSCRIBE packets: the inflight window's worth of the
+	// first subscription's messages, then nothing until acknowledgements.
+	s.publishRetainedToClient(cl, sub1, false)
+	s.publishRetainedToClient(cl, sub2, false)
+	for i := 0; i < 5; i++ {
+		next()
+	}
+	require.Equal(t, 5, cl.State.Inflight.Len())
+	for len(pks) < 9 {
+		err := s.processPacket(cl, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pks[len(pks)-5].PacketID})
+		require.NoError(t, err)
+		next()
+	}
+	for _, pk := range pks[4:] {
+		err := s.processPacket(cl, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
+		require.NoError(t, err)
+	}
+
+	var got []string
+	for _, pk := range pks {
+		got = append(got, pk.TopicName)
+		require.Equal(t, byte(1), pk.FixedHeader.Qos)
+	}
+	sort.Strings(got[:8]) // the index gives a filter's messages in no particular order
+	want := []string{"a/b/0", "a/b/1", "a/b/2", "a/b/3", "a/b/4", "a/b/5", "a/b/6", "a/b/7", "a/b/1"}
+	require.Equal(t, want, got) // all of the first subscription's, then the second's
+	require.Equal(t, 0, cl.State.Inflight.Len())
+	require.Equal(t, int64(0), atomic.LoadInt64(&s.Info.InflightDropped))
+	require.Empty(t, cl.State.retained)
+}
+
+// BenchmarkPublishRetainedToClient sends 25,000 retained messages to a new
+// subscription of a client with the default outbound queue, read as fast
+// as a net.Pipe allows; delivered/op is how many arrived.
+func BenchmarkPublishRetainedToClient(b *testing.B) {
+	const retained = 25000
+	s := newServer()
+	retainTestMessages(b, s, retained, 0)
+	sub := packets.Subscription{Filter: "a/b/+"}
+	var delivered int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, w := net.Pipe()
+		cl := s.NewClient(w, "tcp", "bench", false)
+		cl.Properties.ProtocolVersion = 4
+		go cl.WriteLoop()
+		read := make(chan int)
+		go func() {
+			n := 0
+			buf := bufio.NewReader(r)
+			for {
+				_ = r.SetReadDeadline(time.Now().Add(time.Second))
+				if _, err := buf.ReadByte(); err != nil { // fixed header
+					break
+				}
+				size, _, err := packets.DecodeLength(buf)
+				if err != nil {
+					break
+				}
+				if _, err := buf.Discard(size); err != nil {
+					break
+				}
+				n++
+				if n == retained {
+					break
+				}
+			}
+			read <- n
+		}()
+		s.publishRetainedToClient(cl, sub, false)
+		delivered = <-read
+		cl.Stop(nil)
+		_ = r.Close()
+	}
+	b.ReportMetric(float64(delivered), "delivered/op")
+}
+
+func TestPublishRetainedToClientSkipsReplaced(t *testing.T) {
+	s := newServer()
+	s.Options.Capabilities.MaximumInflight = 1
+	cl, r, w := newTestClient()
+	defer w.Close()
+	s.Clients.Add(cl)
+	retainTestMessages(t, s, 3, 1)
+
+	sub := packets.Subscription{Filter: "a/b/+", Qos: 1}
+	s.Topics.Subscribe(cl.ID, sub)
+	done := make(chan struct{})
+	go func() {
+		s.publishRetainedToClient(cl, sub, false)
+		close(done)
+	}()
+	pk := readTestPackets(t, r, 4, 1)[0]
+	<-done
+	require.Len(t, cl.State.retained, 1) // the other two wait for room
+	var others []string
+	for _, topic := range []string{"a/b/0", "a/b/1", "a/b/2"} {
+		if topic != pk.TopicName {
+			others = append(others, topic)
+		}
+	}
+	require.Len(t, others, 2)
+
+	// Replaced and cleared while the first waits for its acknowledgement:
+	// the client had the newer ones as live messages.
+	s.Topics.RetainMessage(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: true}, TopicName: others[0], Payload: []byte("newer")})
+	s.Topics.RetainMessage(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}, TopicName: others[1]})
+	err := s.processPacket(cl, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
+	require.NoError(t, err)
+	require.Empty(t, cl.State.retained)
+	require.Equal(t, 0, cl.State.Inflight.Len()) // nothing more sent
+}
+
+// readTestPackets reads n packets of the given protocol version from r,
+// failing if they do not all arrive within a second.
+func readTestPackets(t *testing.T, r net.Conn, version byte, n int) []packets.Packet {
+	t.Helper()
+	pks := make([]packets.Packet, 0, n)
+	for pk := range streamTestPackets(t, r, version, n) {
+		pks = append(pks, pk)
+	}
+	require.Equal(t, n, len(pks), "packets read")
+	return pks
+}
+
+// streamTestPackets reads n packets of the given protocol version from r
+// and hands each on as it arrives; the channel closes after the n-th, or
+// early if one does not arrive within a second.
+func streamTestPackets(t *testing.T, r net.Conn, version byte, n int) <-chan packets.Packet {
+	rc := newClient(r, &ops{
+		info:    new(system.Info),
+		hooks:   new(Hooks),
+		log:     logger,
+		options: &Options{Capabilities: NewDefaultServerCapabilities()},
+	})
+	rc.Properties.ProtocolVersion = version
+	out := make(chan packets.Packet, n)
+	go func() {
+		defer close(out)
+		for i := 0; i < n; i++ {
+			_ = r.SetReadDeadline(time.Now().Add(time.Second))
+			fh := new(packets.FixedHeader)
+			if err := rc.ReadFixedHeader(fh); err != nil {
+				t.Errorf("packet %d of %d: %v", i+1, n, err)
+				return
+			}
+			pk, err := rc.ReadPacket(fh)
+			if err != nil {
+				t.Errorf("packet %d of %d: %v", i+1, n, err)
+				return
+			}
+			out <- pk
+		}
+	}()
+	return out
 }
 
 func TestPublishRetainedToClientIsShared(t *testing.T) {
