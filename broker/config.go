@@ -99,18 +99,17 @@ func DefaultConfig() Config {
 }
 
 // Defaults of mochi's per-client resources, sized for trackers that
-// mostly publish (mochi's own are 2 KiB, 2 KiB, 8192 and 8192). mochi
-// allocates each client's outbound queue whole when it connects, a slice
-// of pointers the GC scans every cycle: 8192 entries are 64 KiB per
-// client, 640 MB and a GC at 98% of the CPU at 10,000 trackers
-// (docs/performance.md). A tracker's PUBACKs do not use the queue; a
-// dashboard's transitions do, behind its socket's send buffer. The read
-// buffer holds a burst of 8 pings of ~115 bytes (a gateway forwarding for
-// many devices, a tracker catching up) in one read.
+// mostly publish (mochi's own are 2 KiB, 2 KiB, 8192 and 8192). The
+// outbound queue is mochi's bound: the patched mochi grows each client's
+// queue with what is queued (third_party patch 0008), so a tracker, whose
+// PUBACKs do not use it, pays nothing for it, and a dashboard has room for
+// the burst of ENTERs of a fleet's first pings. The read buffer holds a
+// burst of 8 pings of ~115 bytes (a gateway forwarding for many devices,
+// a tracker catching up) in one read.
 const (
 	DefaultClientReadBuffer  = 1024
 	DefaultClientWriteBuffer = 2048
-	DefaultClientQueue       = 1024
+	DefaultClientQueue       = 8192
 	// DefaultMaxInflight is mochi's own default. Inflight messages live
 	// in a map that grows only with what is in flight, so trackers do not
 	// pay for it; a dashboard does when it acknowledges slowly, and at 1024

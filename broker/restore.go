@@ -16,7 +16,10 @@ import (
 // them in mochi (the store withholds them from mochi's own loading),
 // giving EXIT messages back the expiry the store does not keep and
 // deleting those already past it. A message on a transition topic that is
-// not a transition is retained as it was, and restores nothing.
+// not a transition is retained as it was, and restores nothing. Only the
+// server's own messages are restored: one on a transition topic that a
+// client wrote (a forged will from an older version, a hand-edited store)
+// would otherwise become engine state; it is deleted, logged and counted.
 func (s *Server) restore() (int, error) {
 	if s.store == nil {
 		return 0, nil
@@ -27,6 +30,12 @@ func (s *Server) restore() (int, error) {
 	var restoreErr error
 	err := s.store.Retained(s.cfg.TransitionPrefix+"/", func(m *storage.Message) {
 		if restoreErr != nil {
+			return
+		}
+		if m.Client != publisherID && m.Origin != publisherID {
+			s.notOurs.Inc()
+			s.log.Warn("deleting a stored retained message on a transition topic that the server did not publish", "topic", m.TopicName, "client", m.Client)
+			gone = append(gone, message{topic: m.TopicName, retain: true}) // an empty one deletes
 			return
 		}
 		r, err := output.ParseRetained(s.cfg.TransitionPrefix, m.TopicName, m.Payload)

@@ -43,7 +43,9 @@ type Server struct {
 	closed  atomic.Bool
 
 	fences *fencefile.FenceFile
-	conns  connSet // the MQTT listeners' connections
+
+	notOurs *metrics.Counter // stored transitions the server did not write, refused at restore
+	conns   connSet          // the MQTT listeners' connections
 }
 
 // Start loads the fences, opens the store, restores the retained fence
@@ -162,6 +164,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	tel.Watch(s.mqtt) // stored sessions' subscriptions are loaded now
+	s.notOurs = s.set.NewCounter(`edgefence_restore_refused_total{reason="not_server"}`)
 	n, err := s.restore()
 	if err != nil {
 		return nil, s.abort(fmt.Errorf("restore retained state: %w", err))

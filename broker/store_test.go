@@ -30,6 +30,9 @@ func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 		Payload: output.TransitionJSON(&evaluator.Transition{Device: "old-1", Fence: "zone-museumsinsel", Type: evaluator.Enter,
 			Event: time.Now().Add(-10 * time.Second).UnixNano(), Lat: museumLat, Lon: museumLon}, time.Now().Add(-9*time.Second)),
 		Created: time.Now().Unix(),
+		// Every version published its transitions from the inline client
+		// "edgefence-engine", and mochi's hook stored its id.
+		Client: "edgefence-engine", Origin: "edgefence-engine",
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("mochi"))

@@ -227,7 +227,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.Var(engineFlag{&cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
 	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
 	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
-	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 1024")
+	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 (a queue grows with what is queued: trackers pay nothing for it)")
 	fs.Var(uint16Value{&cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
 	proc.register(fs)
 	return fs
