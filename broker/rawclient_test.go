@@ -844,11 +844,10 @@ func TestTrackerConnack(t *testing.T) {
 
 // A 3.1.1 CONNACK may only carry the return codes 0x00–0x05: an empty
 // client id without clean session is refused with 0x02 [MQTT-3.1.3-9], an
-// unknown protocol level with 0x01 [MQTT-3.1.2-2]. mochi answers 0x80 and
-// 0x82, MQTT 5 codes a 3.1.1 client cannot read; the tracker path answered
-// as here. Skipped until a third_party patch of mochi maps them.
+// unknown protocol level with 0x01 [MQTT-3.1.2-2]. mochi as released
+// answers 0x80 and 0x82, MQTT 5 codes a 3.1.1 client cannot read (mochi
+// patch 0012).
 func TestMQTT311RefusalCodes(t *testing.T) {
-	t.Skip("mochi answers these 3.1.1 CONNECTs with MQTT 5 reason codes (0x80, 0x82): needs a patch under third_party/")
 	srv := start(t, testConfig(t))
 	tk := dialRaw(t, srv.MQTTAddr(), 4)
 	if ack := tk.connect("", anonymous, 30, func(pk *packets.Packet) { pk.Connect.Clean = false }); ack.ReasonCode != 0x02 {

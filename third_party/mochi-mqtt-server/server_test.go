@@ -978,7 +978,8 @@ func TestServerEstablishConnectionInvalidConnect(t *testing.T) {
 	err := <-o
 	require.Error(t, err)
 	require.ErrorIs(t, packets.ErrProtocolViolationReservedBit, err)
-	require.Equal(t, packets.TPacketData[packets.Connack].Get(packets.TConnackProtocolViolationNoSession).RawBytes, <-recv)
+	// No 3.1.1 return code applies: closed without a CONNACK [MQTT-3.2.2-6].
+	require.Empty(t, <-recv)
 
 	_ = r.Close()
 }
@@ -1055,7 +1056,9 @@ func TestServerEstablishConnectionInvalidConnectAckFailure(t *testing.T) {
 	}()
 
 	go func() {
-		_, _ = w.Write(packets.TPacketData[packets.Connect].Get(packets.TConnectMalReservedBit).RawBytes)
+		// Protocol level 6: refused with 3.1.1 return code 0x01, which
+		// cannot be written to the closed pipe.
+		_, _ = w.Write([]byte{0x10, 0x0c, 0x00, 0x04, 'M', 'Q', 'T', 'T', 0x06, 0x02, 0x00, 0x3c, 0x00, 0x00})
 		_ = w.Close()
 	}()
 
@@ -1145,6 +1148,39 @@ func TestServerSendConnackFailureReason(t *testing.T) {
 	require.Equal(t, packets.TPacketData[packets.Connack].Get(packets.TConnackInvalidMinMqtt5).RawBytes, buf)
 }
 
+func TestServerSendConnackV3ReturnCodes(t *testing.T) {
+	for _, tc := range []struct {
+		reason packets.Code
+		want   []byte // nil: no CONNACK, the connection is closed [MQTT-3.2.2-6]
+	}{
+		{packets.ErrProtocolViolationProtocolVersion, []byte{0x20, 0x02, 0x00, 0x01}}, // [MQTT-3.1.2-2]
+		{packets.ErrClientIdentifierNotValid, []byte{0x20, 0x02, 0x00, 0x02}},
+		{packets.ErrServerBusy, []byte{0x20, 0x02, 0x00, 0x03}},
+		{packets.ErrConnectionRateExceeded, []byte{0x20, 0x02, 0x00, 0x03}},
+		{packets.ErrNotAuthorized, []byte{0x20, 0x02, 0x00, 0x05}},
+		{packets.ErrUnspecifiedError, nil},
+		{packets.ErrProtocolViolationReservedBit, nil},
+	} {
+		t.Run(tc.reason.Reason, func(t *testing.T) {
+			s := newServer()
+			cl, r, w := newTestClient()
+			cl.Properties.ProtocolVersion = 4
+			go func() {
+				err := s.SendConnack(cl, tc.reason, false, nil)
+				require.NoError(t, err)
+				_ = w.Close()
+			}()
+			buf, err := io.ReadAll(r)
+			require.NoError(t, err)
+			if tc.want == nil {
+				require.Empty(t, buf)
+			} else {
+				require.Equal(t, tc.want, buf)
+			}
+		})
+	}
+}
+
 func TestServerSendConnackWithServerKeepalive(t *testing.T) {
 	s := newServer()
 	cl, r, w := newTestClient()
@@ -1209,7 +1245,7 @@ func TestServerValidateConnect(t *testing.T) {
 			client:       &Client{Properties: ClientProperties{ProtocolVersion: 3}},
 			capabilities: Capabilities{},
 			packet:       packetCleanIdPacket,
-			expect:       packets.ErrUnspecifiedError,
+			expect:       packets.ErrClientIdentifierNotValid,
 		},
 	}
 

@@ -139,11 +139,15 @@ var (
 	// This is required because MQTTv3 has different return byte specification.
 	// See http://docs.oasis-open.org/mqtt/mqtt/v3.1.1/os/mqtt-v3.1.1-os.html#_Toc385349257
 	V5CodesToV3 = map[Code]Code{
-		ErrUnsupportedProtocolVersion: Err3UnsupportedProtocolVersion,
-		ErrClientIdentifierNotValid:   Err3ClientIdentifierNotValid,
-		ErrServerUnavailable:          Err3ServerUnavailable,
-		ErrMalformedUsername:          ErrMalformedUsernameOrPassword,
-		ErrMalformedPassword:          ErrMalformedUsernameOrPassword,
-		ErrBadUsernameOrPassword:      Err3NotAuthorized,
+		ErrUnsupportedProtocolVersion:       Err3UnsupportedProtocolVersion,
+		ErrProtocolViolationProtocolVersion: Err3UnsupportedProtocolVersion, // [MQTT-3.1.2-2]
+		ErrNotAuthorized:                    Err3NotAuthorized,
+		ErrServerBusy:                       Err3ServerUnavailable,
+		ErrConnectionRateExceeded:           Err3ServerUnavailable,
+		ErrClientIdentifierNotValid:         Err3ClientIdentifierNotValid,
+		ErrServerUnavailable:                Err3ServerUnavailable,
+		ErrMalformedUsername:                ErrMalformedUsernameOrPassword,
+		ErrMalformedPassword:                ErrMalformedUsernameOrPassword,
+		ErrBadUsernameOrPassword:            Err3NotAuthorized,
 	}
 )
