@@ -293,3 +293,37 @@ func TestBogusLoginFloodDoesNotStallADevice(t *testing.T) {
 	t.Logf("device ping → transition latencies during the flood %v; bogus logins answered %v; %v verifications",
 		lat, summary, metric(t, srv, "edgefence_password_verifications_total"))
 }
+
+// The rate limit and the login bounds hold on every listener alike: a
+// device's allowance spent over MQTT/TCP is not renewed by reconnecting
+// over MQTTS or secure WebSocket, and a bad login costs one verification
+// and gets 0x86 on each.
+func TestLimitsFollowTheDeviceOnEveryListener(t *testing.T) {
+	srv, listeners := everyListener(t, func(c *broker.Config) { c.PublishRate, c.PublishBurst = 0.001, 3 })
+	topic := "devices/truck-1/telemetry"
+	var codes []byte
+	for i, ln := range listeners {
+		cl, ca, err := session5(t, ln.dial(t), "truck-1-"+ln.name, login("truck-1"), true, 0)
+		if err != nil {
+			t.Fatalf("%s: truck-1 connects: %v (%+v)", ln.name, err, ca)
+		}
+		for j := range 2 {
+			codes = append(codes, publishRC(t, cl, topic, canonical(outLat, outLon, nowMs()-60_000+int64(10*i+j))))
+		}
+		_ = cl.Paho.Disconnect(&paho.Disconnect{})
+
+		before := metric(t, srv, `edgefence_password_verifications_total`)
+		bad := login("truck-2")
+		bad.pass = "not-the-password"
+		if _, ca, err := session5(t, ln.dial(t), "bad-"+ln.name, bad, true, 0); err == nil || ca == nil || ca.ReasonCode != 0x86 {
+			t.Errorf("%s: a bad password: CONNACK %+v (%v), want 0x86", ln.name, ca, err)
+		}
+		if n := metric(t, srv, `edgefence_password_verifications_total`) - before; n != 1 {
+			t.Errorf("%s: a bad login cost %v verifications, want 1", ln.name, n)
+		}
+	}
+	want := []byte{0, 0, 0, 0x97, 0x97, 0x97}
+	if !slices.Equal(codes, want) {
+		t.Errorf("PUBACK reason codes over tcp, mqtts, wss: %x, want %x (a burst of 3, then quota exceeded on the other listeners)", codes, want)
+	}
+}
