@@ -102,7 +102,7 @@ func BenchmarkPipeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pg := clamp.NewPing(ids[d], &pos, ingest)
+		pg := NewPing(clamp, ids[d], &pos, ingest)
 		proc.Ingest(&pg)
 		if i%64 == 0 {
 			proc.Advance(ingest)
@@ -139,7 +139,7 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 		ping := func(d int, off time.Duration) {
 			id := "truck-" + strconv.Itoa(d)
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-			pg := cfg.Clamper().NewPing(id, &pos, base.Add(off))
+			pg := NewPing(cfg.Clamper(), id, &pos, base.Add(off))
 			proc.Ingest(&pg)
 		}
 		for d := range devices {
@@ -183,7 +183,7 @@ func BenchmarkSweepMillionDevices(b *testing.B) {
 	}
 	for d := range devices {
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.UnixNano(), HasTs: true}
-		pg := cfg.Clamper().NewPing("truck-"+strconv.Itoa(d), &pos, base)
+		pg := NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
 		proc.Ingest(&pg)
 	}
 	now := base.Add(time.Second)

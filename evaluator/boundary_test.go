@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -71,22 +72,22 @@ func TestClampWeekRolloverWindowEdges(t *testing.T) {
 	cfg := DefaultConfig()
 	c := cfg.Clamper()
 	wall := t0.UnixNano()
-	rolled := wall - int64(WeekRollover)
+	rolled := wall - int64(clock.WeekRollover)
 	skew := int64(cfg.Skew)
 	for _, tc := range []struct {
 		name   string
 		stamp  int64
 		want   int64
-		reason ClampReason
+		reason clock.ClampReason
 	}{
-		{"upper edge", rolled + skew, wall + skew, ClampWeekRollover},
-		{"one ns past the upper edge", rolled + skew + 1, wall, ClampBeforeFloor},
-		{"lower edge", rolled - skew, wall - skew, ClampWeekRollover},
-		{"one ns past the lower edge", rolled - skew - 1, wall, ClampBeforeFloor},
+		{"upper edge", rolled + skew, wall + skew, clock.ClampWeekRollover},
+		{"one ns past the upper edge", rolled + skew + 1, wall, clock.ClampBeforeFloor},
+		{"lower edge", rolled - skew, wall - skew, clock.ClampWeekRollover},
+		{"one ns past the lower edge", rolled - skew - 1, wall, clock.ClampBeforeFloor},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: tc.stamp, HasTs: true}
-			pg := c.NewPing("rolled", &pos, t0)
+			pg := NewPing(c, "rolled", &pos, t0)
 			if pg.Event != tc.want || pg.Clamp != tc.reason {
 				t.Fatalf("event %v, clamp %q; want %v, %q",
 					time.Unix(0, pg.Event).Sub(t0), pg.Clamp, time.Unix(0, tc.want).Sub(t0), tc.reason)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
@@ -34,7 +35,7 @@ var (
 // what no ping triggers: hold deadlines, sweeps, and shutdown.
 type Engine struct {
 	cfg    Config
-	clamp  Clamper
+	clamp  clock.Clamper
 	m      *Metrics
 	fences atomic.Pointer[fence.Set]
 	shards []*shard
@@ -123,8 +124,8 @@ func (e *Engine) Reconcile() error {
 // Ping builds the engine's record of a decoded position received now,
 // clamping an implausible stamp and counting it per reason.
 func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) Ping {
-	p := e.clamp.NewPing(device, pos, ingest)
-	if p.Clamp != ClampNone {
+	p := NewPing(e.clamp, device, pos, ingest)
+	if p.Clamp != clock.ClampNone {
 		e.m.Clamped[p.Clamp].Inc()
 	}
 	return p

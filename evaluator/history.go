@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
@@ -38,7 +39,7 @@ func (b *lateBatch) due(now int64, wait int64) bool {
 // a batch may wait. One behind ping alone is most often a delayed one.
 func (p *Processor) lateDue(d *device, now int64) bool {
 	wait := int64(p.cfg.HistoryWait)
-	if d.clk.candN <= -2 && now-d.late.first < 8*wait {
+	if d.clk.Pending() <= -2 && now-d.late.first < 8*wait {
 		return false
 	}
 	return d.late.due(now, wait)
@@ -132,7 +133,7 @@ func (p *Processor) deferLate(d *device, h *held, now int64) {
 // undefer puts the pings of d's batch that belong to the generation a
 // step by shift just began back on the live path, re-keyed: the one in
 // which a ping's transit delay is the smaller that is not negative (see
-// clock.newer), whenever it came. The others were delayed pings of the
+// clock.Model.Newer), whenever it came. The others were delayed pings of the
 // generation before.
 func (p *Processor) undefer(d *device, shift int64, now int64) {
 	b := d.late
@@ -142,7 +143,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	k := 0
 	p.redo = p.redo[:0]
 	for _, h := range b.pings {
-		if d.clk.newer(h.event, h.wall, shift) {
+		if d.clk.Newer(h.event, h.wall, shift) {
 			h.event -= shift
 			p.redo = append(p.redo, h)
 			continue
@@ -276,10 +277,10 @@ func (p *Processor) mendBursts(d *device, pings []held) {
 	}
 	for i := range pings {
 		h := &pings[i]
-		if h.clamp != ClampNone || h.wall+d.clk.off-h.event < backlogAge {
+		if h.clamp != clock.ClampNone || h.wall+d.clk.Off()-h.event < clock.BacklogAge {
 			continue // a counting clock's, or no backlog's
 		}
-		if n := len(p.burst); n > 0 && h.arrived-pings[p.burst[n-1]].arrived >= burstGap {
+		if n := len(p.burst); n > 0 && h.arrived-pings[p.burst[n-1]].arrived >= clock.BurstGap {
 			flush()
 		}
 		p.burst = append(p.burst, i)
@@ -334,7 +335,7 @@ func mendBurst(pings []held, idx []int) {
 func (p *Processor) lost(d *device, h *held) {
 	var pg Ping
 	h.ping(&pg, d.id)
-	pg.Stamp, pg.HasStamp = h.stamp, h.clamp != ClampMissing
+	pg.Stamp, pg.HasStamp = h.stamp, h.clamp != clock.ClampMissing
 	p.late = Late{Ping: pg, Reason: LateBeforeHistory, Watermark: d.wm}
 	p.m.Late.Inc()
 	p.sink.Late(&p.late)
@@ -510,7 +511,7 @@ func (p *Processor) historic(d *device, fenceID string, typ Type, pt *point, eve
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pt.lat, Lon: pt.lon, Ingest: time.Unix(0, pt.wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
-		Stamp: event + d.clk.shift, Offset: d.clk.off + d.clk.shift,
+		Stamp: event + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 	}
 	p.m.Historic[typ].Inc()
 	p.revealed = append(p.revealed, p.out)

@@ -1,6 +1,11 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // Ping is one position report on its way through the engine. It carries both
 // timelines: Event (the device's stamp, possibly clamped) decides ordering;
@@ -14,7 +19,7 @@ type Ping struct {
 	HasAcc bool
 
 	// Clamp says why Event is not the device's own stamp (ClampNone when it is).
-	Clamp ClampReason
+	Clamp clock.ClampReason
 	// Event is the event time in Unix nanoseconds after clamping.
 	Event int64
 	// Stamp is the device's stamp as received, in Unix nanoseconds
@@ -32,3 +37,20 @@ type Ping struct {
 
 // EventTime returns the event time as a time.Time in UTC.
 func (p *Ping) EventTime() time.Time { return time.Unix(0, p.Event).UTC() }
+
+// NewPing builds the engine's record of a decoded position received from
+// device at ingest, its stamp clamped by c.
+func NewPing(c clock.Clamper, device string, pos *payload.Position, ingest time.Time) Ping {
+	p := Ping{
+		Device:   device,
+		Lat:      pos.Lat,
+		Lon:      pos.Lon,
+		Acc:      pos.Acc,
+		HasAcc:   pos.HasAcc,
+		Stamp:    pos.TsNs,
+		HasStamp: pos.HasTs,
+		Ingest:   ingest,
+	}
+	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())
+	return p
+}

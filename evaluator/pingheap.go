@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+)
 
 // held is a buffered ping: what the state machine needs of it once the
 // hold lets it go. The device is the buffer's own, and the stamp as
@@ -16,7 +20,7 @@ type held struct {
 	arrived  int64 // processor-relative monotonic ns (Ping.arrived)
 	wall     int64 // the ingest instant's wall clock, Unix ns
 	stamp    int64 // the device's clock reading (Ping.Stamp as judged)
-	clamp    ClampReason
+	clamp    clock.ClampReason
 }
 
 // heldOf keeps what the buffer needs of p, whose ingest wall clock
@@ -33,7 +37,7 @@ func heldOf(p *Ping, wall int64) held {
 func (h *held) ping(dst *Ping, id string) {
 	*dst = Ping{
 		Device: id, Lat: h.lat, Lon: h.lon, Clamp: h.clamp, Event: h.event,
-		Stamp: h.stamp, HasStamp: h.clamp != ClampMissing,
+		Stamp: h.stamp, HasStamp: h.clamp != clock.ClampMissing,
 		Ingest: time.Unix(0, h.wall), arrived: h.arrived,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
@@ -25,10 +26,10 @@ type Processor struct {
 	cursor   int       // the sweep's next index in all; those before it are swept this round
 	timers   deadlines
 	buffered int
-	deferred int                   // pings in late batches
-	counting [numClockStates]int64 // devices per clock state in this sweep round
-	counted  [numClockStates]int64 // … as of the last whole round, published
-	batches  []*lateBatch          // spare late batches, so reconciling does not allocate
+	deferred int                    // pings in late batches
+	counting [clock.NumStates]int64 // devices per clock state in this sweep round
+	counted  [clock.NumStates]int64 // … as of the last whole round, published
+	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
 
 	// scratch of reconciliation
 	redo     []held
@@ -79,7 +80,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock{prevArr: neverArrived, burstArr: neverArrived}, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
@@ -122,10 +123,10 @@ func (p *Processor) Ingest(pg *Ping) {
 	}
 	// A ping that follows the one before within milliseconds is part of a
 	// backlog burst: its order is the burst's, not its arrival's.
-	burst := now-d.clk.prevArr < burstGap
+	burst := now-d.clk.PrevArrival() < clock.BurstGap
 	v := p.judge(d, pg, wall, now)
 	h := heldOf(pg, wall)
-	if v == behind && p.cfg.History > 0 {
+	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
 		p.deferLate(d, &h, now)
@@ -138,57 +139,57 @@ func (p *Processor) Ingest(pg *Ping) {
 // learns from it. A clamped stamp, or one the model finds implausible,
 // is set to the model's clock; a confirmed step puts the pings held
 // while it was a candidate back on the live path, re-keyed.
-func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
+func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 	c := &d.clk
 	skew := int64(p.cfg.Skew)
-	model := wall + c.off // the device's clock now, as the model has it
-	if c.learned == 0 {
+	model := wall + c.Off() // the device's clock now, as the model has it
+	if !c.Known() {
 		model = wall
 	}
 	switch pg.Clamp {
-	case ClampNone, ClampWeekRollover:
-	case ClampBeforeFloor:
+	case clock.ClampNone, clock.ClampWeekRollover:
+	case clock.ClampBeforeFloor:
 		if pg.HasStamp {
-			pg.Event = c.bootTimeline(pg.Stamp, wall, now, skew)
-			pg.Stamp = pg.Event + c.shift
-			return fresh
+			pg.Event = c.BootTimeline(pg.Stamp, wall, now, skew)
+			pg.Stamp = pg.Event + c.Shift()
+			return clock.Fresh
 		}
 		fallthrough
 	default: // missing, or beyond the largest clock offset
-		pg.Event, pg.Stamp = model, model+c.shift
-		return fresh
+		pg.Event, pg.Stamp = model, model+c.Shift()
+		return clock.Fresh
 	}
 	stamp := pg.Event // as sent, or repaired
-	if c.previous(stamp, wall, now) {
+	if c.Previous(stamp, wall, now) {
 		// A ping of the generation before the last step, delayed past it.
-		pg.Stamp, pg.Event = stamp, stamp-c.prevShift
-		return fresh
+		pg.Stamp, pg.Event = stamp, stamp-c.PrevShift()
+		return clock.Fresh
 	}
-	behindTol := max(minBehind, d.hold())
-	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTol && d.seen(stamp-c.shift, pg.Lat, pg.Lon) {
+	behindTol := max(clock.MinBehind, d.hold())
+	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.seen(stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
-		pg.Stamp, pg.Event = stamp, stamp-c.shift
-		return fresh
+		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
+		return clock.Fresh
 	}
-	shift0 := c.shift
-	v := c.judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
+	shift0 := c.Shift()
+	v := c.Judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
 	pg.Stamp = stamp
-	pg.Event = stamp - c.shift
-	if delta, ok := c.reanchor(pg.Event, wall, now); ok {
-		p.moveBoot(d, c.boot.arr, delta)
+	pg.Event = stamp - c.Shift()
+	if delta, ok := c.Reanchor(pg.Event, wall, now); ok {
+		p.moveBoot(d, c.BootArrival(), delta)
 	}
 	switch {
-	case v == ahead:
+	case v == clock.Ahead:
 		pg.Event = model
-		pg.Clamp = ClampAhead
-		p.m.Clamped[ClampAhead].Inc()
-	case v == stepped:
-		c.prevShift, c.stepAt = shift0, now
+		pg.Clamp = clock.ClampAhead
+		p.m.Clamped[clock.ClampAhead].Inc()
+	case v == clock.Stepped:
+		c.MarkStep(shift0, now)
 		p.m.Steps.Inc()
-		p.undefer(d, c.shift-shift0, now)
+		p.undefer(d, c.Shift()-shift0, now)
 	}
-	if v != ahead && c.learned >= learnPings {
-		p.m.Offset.Observe(time.Duration(c.off + c.shift))
+	if v != clock.Ahead && c.Learned() {
+		p.m.Offset.Observe(time.Duration(c.Off() + c.Shift()))
 	}
 	return v
 }
@@ -198,7 +199,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 func (p *Processor) moveBoot(d *device, since, delta int64) {
 	moved := false
 	for i := range d.buf {
-		if h := &d.buf[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
+		if h := &d.buf[i]; h.arrived >= since && h.clamp == clock.ClampBeforeFloor {
 			h.event += delta
 			h.stamp += delta
 			moved = true
@@ -211,7 +212,7 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 	}
 	if d.late != nil {
 		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
+			if h := &d.late.pings[i]; h.arrived >= since && h.clamp == clock.ClampBeforeFloor {
 				h.event += delta
 				h.stamp += delta
 			}
@@ -231,9 +232,9 @@ func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 		// One deadline per buffered ping: they come in arrival order, so
 		// the queue is a FIFO (see deadlines).
 		p.timers.push(h.arrived+d.hold(), d)
-		if h.clamp != ClampBeforeFloor {
+		if h.clamp != clock.ClampBeforeFloor {
 			// A counting clock's anchor is a guess until its burst says
-			// otherwise (clock.reanchor): it moves nothing.
+			// otherwise (clock.Model.Reanchor): it moves nothing.
 			p.raise(d, h.event, h.wall, now)
 		}
 		if w := d.high - d.hold(); w > d.wm {
@@ -273,8 +274,8 @@ func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 // make later good pings late.
 func (p *Processor) raise(d *device, event, wall, now int64) {
 	ceiling := wall + int64(p.cfg.Skew)
-	if d.clk.learned > 0 {
-		ceiling += max(d.clk.off, 0)
+	if d.clk.Known() {
+		ceiling += max(d.clk.Off(), 0)
 	}
 	if hw := min(event, ceiling); hw > d.high {
 		d.high = hw
@@ -340,7 +341,7 @@ func (p *Processor) NextDeadline() (time.Time, bool) {
 // memory is reclaimed; a device inside a fence keeps its fence state, so
 // eviction never produces a duplicate ENTER). It looks at every device.
 func (p *Processor) Sweep(now time.Time) {
-	p.cursor, p.counting = 0, [numClockStates]int64{}
+	p.cursor, p.counting = 0, [clock.NumStates]int64{}
 	p.SweepStep(now, math.MaxInt)
 }
 
@@ -354,14 +355,14 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	evicted := 0
 	for ; budget > 0 && p.cursor < len(p.all); budget-- {
 		d := p.all[p.cursor]
-		p.counting[d.clk.state()]++
+		p.counting[d.clk.State()]++
 		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
 				if !d.inside() {
-					p.counting[d.clk.state()]--
+					p.counting[d.clk.State()]--
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
@@ -380,7 +381,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	for i, n := range p.counting {
 		p.m.clockStates[i].Add(n - p.counted[i])
 	}
-	p.counted, p.counting = p.counting, [numClockStates]int64{}
+	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
 	return true
 }
 
