@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // Benchmarks area: 50 km × 50 km around Berlin.
@@ -158,7 +159,7 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 			pings += len(d.buf)
 		}
 		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		used -= int64(pings) * int64(unsafe.Sizeof(held{})+unsafe.Sizeof(deadline{}))
+		used -= int64(pings) * int64(unsafe.Sizeof(reorder.Held{})+unsafe.Sizeof(reorder.Deadline[*device]{}))
 		b.ReportMetric(float64(used)/devices, "B/device")
 		b.ReportMetric(float64(pings)/devices, "pings/device")
 		runtime.KeepAlive(proc)

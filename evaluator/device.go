@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // noTime marks an unset event time or deadline.
@@ -16,7 +17,7 @@ const noTime = math.MinInt64
 // is the design point: docs/clock.md gives its size.
 type device struct {
 	id     string
-	buf    pingHeap
+	buf    reorder.Heap
 	states []fenceState // sorted by fence ID
 	hist   []point      // committed pings, oldest first (see commit)
 	late   *lateBatch   // late pings waiting to be reconciled; usually nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // Ping is one position report on its way through the engine. It carries both
@@ -53,4 +54,23 @@ func NewPing(c clock.Clamper, device string, pos *payload.Position, ingest time.
 	}
 	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())
 	return p
+}
+
+// heldOf keeps what a reorder buffer needs of p, whose ingest wall clock
+// reading is wall (Unix ns: the caller has it already).
+func heldOf(p *Ping, wall int64) reorder.Held {
+	return reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: p.arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp}
+}
+
+// heldPing fills *dst with h, a buffered ping of device id. Its Ingest
+// has the wall reading it was taken with but no monotonic one: the
+// processor's own clock is arrived, and a latency measured from Ingest
+// outside it reads the wall clock, which is off only for a ping held
+// while the clock was stepped.
+func heldPing(h *reorder.Held, dst *Ping, id string) {
+	*dst = Ping{
+		Device: id, Lat: h.Lat, Lon: h.Lon, Clamp: h.Clamp, Event: h.Event,
+		Stamp: h.Stamp, HasStamp: h.Clamp != clock.ClampMissing,
+		Ingest: time.Unix(0, h.Wall), arrived: h.Arrived,
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // Processor is the engine for the devices of one shard: reorder buffers,
@@ -24,7 +25,7 @@ type Processor struct {
 	devices  map[string]*device
 	all      []*device // every device, for the sweep: device.slot is its index
 	cursor   int       // the sweep's next index in all; those before it are swept this round
-	timers   deadlines
+	timers   reorder.Deadlines[*device]
 	buffered int
 	deferred int                    // pings in late batches
 	counting [clock.NumStates]int64 // devices per clock state in this sweep round
@@ -32,7 +33,7 @@ type Processor struct {
 	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
 
 	// scratch of reconciliation
-	redo     []held
+	redo     []reorder.Held
 	merged   []point
 	prev     []*fence.Fence
 	changes  []change
@@ -94,7 +95,7 @@ func (p *Processor) SetHold(id string, hold time.Duration) {
 	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
 	// The queued deadlines were computed with the old hold: queue the new ones.
 	for i := range d.buf {
-		p.timers.push(d.buf[i].arrived+d.hold(), d)
+		p.timers.Push(d.buf[i].Arrived+d.hold(), d)
 	}
 }
 
@@ -199,22 +200,20 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 func (p *Processor) moveBoot(d *device, since, delta int64) {
 	moved := false
 	for i := range d.buf {
-		if h := &d.buf[i]; h.arrived >= since && h.clamp == clock.ClampBeforeFloor {
-			h.event += delta
-			h.stamp += delta
+		if h := &d.buf[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+			h.Event += delta
+			h.Stamp += delta
 			moved = true
 		}
 	}
 	if moved {
-		for i := len(d.buf)/2 - 1; i >= 0; i-- {
-			d.buf.down(i)
-		}
+		d.buf.Init()
 	}
 	if d.late != nil {
 		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.arrived >= since && h.clamp == clock.ClampBeforeFloor {
-				h.event += delta
-				h.stamp += delta
+			if h := &d.late.pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+				h.Event += delta
+				h.Stamp += delta
 			}
 		}
 	}
@@ -224,18 +223,18 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 // after everything committed and the watermark is past it, or holds it
 // for reconciliation when it comes before what was committed or in a
 // burst.
-func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
+func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64) {
 	switch {
-	case h.event > d.wm:
-		d.buf.push(h)
+	case h.Event > d.wm:
+		d.buf.Push(h)
 		p.buffered++
 		// One deadline per buffered ping: they come in arrival order, so
-		// the queue is a FIFO (see deadlines).
-		p.timers.push(h.arrived+d.hold(), d)
-		if h.clamp != clock.ClampBeforeFloor {
+		// the queue is a FIFO (see reorder.Deadlines).
+		p.timers.Push(h.Arrived+d.hold(), d)
+		if h.Clamp != clock.ClampBeforeFloor {
 			// A counting clock's anchor is a guess until its burst says
 			// otherwise (clock.Model.Reanchor): it moves nothing.
-			p.raise(d, h.event, h.wall, now)
+			p.raise(d, h.Event, h.Wall, now)
 		}
 		if w := d.high - d.hold(); w > d.wm {
 			d.wm = w
@@ -246,23 +245,24 @@ func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 		// stamp still pending, so the evaluated prefix stays in order;
 		// only pings stamped before it that arrive later become late.
 		for len(d.buf) > p.cfg.BufferCap {
-			d.buf.pop(&p.ping, d.id)
+			heldPing(&d.buf[0], &p.ping, d.id)
+			d.buf.Pop()
 			p.buffered--
 			p.m.Overflow.Inc()
 			d.wm = max(d.wm, p.ping.Event)
 			p.evaluate(d, &p.ping, now)
 		}
-	case h.event > d.done && !(burst && p.cfg.History > 0):
+	case h.Event > d.done && !(burst && p.cfg.History > 0):
 		// Behind the watermark but after everything committed, and the
 		// buffer holds only pings after the watermark: it is next (unless
 		// older ones of its burst are still to come: then it is placed
 		// with them).
-		h.ping(&p.ping, d.id)
+		heldPing(h, &p.ping, d.id)
 		p.evaluate(d, &p.ping, now)
 	case p.cfg.History > 0:
 		p.deferLate(d, h, now)
 	default:
-		h.ping(&p.ping, d.id)
+		heldPing(h, &p.ping, d.id)
 		p.late = Late{Ping: p.ping, Reason: LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
@@ -286,8 +286,9 @@ func (p *Processor) raise(d *device, event, wall, now int64) {
 // releaseThrough hands every buffered ping at or before the watermark to
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
-	for len(d.buf) > 0 && d.buf[0].event <= d.wm {
-		d.buf.pop(&p.ping, d.id)
+	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
+		heldPing(&d.buf[0], &p.ping, d.id)
+		d.buf.Pop()
 		p.buffered--
 		p.evaluate(d, &p.ping, now)
 	}
@@ -298,15 +299,15 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 // time, so the pings stamped before it go first and later ones are late.
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
-	for p.timers.len() > 0 && p.timers.next() <= n {
-		d := p.timers.pop().dev
+	for p.timers.Len() > 0 && p.timers.Next() <= n {
+		d := p.timers.Pop().Of
 		// The buffer first: a late batch is placed among what its hold
 		// has committed by now.
 		if len(d.buf) > 0 {
 			hold := d.hold()
 			for i := range d.buf {
-				if d.buf[i].arrived+hold <= n {
-					d.wm = max(d.wm, d.buf[i].event)
+				if d.buf[i].Arrived+hold <= n {
+					d.wm = max(d.wm, d.buf[i].Event)
 				}
 			}
 			p.releaseThrough(d, n)
@@ -323,17 +324,17 @@ func (p *Processor) Advance(now time.Time) {
 		if next <= n { // due, but a step is being told: look again soon
 			next = min(n+wait/4, d.late.first+8*wait)
 		}
-		p.timers.push(next, d)
+		p.timers.Push(next, d)
 	}
 }
 
 // NextDeadline returns the earliest instant at which Advance has work, if
 // any. It may be early (a stale entry); never late.
 func (p *Processor) NextDeadline() (time.Time, bool) {
-	if p.timers.len() == 0 {
+	if p.timers.Len() == 0 {
 		return time.Time{}, false
 	}
-	return p.base.Add(time.Duration(p.timers.next())), true
+	return p.base.Add(time.Duration(p.timers.Next())), true
 }
 
 // Sweep does the housekeeping that no ping triggers: DWELL timers of silent
@@ -490,11 +491,11 @@ func (p *Processor) Flush(now time.Time) {
 			p.reconcileLate(d, n)
 		}
 		for i := range d.buf {
-			d.wm = max(d.wm, d.buf[i].event)
+			d.wm = max(d.wm, d.buf[i].Event)
 		}
 		p.releaseThrough(d, n)
 	}
-	p.timers.reset()
+	p.timers.Reset()
 }
 
 // Restore sets a device's state in a fence from a committed transition (as
