@@ -77,12 +77,3 @@ func NewMetrics(set *metrics.Set) *Metrics {
 	}
 	return m
 }
-
-// RegisterGauges adds the gauges of e's size to set:
-// edgefence_active_devices, _buffered_pings, _queued_pings, _fences.
-func (e *Engine) RegisterGauges(set *metrics.Set) {
-	set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(e.Stats().Devices) })
-	set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(e.Stats().Buffered) })
-	set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(e.Stats().Queued) })
-	set.NewGauge(`edgefence_fences`, func() float64 { return float64(e.Fences().Len()) })
-}
