@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+)
 
 // Type is the kind of a fence transition.
 type Type uint8
@@ -58,7 +62,7 @@ type Transition struct {
 	// position inside the fence).
 	Lat, Lon float64
 	// Clamp is the clamp reason of the causing ping's stamp.
-	Clamp ClampReason
+	Clamp clock.ClampReason
 	// Ingest is the ingest instant of the causing ping, for SLA figures.
 	Ingest time.Time
 	// Decided is the instant the engine committed the transition (on the
