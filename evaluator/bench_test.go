@@ -117,12 +117,19 @@ func BenchmarkPipeline(b *testing.B) {
 }
 
 // BenchmarkMemoryPerDevice measures the heap held per active device at
-// 1,000,000 devices, each with one fence state and two buffered pings,
-// beyond the pings themselves (a buffered ping costs its Ping in the
-// device's heap and its hold deadline in the shard's queue). Run it with
-// -benchtime=1x.
-func BenchmarkMemoryPerDevice(b *testing.B) {
-	const devices = 1_000_000
+// 1,000,000 devices, each with one fence state, one committed ping in its
+// history and two buffered pings, beyond the pings themselves (a buffered
+// ping costs its Ping in the device's heap and its hold deadline in the
+// shard's queue). Run it with -benchtime=1x.
+func BenchmarkMemoryPerDevice(b *testing.B) { memoryPerDevice(b, 1_000_000, 1) }
+
+// BenchmarkMemoryPerDeviceFullHistory is BenchmarkMemoryPerDevice with a
+// full history (DefaultHistoryPoints committed pings) at 100,000 devices.
+func BenchmarkMemoryPerDeviceFullHistory(b *testing.B) {
+	memoryPerDevice(b, 100_000, DefaultHistoryPoints)
+}
+
+func memoryPerDevice(b *testing.B, devices, points int) {
 	set := mustFences(b, testFences)
 	for range b.N {
 		b.StopTimer()
@@ -143,25 +150,31 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 			pg := NewPing(cfg.Clamper(), id, &pos, base.Add(off))
 			proc.Ingest(&pg)
 		}
-		for d := range devices {
-			ping(d, 0)
+		for k := range points {
+			for d := range devices {
+				ping(d, time.Duration(k)*time.Second)
+			}
+			proc.Flush(base) // committed; the first gives one ENTER each: one fence state
 		}
-		proc.Flush(base) // one ENTER each: one fence state
 		for d := range devices {
-			ping(d, time.Second)
-			ping(d, 2*time.Second)
+			ping(d, time.Duration(points)*time.Second)
+			ping(d, time.Duration(points+1)*time.Second)
 		}
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		pings := 0
+		pings, kept := 0, 0
 		for _, d := range proc.devices {
 			pings += len(d.buf)
+			kept += len(d.hist)
+		}
+		if kept != devices*points {
+			b.Fatalf("%d committed pings kept, want %d", kept, devices*points)
 		}
 		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		used -= int64(pings) * int64(unsafe.Sizeof(reorder.Held{})+unsafe.Sizeof(reorder.Deadline[*device]{}))
-		b.ReportMetric(float64(used)/devices, "B/device")
-		b.ReportMetric(float64(pings)/devices, "pings/device")
+		b.ReportMetric(float64(used)/float64(devices), "B/device")
+		b.ReportMetric(float64(pings)/float64(devices), "pings/device")
 		runtime.KeepAlive(proc)
 		b.StartTimer()
 	}

@@ -21,10 +21,7 @@ type device struct {
 	states []fenceState // sorted by fence ID
 	hist   []point      // committed pings, oldest first (see commit)
 	late   *lateBatch   // late pings waiting to be reconciled; usually nil
-	// trimmed is set once hist lost its oldest point (or a restart's
-	// state stands before it): a ping before hist[0] is then beyond it.
-	trimmed bool
-	clk     clock.Model
+	clk    clock.Model
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer
@@ -34,6 +31,10 @@ type device struct {
 	seq      uint32
 	slot     int32   // index in Processor.all
 	lat, lon float32 // last position, for a DWELL fired while silent (±0.5 m)
+	// trimmed is set once hist lost its oldest point (or a restart's
+	// state stands before it): a ping before hist[0] is then beyond it.
+	// Last, in the record's tail padding.
+	trimmed bool
 }
 
 // hold returns the device's allowed lateness in nanoseconds.
@@ -98,8 +99,8 @@ func (d *device) parked() bool {
 	}
 	a, b := &d.hist[n-1], &d.hist[0]
 	const mPerDeg = 111_320.0
-	dy := (a.lat - b.lat) * mPerDeg
-	dx := (a.lon - b.lon) * mPerDeg * math.Cos(a.lat*math.Pi/180)
+	dy := degrees(a.lat-b.lat) * mPerDeg
+	dx := degrees(a.lon-b.lon) * mPerDeg * math.Cos(degrees(a.lat)*math.Pi/180)
 	secs := float64(a.event-b.event) / 1e9
 	return dx*dx+dy*dy <= parkedSpeed*parkedSpeed*secs*secs
 }

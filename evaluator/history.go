@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -12,11 +13,32 @@ import (
 
 // point is a committed ping, kept so that a late ping can be placed
 // among the pings around it: its fence membership is evaluated again
-// from the position when a late ping needs it.
+// from the position when a late ping needs it. The position is in
+// fixed point (see fixed); the processor rounds every ping's position to
+// it on ingest, so a point evaluated again gives the live answer.
 type point struct {
 	event    int64 // timeline
 	wall     int64 // ingest wall clock, Unix ns
-	lat, lon float64
+	lat, lon int32 // degrees × fixedScale
+}
+
+// fixedScale is how many steps a degree of a kept position has: 1e-7°
+// is 1.1 cm or less, far below a GPS fix's error, and ±180° fits an int32.
+const fixedScale = 1e7
+
+// fixed returns degrees in the fixed point of a history point.
+func fixed(deg float64) int32 { return int32(math.Round(deg * fixedScale)) }
+
+// degrees returns a fixed-point position in degrees: the nearest float64
+// to it, so a position rounded with quantize comes back identical.
+func degrees(f int32) float64 { return float64(f) / fixedScale }
+
+// quantize rounds a position in degrees to what a history point keeps.
+func quantize(deg float64) float64 { return degrees(fixed(deg)) }
+
+// pointOf keeps what the history needs of a ping at event, taken at wall.
+func pointOf(event, wall int64, lat, lon float64) point {
+	return point{event: event, wall: wall, lat: fixed(lat), lon: fixed(lon)}
 }
 
 // lateBatch holds a device's late pings until they stop coming: a
@@ -61,13 +83,19 @@ func (p *Processor) commit(d *device, pg *Ping) {
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
-	if n := len(d.hist); n > 0 && d.hist[n-1].event == pg.Event && d.hist[n-1].lat == pg.Lat && d.hist[n-1].lon == pg.Lon {
+	if n := len(d.hist); n > 0 && d.hist[n-1].event == pg.Event && d.hist[n-1].lat == fixed(pg.Lat) && d.hist[n-1].lon == fixed(pg.Lon) {
 		return // a redelivered copy: it would only crowd the history
 	}
 	if d.hist == nil {
-		d.hist = make([]point, 0, 2)
+		d.hist = make([]point, 0, 1) // most devices keep one or a few
 	}
-	d.hist = append(d.hist, point{event: pg.Event, wall: pg.Ingest.UnixNano(), lat: pg.Lat, lon: pg.Lon})
+	if n := len(d.hist); n >= p.cfg.HistoryPoints && n == cap(d.hist) && d.late == nil {
+		// trim would drop the oldest after the append: drop it first, so
+		// that a full history never doubles its array for one point.
+		d.trimmed = true
+		d.hist = d.hist[:copy(d.hist, d.hist[1:])]
+	}
+	d.hist = append(d.hist, pointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon))
 	p.trim(d)
 }
 
@@ -76,7 +104,7 @@ func (p *Processor) commit(d *device, pg *Ping) {
 // stamps, not positions too).
 func (d *device) seen(event int64, lat, lon float64) bool {
 	for i := range d.hist {
-		if h := &d.hist[i]; h.event == event && h.lat == lat && h.lon == lon {
+		if h := &d.hist[i]; h.event == event && h.lat == fixed(lat) && h.lon == fixed(lon) {
 			return true
 		}
 	}
@@ -225,7 +253,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.merged = p.merged[:0]
 	if !d.trimmed {
 		for _, h := range before {
-			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
+			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon))
 		}
 	}
 	for i := 0; i < len(pings); {
@@ -240,7 +268,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 		p.mergeRun(d, &merged[j], pings[i:k], merged[j+1:], now)
 		p.merged = append(p.merged, merged[j])
 		for _, h := range pings[i:k] {
-			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
+			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon))
 		}
 		j++
 		i = k
@@ -352,14 +380,14 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	set := p.fences()
 	p.prev = p.prev[:0]
 	if a != nil { // else before the device's first ping: inside nothing
-		p.prev = append(p.prev, p.search.Contains(set, a.lat, a.lon)...)
+		p.prev = append(p.prev, p.search.Contains(set, degrees(a.lat), degrees(a.lon))...)
 	}
 	p.changes = p.changes[:0]
 	for i := range run {
 		p.diff(p.search.Contains(set, run[i].Lat, run[i].Lon), i)
 	}
 	if len(next) > 0 {
-		p.diff(p.search.Contains(set, next[0].lat, next[0].lon), len(run))
+		p.diff(p.search.Contains(set, degrees(next[0].lat), degrees(next[0].lon)), len(run))
 	}
 	for ci, c := range p.changes {
 		last, odd := true, true
@@ -464,7 +492,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		st := &d.states[u.i]
 		st.dwelled = true
 		// Confirmed by the newest committed ping: its position and ingest.
-		pt := point{event: u.at, lat: float64(d.lat), lon: float64(d.lon), wall: p.base.Add(time.Duration(now)).UnixNano()}
+		pt := pointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), float64(d.lat), float64(d.lon))
 		if n := len(d.hist); n > 0 {
 			pt = d.hist[n-1]
 		}
@@ -478,7 +506,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 func (p *Processor) runPoint(run []reorder.Held, next []point, i int) point {
 	if i < len(run) {
 		h := &run[i]
-		return point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon}
+		return pointOf(h.Event, h.Wall, h.Lat, h.Lon)
 	}
 	return next[i-len(run)]
 }
@@ -494,7 +522,7 @@ func (p *Processor) historicDwell(d *device, c change, run []reorder.Held, next 
 	enter := p.runPoint(run, next, c.at).event
 	for i := c.at + 1; i < len(run)+len(next); i++ {
 		pt := p.runPoint(run, next, i)
-		if find(p.search.Contains(p.fences(), pt.lat, pt.lon), c.fence.ID) == nil {
+		if find(p.search.Contains(p.fences(), degrees(pt.lat), degrees(pt.lon)), c.fence.ID) == nil {
 			return false // left before the dwell was reached
 		}
 		if pt.event >= enter+dw {
@@ -510,7 +538,7 @@ func (p *Processor) historicDwell(d *device, c change, run []reorder.Held, next 
 func (p *Processor) historic(d *device, fenceID string, typ Type, pt *point, event, now int64) {
 	p.out = Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: pt.lat, Lon: pt.lon, Ingest: time.Unix(0, pt.wall),
+		Lat: degrees(pt.lat), Lon: degrees(pt.lon), Ingest: time.Unix(0, pt.wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
 		Stamp: event + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 	}

@@ -1,11 +1,13 @@
 package evaluator
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"pgregory.net/rapid"
 )
 
 // A backlog flushed newest-first, one ping a second, by a tracker whose
@@ -56,4 +58,26 @@ func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
 			t.Errorf("%s: moved %v to %v", tc.name, before, tc.b)
 		}
 	}
+}
+
+// A history point keeps a position in fixed point, and the processor
+// rounds every ping to it on ingest: a rounded position survives the
+// point unchanged, so a committed ping evaluated again after a late one
+// is placed before it sees exactly the position it was evaluated at live.
+func TestPropertyHistoryPointKeepsTheRoundedPosition(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		lat := rapid.Float64Range(-90, 90).Draw(t, "lat")
+		lon := rapid.Float64Range(-180, 180).Draw(t, "lon")
+		qlat, qlon := quantize(lat), quantize(lon)
+		pt := pointOf(1, 2, qlat, qlon)
+		if degrees(pt.lat) != qlat || degrees(pt.lon) != qlon {
+			t.Fatalf("(%v, %v) rounded to (%v, %v), kept as (%v, %v)", lat, lon, qlat, qlon, degrees(pt.lat), degrees(pt.lon))
+		}
+		if quantize(qlat) != qlat || quantize(qlon) != qlon {
+			t.Fatalf("rounding (%v, %v) again moved it", qlat, qlon)
+		}
+		if d := math.Abs(qlat - lat); d > 0.5/fixedScale*1.0000001 {
+			t.Fatalf("lat %v rounded to %v: %g° off", lat, qlat, d)
+		}
+	})
 }

@@ -116,6 +116,9 @@ func (p *Processor) Ingest(pg *Ping) {
 		p.m.WatermarkLag.Observe(time.Duration(wall - d.wm))
 	}
 	pg.Device = d.id // buffered copies share the device's string
+	// Rounded to what the history keeps, so that a ping evaluated again
+	// after a late one is placed before it gives the answer it gave live.
+	pg.Lat, pg.Lon = quantize(pg.Lat), quantize(pg.Lon)
 	if d.holdUs == 0 {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
