@@ -98,6 +98,9 @@ func (c Clamper) NewPing(device string, pos *payload.Position, ingest time.Time)
 		HasAcc:   pos.HasAcc,
 		Stamp:    pos.TsNs,
 		HasStamp: pos.HasTs,
+		Source:   pos.Source,
+		Seq:      pos.Seq,
+		HasSeq:   pos.HasSeq,
 		Ingest:   ingest,
 	}
 	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())

@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // Ping is one position report on its way through the engine. It carries both
 // timelines: Event (the device's stamp, possibly clamped) decides ordering;
@@ -21,6 +25,13 @@ type Ping struct {
 	// (meaningful only when HasStamp), kept for the late and reject outputs.
 	Stamp    int64
 	HasStamp bool
+	// Source is the clock Stamp was read from (payload.SourceUnset for
+	// canonical and OwnTracks pings).
+	Source payload.TimeSource
+	// Seq is the device's own sequence number (LoRaWAN's frame counter),
+	// meaningful only when HasSeq: it orders pings whose event times tie.
+	Seq    uint32
+	HasSeq bool
 
 	// Ingest is the server instant taken once, right after decoding.
 	Ingest time.Time

@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // held is a buffered ping: what the state machine needs of it once the
 // hold lets it go. The device is the buffer's own, and the stamp as
@@ -16,13 +20,17 @@ type held struct {
 	arrived  int64 // processor-relative monotonic ns (Ping.arrived)
 	wall     int64 // the ingest instant's wall clock, Unix ns
 	stamp    int64 // the device's clock reading (Ping.Stamp as judged)
+	seq      uint32
 	clamp    ClampReason
+	source   payload.TimeSource
+	hasSeq   bool
 }
 
 // heldOf keeps what the buffer needs of p, whose ingest wall clock
 // reading is wall (Unix ns: the caller has it already).
 func heldOf(p *Ping, wall int64) held {
-	return held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: wall, stamp: p.Stamp, clamp: p.Clamp}
+	return held{lat: p.Lat, lon: p.Lon, event: p.Event, arrived: p.arrived, wall: wall, stamp: p.Stamp, clamp: p.Clamp,
+		source: p.Source, seq: p.Seq, hasSeq: p.HasSeq}
 }
 
 // ping fills *dst with the buffered ping of device id. Its Ingest has the
@@ -34,15 +42,21 @@ func (h *held) ping(dst *Ping, id string) {
 	*dst = Ping{
 		Device: id, Lat: h.lat, Lon: h.lon, Clamp: h.clamp, Event: h.event,
 		Stamp: h.stamp, HasStamp: h.clamp != ClampMissing,
+		Source: h.source, Seq: h.seq, HasSeq: h.hasSeq,
 		Ingest: time.Unix(0, h.wall), arrived: h.arrived,
 	}
 }
 
-// less orders pings by event time; equal stamps fall back to arrival so
-// a device's duplicates keep their arrival order.
+// less orders pings by event time; equal stamps fall back to the
+// device's sequence numbers when both have one (LoRaWAN's frame counter:
+// codecs stamp whole seconds), then to arrival, so a device's duplicates
+// keep their arrival order.
 func (h *held) less(o *held) bool {
 	if h.event != o.event {
 		return h.event < o.event
+	}
+	if h.hasSeq && o.hasSeq && h.seq != o.seq {
+		return h.seq < o.seq
 	}
 	return h.arrived < o.arrived
 }

@@ -1,6 +1,10 @@
 package evaluator
 
-import "time"
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // Type is the kind of a fence transition.
 type Type uint8
@@ -59,6 +63,9 @@ type Transition struct {
 	Lat, Lon float64
 	// Clamp is the clamp reason of the causing ping's stamp.
 	Clamp ClampReason
+	// Source is the clock the causing ping's stamp was read from
+	// (SourceUnset for a DWELL and for canonical and OwnTracks pings).
+	Source payload.TimeSource
 	// Ingest is the ingest instant of the causing ping, for SLA figures.
 	Ingest time.Time
 	// Decided is the instant the engine committed the transition (on the
