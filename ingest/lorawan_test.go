@@ -261,3 +261,38 @@ func TestReaderMapping(t *testing.T) {
 		t.Fatalf("%+v", eng.pings)
 	}
 }
+
+// The reader's LoRaWAN path allocates nothing per uplink once it knows
+// the device: the id is the topic's own bytes, the frame window is found
+// by lookup.
+func TestReaderUplinkAllocs(t *testing.T) {
+	r, _, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
+	const n = 300
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = uplink("0101010101010101", uint32(i), 52.5, 13.4, time.Now())
+	}
+	topic := "application/a/device/0101010101010101/event/up"
+	r.Read(topic, bodies[0], "ns")
+	i := 1
+	if a := testing.AllocsPerRun(n-2, func() {
+		if _, _, _, out := r.Read(topic, bodies[i], "ns"); out != Accepted {
+			t.Fatalf("frame %d: %v", i, out)
+		}
+		i++
+	}); a != 0 {
+		t.Errorf("accepted uplink: %.1f allocations", a)
+	}
+	if a := testing.AllocsPerRun(50, func() { r.Read(topic, bodies[1], "ns") }); a != 0 {
+		t.Errorf("duplicate uplink: %.1f allocations", a)
+	}
+}
+
+// A device id spelled with escapes is decoded; the ping carries the id.
+func TestReaderEscapedDeviceID(t *testing.T) {
+	r, _, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
+	body := []byte(`{"deviceInfo":{"devEui":"truck\u002d42"},"fCnt":1,"object":{"lat":1,"lon":2}}`)
+	if id, _, _, out := r.Read("application/a/device/x/event/up", body, "ns"); out != Accepted || id != "truck-42" {
+		t.Fatalf("%q %v", id, out)
+	}
+}

@@ -169,9 +169,11 @@ func uplinkDevice(topic string, u *lorawan.Uplink) (string, bool) {
 	if u.DeviceEscaped {
 		quoted := make([]byte, 0, len(u.Device)+2)
 		quoted = append(append(append(quoted, '"'), u.Device...), '"')
-		if json.Unmarshal(quoted, &id) != nil {
+		var s string // on the heap, for Unmarshal: only in this rare branch
+		if json.Unmarshal(quoted, &s) != nil {
 			return "", false
 		}
+		id = s
 	} else {
 		raw := unsafe.String(unsafe.SliceData(u.Device), len(u.Device))
 		if i := strings.Index(topic, raw); i >= 0 && len(raw) > 0 {

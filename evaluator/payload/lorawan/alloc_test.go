@@ -1,6 +1,8 @@
 package lorawan_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/edgefence/edgefence/evaluator/payload"
@@ -31,6 +33,16 @@ func TestDecodeAllocs(t *testing.T) {
 	}
 }
 
+// compact is a fixture as the servers publish it: without the
+// indentation.
+func compact(tb testing.TB, name string) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, fixture(tb, name)); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // BenchmarkDecode runs beside payload's canonical decoder, so the cost of
 // an uplink reads against a canonical ping's (docs/lorawan.md).
 func BenchmarkDecode(b *testing.B) {
@@ -50,8 +62,8 @@ func BenchmarkDecode(b *testing.B) {
 		in   []byte
 		f    payload.Format
 	}{
-		{"chirpstack", fixture(b, "chirpstack-v4-up.json"), payload.ChirpStack},
-		{"ttn", fixture(b, "ttn-v3-up.json"), payload.TTN},
+		{"chirpstack", compact(b, "chirpstack-v4-up.json"), payload.ChirpStack},
+		{"ttn", compact(b, "ttn-v3-up.json"), payload.TTN},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var d lorawan.Decoder
