@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgefence/edgefence/bridge/queue"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
@@ -27,7 +28,7 @@ type Bridge struct {
 	set    *metrics.Set
 	m      bridgeMetrics
 	hm     *ingest.Metrics
-	engine *evaluator.Engine
+	engine *sharded.Engine
 	tel    *ingest.Reader // match, decode, validate, report rejects
 	queue  *queue.Queue
 	sink   *sink
@@ -105,7 +106,7 @@ func Start(cfg Config) (*Bridge, error) {
 		b.log.Info("outbound queue holds transitions from a previous run; they go out first", "queued", d, "dir", cfg.QueueDir)
 	}
 	b.sink = &sink{b: b, in: make(chan *queue.Entry, 4096)}
-	if b.engine, err = evaluator.New(cfg.Engine, fences, b.sink, evaluator.NewMetrics(b.set)); err != nil {
+	if b.engine, err = sharded.New(cfg.Engine, fences, b.sink, evaluator.NewMetrics(b.set)); err != nil {
 		return nil, err
 	}
 	b.fences.Attach(b.engine, b.set)
@@ -162,7 +163,7 @@ func (b *Bridge) HTTPAddr() string {
 }
 
 // Engine returns the running engine.
-func (b *Bridge) Engine() *evaluator.Engine { return b.engine }
+func (b *Bridge) Engine() *sharded.Engine { return b.engine }
 
 // Queued returns the number of transitions in the outbound queue.
 func (b *Bridge) Queued() int {

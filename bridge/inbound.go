@@ -10,7 +10,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -181,7 +181,7 @@ func (b *Bridge) handle(ctx context.Context, m inMsg) bool {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, evaluator.ErrClosed) {
+		if errors.Is(err, sharded.ErrClosed) {
 			return false
 		}
 		if m.pub.QoS == 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -14,7 +15,7 @@ import (
 // were evaluated (not those refused for a full queue), stamped as the
 // engine got them.
 type capturingEngine struct {
-	*evaluator.Engine
+	*sharded.Engine
 	w *capture.Writer
 	// seq numbers accepted pings in the order Submit returned; concurrent
 	// publishers may queue theirs a few places out of that order.

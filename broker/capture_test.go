@@ -9,7 +9,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // --capture records every accepted ping, and only those, with the stamps
@@ -62,7 +62,7 @@ func TestCaptureRecordsAcceptedPings(t *testing.T) {
 	ms := func(v int64) int64 { return v * 1e6 }
 	want := []capture.Record{
 		{Seq: 1, Device: "cap-1", Lat: museumLat, Lon: museumLon, Acc: 8.5, HasAcc: true, Stamp: ms(t0), HasStamp: true, Event: ms(t0)},
-		{Seq: 2, Device: "cap-1", Lat: 52.5, Lon: 13.3, Clamp: evaluator.ClampMissing},
+		{Seq: 2, Device: "cap-1", Lat: 52.5, Lon: 13.3, Clamp: clock.ClampMissing},
 		{Seq: 3, Device: "cap-2", Lat: outLat, Lon: outLon, Acc: 8.5, HasAcc: true, Stamp: ms(t0 + 500), HasStamp: true, Event: ms(t0 + 500)},
 		{Seq: 4, Device: "alice-phone", Lat: alexLat, Lon: alexLon, Acc: 12, HasAcc: true, Stamp: tst * 1e9, HasStamp: true, Event: tst * 1e9},
 	}
@@ -76,7 +76,7 @@ func TestCaptureRecordsAcceptedPings(t *testing.T) {
 			t.Errorf("record %d: ingest %d not in [%d, %d] after the one before", i, g.Ingest, prev, after.UnixNano())
 		}
 		prev = g.Ingest
-		if w.Clamp == evaluator.ClampMissing {
+		if w.Clamp == clock.ClampMissing {
 			// A missing stamp is clamped to the device's clock as its model
 			// has it: the offset learned from its first ping.
 			w.Event = g.Ingest + (got[0].Event - got[0].Ingest)

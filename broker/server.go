@@ -18,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/ingest"
@@ -31,7 +32,7 @@ type Server struct {
 	log     *slog.Logger
 	set     *metrics.Set
 	mqtt    *mqtt.Server
-	engine  *evaluator.Engine
+	engine  *sharded.Engine
 	capture *capture.Writer // nil without --capture
 	pub     *publisher
 	store   *store.Store // nil without --data-dir
@@ -141,7 +142,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.pub = newPublisher(s.mqtt, s.store, &s.cfg, s.set, cfg.Log)
 	em := evaluator.NewMetrics(s.set)
-	if s.engine, err = evaluator.New(cfg.Engine, fences, s.pub, em); err != nil {
+	if s.engine, err = sharded.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
 	}
 	s.registerGauges()
@@ -254,7 +255,7 @@ func (s *Server) HTTPAddr() string {
 }
 
 // Engine returns the running engine (for fence swaps and tests).
-func (s *Server) Engine() *evaluator.Engine { return s.engine }
+func (s *Server) Engine() *sharded.Engine { return s.engine }
 
 // Close shuts down in the order that loses nothing: the engine first
 // (flushing every reorder buffer; their transitions go out while mochi

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +22,7 @@ const base = int64(1_796_083_200_000_000_000)
 // reason and the awkward device ids (quotes, control bytes, non-ASCII).
 func sampleRecords(n int) []capture.Record {
 	devices := []string{"truck-42", `quote"back\slash`, "ünïcødé-🚚", "tab\tnl\nctl\x01\x7f", "x"}
-	clamps := append([]evaluator.ClampReason{evaluator.ClampNone}, evaluator.ClampReasons()...)
+	clamps := append([]clock.ClampReason{clock.ClampNone}, clock.ClampReasons()...)
 	out := make([]capture.Record, n)
 	for i := range out {
 		ev := base + int64(i)*1_000_000_123
@@ -38,7 +38,7 @@ func sampleRecords(n int) []capture.Record {
 		if i%2 == 0 {
 			r.Acc, r.HasAcc = 8.5+float64(i)/7, true
 		}
-		if r.Clamp != evaluator.ClampMissing {
+		if r.Clamp != clock.ClampMissing {
 			r.Stamp, r.HasStamp = ev-int64(i), true
 		}
 		out[i] = r

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // MaxLine is the longest line Read considers; a record is a few hundred
@@ -139,7 +139,7 @@ func parse(b []byte, r *Record) error {
 	if w.Seq == nil || w.Device == nil || *w.Device == "" || w.Lat == nil || w.Lon == nil || w.Event == nil || w.Ingest == nil {
 		return errMissing
 	}
-	clamp, ok := evaluator.ParseClampReason(w.Clamp)
+	clamp, ok := clock.ParseClampReason(w.Clamp)
 	if !ok {
 		return fmt.Errorf("unknown clamp reason %q", w.Clamp)
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // Record is one accepted ping as captured: the engine's Ping with both of
@@ -33,7 +34,7 @@ type Record struct {
 	// nanoseconds: the arrival instant a replay runs it at.
 	Ingest int64
 	// Clamp says why Event is not Stamp.
-	Clamp    evaluator.ClampReason
+	Clamp    clock.ClampReason
 	HasAcc   bool
 	HasStamp bool
 }
@@ -95,7 +96,7 @@ func AppendJSON(b []byte, r *Record) []byte {
 	}
 	b = append(b, `,"event":`...)
 	b = strconv.AppendInt(b, r.Event, 10)
-	if r.Clamp != evaluator.ClampNone {
+	if r.Clamp != clock.ClampNone {
 		b = append(b, `,"clamp":`...)
 		b = appendString(b, r.Clamp.String())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // The documented line, byte for byte.
@@ -22,7 +23,7 @@ func TestAppendJSONFormat(t *testing.T) {
 		},
 		{
 			capture.Record{Seq: 13, Device: "truck-42", Lat: -0.5, Lon: 180, Event: 1764547200140123456,
-				Clamp: evaluator.ClampMissing, Ingest: 1764547200140123456},
+				Clamp: clock.ClampMissing, Ingest: 1764547200140123456},
 			`{"seq":13,"device":"truck-42","lat":-0.5,"lon":180,"event":1764547200140123456,"clamp":"missing","ingest":1764547200140123456}`,
 		},
 		{
@@ -52,7 +53,7 @@ func TestAppendJSONIsJSON(t *testing.T) {
 }
 
 func TestPingRoundTrip(t *testing.T) {
-	p := evaluator.Ping{Device: "d", Lat: 1.5, Lon: 2.25, Acc: 3, HasAcc: true, Clamp: evaluator.ClampFuture,
+	p := evaluator.Ping{Device: "d", Lat: 1.5, Lon: 2.25, Acc: 3, HasAcc: true, Clamp: clock.ClampFuture,
 		Event: base, Stamp: base + 9e9, HasStamp: true, Ingest: time.Unix(0, base+123)}
 	r := capture.FromPing(7, &p)
 	if r.Seq != 7 || r.Ingest != base+123 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // Benchmarks area: 50 km × 50 km around Berlin.
@@ -102,7 +103,7 @@ func BenchmarkPipeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pg := clamp.NewPing(ids[d], &pos, ingest)
+		pg := NewPing(clamp, ids[d], &pos, ingest)
 		proc.Ingest(&pg)
 		if i%64 == 0 {
 			proc.Advance(ingest)
@@ -139,7 +140,7 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 		ping := func(d int, off time.Duration) {
 			id := "truck-" + strconv.Itoa(d)
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-			pg := cfg.Clamper().NewPing(id, &pos, base.Add(off))
+			pg := NewPing(cfg.Clamper(), id, &pos, base.Add(off))
 			proc.Ingest(&pg)
 		}
 		for d := range devices {
@@ -158,7 +159,7 @@ func BenchmarkMemoryPerDevice(b *testing.B) {
 			pings += len(d.buf)
 		}
 		used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		used -= int64(pings) * int64(unsafe.Sizeof(held{})+unsafe.Sizeof(deadline{}))
+		used -= int64(pings) * int64(unsafe.Sizeof(reorder.Held{})+unsafe.Sizeof(reorder.Deadline[*device]{}))
 		b.ReportMetric(float64(used)/devices, "B/device")
 		b.ReportMetric(float64(pings)/devices, "pings/device")
 		runtime.KeepAlive(proc)
@@ -183,7 +184,7 @@ func BenchmarkSweepMillionDevices(b *testing.B) {
 	}
 	for d := range devices {
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.UnixNano(), HasTs: true}
-		pg := cfg.Clamper().NewPing("truck-"+strconv.Itoa(d), &pos, base)
+		pg := NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
 		proc.Ingest(&pg)
 	}
 	now := base.Add(time.Second)

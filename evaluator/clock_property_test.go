@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"pgregory.net/rapid"
 )
 
@@ -91,7 +92,7 @@ func TestPropertyConstantClockOffsetChangesNoTransition(t *testing.T) {
 			t.Fatalf("clock %v off:\n got  %v\n want %v", off, got, want)
 		}
 		for _, tr := range h.rec.trans {
-			if tr.Historic || tr.Clamp != ClampNone {
+			if tr.Historic || tr.Clamp != clock.ClampNone {
 				t.Fatalf("%s: historic %v, clamp %q", line(&tr), tr.Historic, tr.Clamp)
 			}
 		}
@@ -141,7 +142,7 @@ func TestPropertyClockStepInventsNoTransition(t *testing.T) {
 		w := walk(t, 200*time.Millisecond, rapid.IntRange(14, 40).Draw(t, "pings"))
 		want := truthOf(t, w)
 		// After the model has learned the clock (learnPings and one).
-		at := rapid.IntRange(learnPings+1, len(w)-8).Draw(t, "step_at")
+		at := rapid.IntRange(clock.LearnPings+1, len(w)-8).Draw(t, "step_at")
 		step := ms(rapid.IntRange(2100, 3000).Draw(t, "forward_ms"))
 		if rapid.Bool().Draw(t, "backward") {
 			step = -ms(rapid.IntRange(1000, 3000).Draw(t, "backward_ms"))

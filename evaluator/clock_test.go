@@ -3,9 +3,11 @@ package evaluator
 import (
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
-// Boundary tests of the clock model (clock.go), late-ping reconciliation
+// Boundary tests of the clock model (clock/model.go), late-ping reconciliation
 // (history.go) and the processor's placement of a judged ping: each pins
 // one comparison at its exact edge, a nanosecond or one ping either side.
 
@@ -69,11 +71,11 @@ func TestStampExactlySkewAheadOfLearnedClockIsFresh(t *testing.T) {
 		name    string
 		extra   time.Duration
 		want    string
-		clamp   ClampReason
+		clamp   clock.ClampReason
 		clamped uint64
 	}{
-		{"at the skew", 0, "truck-1 depot ENTER +9s", ClampNone, 0},
-		{"one ns beyond", 1, "truck-1 depot ENTER +7s", ClampAhead, 1}, // the model's clock: +4s + 3s
+		{"at the skew", 0, "truck-1 depot ENTER +9s", clock.ClampNone, 0},
+		{"one ns beyond", 1, "truck-1 depot ENTER +7s", clock.ClampAhead, 1}, // the model's clock: +4s + 3s
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
@@ -84,7 +86,7 @@ func TestStampExactlySkewAheadOfLearnedClockIsFresh(t *testing.T) {
 			if c := h.rec.trans[0].Clamp; c != tc.clamp {
 				t.Fatalf("clamp = %q, want %q", c, tc.clamp)
 			}
-			if n := h.m.Clamped[ClampAhead].Get(); n != tc.clamped {
+			if n := h.m.Clamped[clock.ClampAhead].Get(); n != tc.clamped {
 				t.Fatalf("clamped ahead = %d, want %d", n, tc.clamped)
 			}
 		})
@@ -102,7 +104,7 @@ func TestStampExactlyBehindToleranceIsFresh(t *testing.T) {
 		tol  time.Duration
 	}{
 		{"the hold is longer", DefaultHold, DefaultHold},
-		{"minBehind is longer", ms(100), minBehind},
+		{"minBehind is longer", ms(100), clock.MinBehind},
 	} {
 		for _, beyond := range []bool{false, true} {
 			name := tc.name + "/at the tolerance"
@@ -203,7 +205,7 @@ func TestLateBatchReconciledAtFirstPlusFourWaits(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		stamps []time.Duration // of the late pings, arriving +6s, +8s, … +16s
-		candN  int8            // the clock's step candidate at the cap
+		candN  int             // the clock's step candidate at the cap
 	}{
 		{"redelivered copies", []time.Duration{ms(1000), ms(2000), ms(3000), ms(4000), ms(1000), ms(2000)}, 0},
 		// Behind the model by 4.75, 3.25, 8.75, 7.25, 12.75, 11.25 s:
@@ -218,8 +220,8 @@ func TestLateBatchReconciledAtFirstPlusFourWaits(t *testing.T) {
 				h.send("truck-1", inDepot, stamp, first+time.Duration(2*i)*time.Second)
 			}
 			d := h.proc.devices["truck-1"]
-			if d.clk.candN != tc.candN || d.clk.shift != 0 {
-				t.Fatalf("step candidate %d, shift %v; want %d, 0", d.clk.candN, time.Duration(d.clk.shift), tc.candN)
+			if d.clk.Pending() != tc.candN || d.clk.Shift() != 0 {
+				t.Fatalf("step candidate %d, shift %v; want %d, 0", d.clk.Pending(), time.Duration(d.clk.Shift()), tc.candN)
 			}
 			// The last came at +16s: at the cap (+18s) the batch has
 			// waited only 2 s since, less than HistoryWait.

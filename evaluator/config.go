@@ -6,6 +6,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // Config holds the engine's settings. Start from DefaultConfig: a zero
@@ -128,10 +130,10 @@ func (c Config) Validate() error {
 }
 
 // Clamper returns the stamp plausibility check this configuration asks for.
-func (c Config) Clamper() Clamper {
+func (c Config) Clamper() clock.Clamper {
 	floor := int64(math.MinInt64) // UnixNano is undefined before 1678
 	if c.MinValidTime.Year() >= 1678 {
 		floor = c.MinValidTime.UnixNano()
 	}
-	return Clamper{Skew: c.Skew, MaxAhead: c.MaxClockOffset, Floor: floor}
+	return clock.Clamper{Skew: c.Skew, MaxAhead: c.MaxClockOffset, Floor: floor}
 }

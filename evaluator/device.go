@@ -1,6 +1,11 @@
 package evaluator
 
-import "math"
+import (
+	"math"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/reorder"
+)
 
 // noTime marks an unset event time or deadline.
 const noTime = math.MinInt64
@@ -8,18 +13,18 @@ const noTime = math.MinInt64
 // device is one device's clock model, reorder buffer, history and fence
 // state. Only its shard's goroutine touches it. Times named *At are
 // processor-relative monotonic nanoseconds; high, wm and done are on the
-// device's timeline (see clock), in Unix nanoseconds. A million devices
+// device's timeline (see clock.Model), in Unix nanoseconds. A million devices
 // is the design point: docs/clock.md gives its size.
 type device struct {
 	id     string
-	buf    pingHeap
+	buf    reorder.Heap
 	states []fenceState // sorted by fence ID
 	hist   []point      // committed pings, oldest first (see commit)
 	late   *lateBatch   // late pings waiting to be reconciled; usually nil
 	// trimmed is set once hist lost its oldest point (or a restart's
 	// state stands before it): a ping before hist[0] is then beyond it.
 	trimmed bool
-	clk     clock
+	clk     clock.Model
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer

@@ -115,7 +115,7 @@ func (h *harness) send(dev string, p pos, event, arrive time.Duration) {
 func (h *harness) sendStamp(dev string, p pos, stamp int64, hasStamp bool, arrive time.Duration) {
 	ingest := t0.Add(arrive)
 	pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: stamp, HasTs: hasStamp}
-	pg := h.cfg.Clamper().NewPing(dev, &pp, ingest)
+	pg := NewPing(h.cfg.Clamper(), dev, &pp, ingest)
 	h.proc.Advance(ingest)
 	h.proc.Ingest(&pg)
 	h.proc.Advance(ingest)

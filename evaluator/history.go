@@ -5,7 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // point is a committed ping, kept so that a late ping can be placed
@@ -21,7 +23,7 @@ type point struct {
 // store-and-forward backlog is reconciled whole, and pings that turn out
 // to be a backward step are put back on the live path.
 type lateBatch struct {
-	pings       []held
+	pings       []reorder.Held
 	first, last int64 // arrivals of the oldest and newest, processor ns
 }
 
@@ -38,7 +40,7 @@ func (b *lateBatch) due(now int64, wait int64) bool {
 // a batch may wait. One behind ping alone is most often a delayed one.
 func (p *Processor) lateDue(d *device, now int64) bool {
 	wait := int64(p.cfg.HistoryWait)
-	if d.clk.candN <= -2 && now-d.late.first < 8*wait {
+	if d.clk.Pending() <= -2 && now-d.late.first < 8*wait {
 		return false
 	}
 	return d.late.due(now, wait)
@@ -79,13 +81,13 @@ func (d *device) seen(event int64, lat, lon float64) bool {
 		}
 	}
 	for i := range d.buf {
-		if h := &d.buf[i]; h.event == event && h.lat == lat && h.lon == lon {
+		if h := &d.buf[i]; h.Event == event && h.Lat == lat && h.Lon == lon {
 			return true
 		}
 	}
 	if d.late != nil {
 		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.event == event && h.lat == lat && h.lon == lon {
+			if h := &d.late.pings[i]; h.Event == event && h.Lat == lat && h.Lon == lon {
 				return true
 			}
 		}
@@ -111,7 +113,7 @@ func (p *Processor) trim(d *device) {
 
 // deferLate holds a late ping in its device's batch; the batch is reconciled
 // once no late ping has come for HistoryWait.
-func (p *Processor) deferLate(d *device, h *held, now int64) {
+func (p *Processor) deferLate(d *device, h *reorder.Held, now int64) {
 	if d.late == nil {
 		if n := len(p.batches); n > 0 {
 			d.late = p.batches[n-1]
@@ -126,13 +128,13 @@ func (p *Processor) deferLate(d *device, h *held, now int64) {
 	d.late.pings = append(d.late.pings, *h)
 	d.late.last = now
 	p.deferred++
-	p.timers.push(now+int64(p.cfg.HistoryWait), d)
+	p.timers.Push(now+int64(p.cfg.HistoryWait), d)
 }
 
 // undefer puts the pings of d's batch that belong to the generation a
 // step by shift just began back on the live path, re-keyed: the one in
 // which a ping's transit delay is the smaller that is not negative (see
-// clock.newer), whenever it came. The others were delayed pings of the
+// clock.Model.Newer), whenever it came. The others were delayed pings of the
 // generation before.
 func (p *Processor) undefer(d *device, shift int64, now int64) {
 	b := d.late
@@ -142,8 +144,8 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	k := 0
 	p.redo = p.redo[:0]
 	for _, h := range b.pings {
-		if d.clk.newer(h.event, h.wall, shift) {
-			h.event -= shift
+		if d.clk.Newer(h.Event, h.Wall, shift) {
+			h.Event -= shift
 			p.redo = append(p.redo, h)
 			continue
 		}
@@ -184,11 +186,11 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	b := d.late
 	pings := b.pings
 	p.mendBursts(d, pings)
-	slices.SortFunc(pings, func(a, b held) int {
-		if a.less(&b) {
+	slices.SortFunc(pings, func(a, b reorder.Held) int {
+		if a.Less(&b) {
 			return -1
 		}
-		if b.less(&a) {
+		if b.Less(&a) {
 			return 1
 		}
 		return 0
@@ -197,13 +199,13 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	// Pings after the newest committed ping are the newest news: live
 	// (only a timer's instant, such as a DWELL's, may lie after them).
 	n := len(pings)
-	for n > 0 && len(d.hist) > 0 && pings[n-1].event >= d.hist[len(d.hist)-1].event {
+	for n > 0 && len(d.hist) > 0 && pings[n-1].Event >= d.hist[len(d.hist)-1].event {
 		n--
 	}
 	p.redo = append(p.redo[:0], pings[n:]...)
 	pings = pings[:n]
 	first := 0
-	for first < len(pings) && (len(d.hist) == 0 || pings[first].event < d.hist[0].event) {
+	for first < len(pings) && (len(d.hist) == 0 || pings[first].Event < d.hist[0].event) {
 		first++
 	}
 	if first > 0 && len(d.hist) > 0 && !d.trimmed {
@@ -223,22 +225,22 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.merged = p.merged[:0]
 	if !d.trimmed {
 		for _, h := range before {
-			p.merged = append(p.merged, point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon})
+			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
 		}
 	}
 	for i := 0; i < len(pings); {
-		for j+1 < len(merged) && merged[j+1].event <= pings[i].event {
+		for j+1 < len(merged) && merged[j+1].event <= pings[i].Event {
 			p.merged = append(p.merged, merged[j])
 			j++
 		}
 		k := i
-		for k < len(pings) && (j+1 >= len(merged) || pings[k].event < merged[j+1].event) {
+		for k < len(pings) && (j+1 >= len(merged) || pings[k].Event < merged[j+1].event) {
 			k++
 		}
 		p.mergeRun(d, &merged[j], pings[i:k], merged[j+1:], now)
 		p.merged = append(p.merged, merged[j])
 		for _, h := range pings[i:k] {
-			p.merged = append(p.merged, point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon})
+			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
 		}
 		j++
 		i = k
@@ -249,10 +251,10 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.freeBatch(d)
 	p.dwellsAfterReconcile(d, now)
 	for i := range p.redo {
-		if h := &p.redo[i]; h.event > d.done {
+		if h := &p.redo[i]; h.Event > d.done {
 			p.placeLive(d, h, false, now)
 		} else {
-			h.ping(&p.ping, d.id)
+			heldPing(h, &p.ping, d.id)
 			p.evaluate(d, &p.ping, now)
 		}
 	}
@@ -266,7 +268,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 // than that point is moved so that it comes before the rest, one usual
 // interval apart: the newest part is on the device's clock as it is now.
 // (A step forward only leaves a gap, which orders nothing wrong.)
-func (p *Processor) mendBursts(d *device, pings []held) {
+func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	p.burst = p.burst[:0]
 	flush := func() {
 		if len(p.burst) >= 3 {
@@ -276,10 +278,10 @@ func (p *Processor) mendBursts(d *device, pings []held) {
 	}
 	for i := range pings {
 		h := &pings[i]
-		if h.clamp != ClampNone || h.wall+d.clk.off-h.event < backlogAge {
+		if h.Clamp != clock.ClampNone || h.Wall+d.clk.Off()-h.Event < clock.BacklogAge {
 			continue // a counting clock's, or no backlog's
 		}
-		if n := len(p.burst); n > 0 && h.arrived-pings[p.burst[n-1]].arrived >= burstGap {
+		if n := len(p.burst); n > 0 && h.Arrived-pings[p.burst[n-1]].Arrived >= clock.BurstGap {
 			flush()
 		}
 		p.burst = append(p.burst, i)
@@ -288,10 +290,10 @@ func (p *Processor) mendBursts(d *device, pings []held) {
 }
 
 // mendBurst mends the burst of pings at indices idx (see mendBursts).
-func mendBurst(pings []held, idx []int) {
+func mendBurst(pings []reorder.Held, idx []int) {
 	down, up := 0, 0
 	for k := 1; k < len(idx); k++ {
-		if pings[idx[k]].event < pings[idx[k-1]].event {
+		if pings[idx[k]].Event < pings[idx[k-1]].Event {
 			down++
 		} else {
 			up++
@@ -303,7 +305,7 @@ func mendBurst(pings []held, idx []int) {
 		var steps [32]int64
 		n := 0
 		for k := 1; k < len(idx) && n < len(steps); k++ {
-			if st := pings[idx[k]].event - pings[idx[k-1]].event; (st < 0) == newestFirst {
+			if st := pings[idx[k]].Event - pings[idx[k-1]].Event; (st < 0) == newestFirst {
 				steps[n] = st
 				n++
 			}
@@ -315,7 +317,7 @@ func mendBurst(pings []held, idx []int) {
 		usual = steps[n/2]
 	}
 	for k := 1; k < len(idx); k++ {
-		st := pings[idx[k]].event - pings[idx[k-1]].event
+		st := pings[idx[k]].Event - pings[idx[k-1]].Event
 		if newestFirst && st <= 0 || !newestFirst && st >= 0 {
 			continue
 		}
@@ -325,16 +327,16 @@ func mendBurst(pings []held, idx []int) {
 			older, delta = idx[k:], usual-st
 		}
 		for _, m := range older {
-			pings[m].event += delta
+			pings[m].Event += delta
 		}
 	}
 }
 
 // lost sends a late ping that no history can place to the late output.
-func (p *Processor) lost(d *device, h *held) {
+func (p *Processor) lost(d *device, h *reorder.Held) {
 	var pg Ping
-	h.ping(&pg, d.id)
-	pg.Stamp, pg.HasStamp = h.stamp, h.clamp != ClampMissing
+	heldPing(h, &pg, d.id)
+	pg.Stamp, pg.HasStamp = h.Stamp, h.Clamp != clock.ClampMissing
 	p.late = Late{Ping: pg, Reason: LateBeforeHistory, Watermark: d.wm}
 	p.m.Late.Inc()
 	p.sink.Late(&p.late)
@@ -346,7 +348,7 @@ func (p *Processor) lost(d *device, h *held) {
 // agree, every change is new (an ENTER and EXIT inside a gap); where they
 // differ, the published transition stands for the last change and the
 // others are new.
-func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now int64) {
+func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []point, now int64) {
 	set := p.fences()
 	p.prev = p.prev[:0]
 	if a != nil { // else before the device's first ping: inside nothing
@@ -354,7 +356,7 @@ func (p *Processor) mergeRun(d *device, a *point, run []held, next []point, now 
 	}
 	p.changes = p.changes[:0]
 	for i := range run {
-		p.diff(p.search.Contains(set, run[i].lat, run[i].lon), i)
+		p.diff(p.search.Contains(set, run[i].Lat, run[i].Lon), i)
 	}
 	if len(next) > 0 {
 		p.diff(p.search.Contains(set, next[0].lat, next[0].lon), len(run))
@@ -440,7 +442,7 @@ func (d *device) lateBefore(event int64) bool {
 		return false
 	}
 	for i := range d.late.pings {
-		if d.late.pings[i].event < event {
+		if d.late.pings[i].Event < event {
 			return true
 		}
 	}
@@ -473,10 +475,10 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 }
 
 // runPoint returns the point at index i of a run followed by next.
-func (p *Processor) runPoint(run []held, next []point, i int) point {
+func (p *Processor) runPoint(run []reorder.Held, next []point, i int) point {
 	if i < len(run) {
 		h := &run[i]
-		return point{event: h.event, wall: h.wall, lat: h.lat, lon: h.lon}
+		return point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon}
 	}
 	return next[i-len(run)]
 }
@@ -484,7 +486,7 @@ func (p *Processor) runPoint(run []held, next []point, i int) point {
 // historicDwell publishes the DWELL of a historic ENTER c, when the run
 // (and the committed pings after it) show the device inside its fence
 // for the fence's dwell, and reports whether it did.
-func (p *Processor) historicDwell(d *device, c change, run []held, next []point, now int64) bool {
+func (p *Processor) historicDwell(d *device, c change, run []reorder.Held, next []point, now int64) bool {
 	dw, ok := p.dwellOf(c.fence)
 	if !ok {
 		return false
@@ -510,7 +512,7 @@ func (p *Processor) historic(d *device, fenceID string, typ Type, pt *point, eve
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pt.lat, Lon: pt.lon, Ingest: time.Unix(0, pt.wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
-		Stamp: event + d.clk.shift, Offset: d.clk.off + d.clk.shift,
+		Stamp: event + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 	}
 	p.m.Historic[typ].Inc()
 	p.revealed = append(p.revealed, p.out)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // A backlog flushed newest-first, one ping a second, by a tracker whose
@@ -12,20 +14,20 @@ import (
 // the rest; a burst without a step, or with a step forward (a gap), is
 // left alone.
 func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
-	burst := func(stamps ...time.Duration) []held {
-		out := make([]held, len(stamps))
+	burst := func(stamps ...time.Duration) []reorder.Held {
+		out := make([]reorder.Held, len(stamps))
 		for i, s := range stamps {
 			// Fixed a minute ago or more, arriving 1 ms apart: a backlog.
-			out[i] = held{event: int64(s), wall: int64(10*time.Minute) + int64(i)*1e6, arrived: int64(10*time.Minute) + int64(i)*1e6}
+			out[i] = reorder.Held{Event: int64(s), Wall: int64(10*time.Minute) + int64(i)*1e6, Arrived: int64(10*time.Minute) + int64(i)*1e6}
 		}
 		return out
 	}
-	order := func(h []held) []int {
+	order := func(h []reorder.Held) []int {
 		idx := make([]int, len(h))
 		for i := range idx {
 			idx[i] = i
 		}
-		slices.SortStableFunc(idx, func(a, b int) int { return int(h[a].event - h[b].event) })
+		slices.SortStableFunc(idx, func(a, b int) int { return int(h[a].Event - h[b].Event) })
 		return idx
 	}
 	p := newHarness(t, nil).proc
@@ -42,7 +44,7 @@ func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		b    []held
+		b    []reorder.Held
 	}{
 		{"no step", burst(9*s, 8*s, 7*s, 6*s, 5*s)},
 		{"irregular intervals", burst(9*s, 8500*time.Millisecond, 7*s, 6800*time.Millisecond, 5*s)},

@@ -5,23 +5,24 @@ import (
 	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 // Metrics are the engine's Prometheus handles, created once so that the
 // per-ping path only does atomic adds and histogram updates.
 type Metrics struct {
-	Clamped        [numClampReasons]*metrics.Counter
+	Clamped        [clock.NumClampReasons]*metrics.Counter
 	Released       *metrics.Counter // pings handed to the state machine
 	Late           *metrics.Counter
 	Overflow       *metrics.Counter // pings released early because a buffer was full
 	QueueFull      *metrics.Counter // pings refused because a shard queue was full
 	Transitions    [numTypes]*metrics.Counter
 	Reversals      *metrics.Counter
-	Historic       [numTypes]*metrics.Counter   // transitions late pings revealed
-	Reconciled     *metrics.Counter             // late pings placed into their device's history
-	Steps          *metrics.Counter             // clock steps detected
-	Offset         *Histogram                   // device clock − server clock, per judged ping
-	clockStates    [numClockStates]atomic.Int64 // devices per clock state, as of each shard's last sweep
+	Historic       [numTypes]*metrics.Counter    // transitions late pings revealed
+	Reconciled     *metrics.Counter              // late pings placed into their device's history
+	Steps          *metrics.Counter              // clock steps detected
+	Offset         *Histogram                    // device clock − server clock, per judged ping
+	clockStates    [clock.NumStates]atomic.Int64 // devices per clock state, as of each shard's last sweep
 	Evicted        *metrics.Counter
 	WatermarkLag   *Histogram // ingest wall time − device watermark
 	ReleaseLatency *Histogram // monotonic ingest → release from the buffer
@@ -62,26 +63,17 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		ReleaseLatency: NewHistogram(set, `edgefence_release_latency_seconds`, LatencyBuckets),
 		DecideLatency:  NewHistogram(set, `edgefence_decide_latency_seconds`, LatencyBuckets),
 	}
-	m.Clamped[ClampNone] = new(metrics.Counter) // unregistered: keeps indexing branch-free
-	for _, r := range ClampReasons() {
+	m.Clamped[clock.ClampNone] = new(metrics.Counter) // unregistered: keeps indexing branch-free
+	for _, r := range clock.ClampReasons() {
 		m.Clamped[r] = set.NewCounter(fmt.Sprintf(`edgefence_clamped_total{reason=%q}`, r))
 	}
 	for _, t := range Types() {
 		m.Transitions[t] = set.NewCounter(fmt.Sprintf(`edgefence_transitions_total{type=%q}`, t))
 		m.Historic[t] = set.NewCounter(fmt.Sprintf(`edgefence_historic_transitions_total{type=%q}`, t))
 	}
-	for i, name := range clockStateNames {
+	for i, name := range clock.StateNames {
 		n := &m.clockStates[i]
 		set.NewGauge(fmt.Sprintf(`edgefence_clock_devices{state=%q}`, name), func() float64 { return float64(n.Load()) })
 	}
 	return m
-}
-
-// RegisterGauges adds the gauges of e's size to set:
-// edgefence_active_devices, _buffered_pings, _queued_pings, _fences.
-func (e *Engine) RegisterGauges(set *metrics.Set) {
-	set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(e.Stats().Devices) })
-	set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(e.Stats().Buffered) })
-	set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(e.Stats().Queued) })
-	set.NewGauge(`edgefence_fences`, func() float64 { return float64(e.Fences().Len()) })
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // Processor is the engine for the devices of one shard: reorder buffers,
@@ -23,15 +25,15 @@ type Processor struct {
 	devices  map[string]*device
 	all      []*device // every device, for the sweep: device.slot is its index
 	cursor   int       // the sweep's next index in all; those before it are swept this round
-	timers   deadlines
+	timers   reorder.Deadlines[*device]
 	buffered int
-	deferred int                   // pings in late batches
-	counting [numClockStates]int64 // devices per clock state in this sweep round
-	counted  [numClockStates]int64 // … as of the last whole round, published
-	batches  []*lateBatch          // spare late batches, so reconciling does not allocate
+	deferred int                    // pings in late batches
+	counting [clock.NumStates]int64 // devices per clock state in this sweep round
+	counted  [clock.NumStates]int64 // … as of the last whole round, published
+	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
 
 	// scratch of reconciliation
-	redo     []held
+	redo     []reorder.Held
 	merged   []point
 	prev     []*fence.Fence
 	changes  []change
@@ -79,7 +81,7 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock{prevArr: neverArrived, burstArr: neverArrived}, holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
@@ -93,7 +95,7 @@ func (p *Processor) SetHold(id string, hold time.Duration) {
 	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
 	// The queued deadlines were computed with the old hold: queue the new ones.
 	for i := range d.buf {
-		p.timers.push(d.buf[i].arrived+d.hold(), d)
+		p.timers.Push(d.buf[i].Arrived+d.hold(), d)
 	}
 }
 
@@ -122,10 +124,10 @@ func (p *Processor) Ingest(pg *Ping) {
 	}
 	// A ping that follows the one before within milliseconds is part of a
 	// backlog burst: its order is the burst's, not its arrival's.
-	burst := now-d.clk.prevArr < burstGap
+	burst := now-d.clk.PrevArrival() < clock.BurstGap
 	v := p.judge(d, pg, wall, now)
 	h := heldOf(pg, wall)
-	if v == behind && p.cfg.History > 0 {
+	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
 		p.deferLate(d, &h, now)
@@ -138,57 +140,57 @@ func (p *Processor) Ingest(pg *Ping) {
 // learns from it. A clamped stamp, or one the model finds implausible,
 // is set to the model's clock; a confirmed step puts the pings held
 // while it was a candidate back on the live path, re-keyed.
-func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
+func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 	c := &d.clk
 	skew := int64(p.cfg.Skew)
-	model := wall + c.off // the device's clock now, as the model has it
-	if c.learned == 0 {
+	model := wall + c.Off() // the device's clock now, as the model has it
+	if !c.Known() {
 		model = wall
 	}
 	switch pg.Clamp {
-	case ClampNone, ClampWeekRollover:
-	case ClampBeforeFloor:
+	case clock.ClampNone, clock.ClampWeekRollover:
+	case clock.ClampBeforeFloor:
 		if pg.HasStamp {
-			pg.Event = c.bootTimeline(pg.Stamp, wall, now, skew)
-			pg.Stamp = pg.Event + c.shift
-			return fresh
+			pg.Event = c.BootTimeline(pg.Stamp, wall, now, skew)
+			pg.Stamp = pg.Event + c.Shift()
+			return clock.Fresh
 		}
 		fallthrough
 	default: // missing, or beyond the largest clock offset
-		pg.Event, pg.Stamp = model, model+c.shift
-		return fresh
+		pg.Event, pg.Stamp = model, model+c.Shift()
+		return clock.Fresh
 	}
 	stamp := pg.Event // as sent, or repaired
-	if c.previous(stamp, wall, now) {
+	if c.Previous(stamp, wall, now) {
 		// A ping of the generation before the last step, delayed past it.
-		pg.Stamp, pg.Event = stamp, stamp-c.prevShift
-		return fresh
+		pg.Stamp, pg.Event = stamp, stamp-c.PrevShift()
+		return clock.Fresh
 	}
-	behindTol := max(minBehind, d.hold())
-	if c.learned >= learnPings && stamp-c.shift-wall < c.off-behindTol && d.seen(stamp-c.shift, pg.Lat, pg.Lon) {
+	behindTol := max(clock.MinBehind, d.hold())
+	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.seen(stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
-		pg.Stamp, pg.Event = stamp, stamp-c.shift
-		return fresh
+		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
+		return clock.Fresh
 	}
-	shift0 := c.shift
-	v := c.judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
+	shift0 := c.Shift()
+	v := c.Judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
 	pg.Stamp = stamp
-	pg.Event = stamp - c.shift
-	if delta, ok := c.reanchor(pg.Event, wall, now); ok {
-		p.moveBoot(d, c.boot.arr, delta)
+	pg.Event = stamp - c.Shift()
+	if delta, ok := c.Reanchor(pg.Event, wall, now); ok {
+		p.moveBoot(d, c.BootArrival(), delta)
 	}
 	switch {
-	case v == ahead:
+	case v == clock.Ahead:
 		pg.Event = model
-		pg.Clamp = ClampAhead
-		p.m.Clamped[ClampAhead].Inc()
-	case v == stepped:
-		c.prevShift, c.stepAt = shift0, now
+		pg.Clamp = clock.ClampAhead
+		p.m.Clamped[clock.ClampAhead].Inc()
+	case v == clock.Stepped:
+		c.MarkStep(shift0, now)
 		p.m.Steps.Inc()
-		p.undefer(d, c.shift-shift0, now)
+		p.undefer(d, c.Shift()-shift0, now)
 	}
-	if v != ahead && c.learned >= learnPings {
-		p.m.Offset.Observe(time.Duration(c.off + c.shift))
+	if v != clock.Ahead && c.Learned() {
+		p.m.Offset.Observe(time.Duration(c.Off() + c.Shift()))
 	}
 	return v
 }
@@ -198,22 +200,20 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) verdict {
 func (p *Processor) moveBoot(d *device, since, delta int64) {
 	moved := false
 	for i := range d.buf {
-		if h := &d.buf[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
-			h.event += delta
-			h.stamp += delta
+		if h := &d.buf[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+			h.Event += delta
+			h.Stamp += delta
 			moved = true
 		}
 	}
 	if moved {
-		for i := len(d.buf)/2 - 1; i >= 0; i-- {
-			d.buf.down(i)
-		}
+		d.buf.Init()
 	}
 	if d.late != nil {
 		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.arrived >= since && h.clamp == ClampBeforeFloor {
-				h.event += delta
-				h.stamp += delta
+			if h := &d.late.pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+				h.Event += delta
+				h.Stamp += delta
 			}
 		}
 	}
@@ -223,18 +223,18 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 // after everything committed and the watermark is past it, or holds it
 // for reconciliation when it comes before what was committed or in a
 // burst.
-func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
+func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64) {
 	switch {
-	case h.event > d.wm:
-		d.buf.push(h)
+	case h.Event > d.wm:
+		d.buf.Push(h)
 		p.buffered++
 		// One deadline per buffered ping: they come in arrival order, so
-		// the queue is a FIFO (see deadlines).
-		p.timers.push(h.arrived+d.hold(), d)
-		if h.clamp != ClampBeforeFloor {
+		// the queue is a FIFO (see reorder.Deadlines).
+		p.timers.Push(h.Arrived+d.hold(), d)
+		if h.Clamp != clock.ClampBeforeFloor {
 			// A counting clock's anchor is a guess until its burst says
-			// otherwise (clock.reanchor): it moves nothing.
-			p.raise(d, h.event, h.wall, now)
+			// otherwise (clock.Model.Reanchor): it moves nothing.
+			p.raise(d, h.Event, h.Wall, now)
 		}
 		if w := d.high - d.hold(); w > d.wm {
 			d.wm = w
@@ -245,23 +245,24 @@ func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 		// stamp still pending, so the evaluated prefix stays in order;
 		// only pings stamped before it that arrive later become late.
 		for len(d.buf) > p.cfg.BufferCap {
-			d.buf.pop(&p.ping, d.id)
+			heldPing(&d.buf[0], &p.ping, d.id)
+			d.buf.Pop()
 			p.buffered--
 			p.m.Overflow.Inc()
 			d.wm = max(d.wm, p.ping.Event)
 			p.evaluate(d, &p.ping, now)
 		}
-	case h.event > d.done && !(burst && p.cfg.History > 0):
+	case h.Event > d.done && !(burst && p.cfg.History > 0):
 		// Behind the watermark but after everything committed, and the
 		// buffer holds only pings after the watermark: it is next (unless
 		// older ones of its burst are still to come: then it is placed
 		// with them).
-		h.ping(&p.ping, d.id)
+		heldPing(h, &p.ping, d.id)
 		p.evaluate(d, &p.ping, now)
 	case p.cfg.History > 0:
 		p.deferLate(d, h, now)
 	default:
-		h.ping(&p.ping, d.id)
+		heldPing(h, &p.ping, d.id)
 		p.late = Late{Ping: p.ping, Reason: LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
@@ -273,8 +274,8 @@ func (p *Processor) placeLive(d *device, h *held, burst bool, now int64) {
 // make later good pings late.
 func (p *Processor) raise(d *device, event, wall, now int64) {
 	ceiling := wall + int64(p.cfg.Skew)
-	if d.clk.learned > 0 {
-		ceiling += max(d.clk.off, 0)
+	if d.clk.Known() {
+		ceiling += max(d.clk.Off(), 0)
 	}
 	if hw := min(event, ceiling); hw > d.high {
 		d.high = hw
@@ -285,8 +286,9 @@ func (p *Processor) raise(d *device, event, wall, now int64) {
 // releaseThrough hands every buffered ping at or before the watermark to
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
-	for len(d.buf) > 0 && d.buf[0].event <= d.wm {
-		d.buf.pop(&p.ping, d.id)
+	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
+		heldPing(&d.buf[0], &p.ping, d.id)
+		d.buf.Pop()
 		p.buffered--
 		p.evaluate(d, &p.ping, now)
 	}
@@ -297,15 +299,15 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 // time, so the pings stamped before it go first and later ones are late.
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
-	for p.timers.len() > 0 && p.timers.next() <= n {
-		d := p.timers.pop().dev
+	for p.timers.Len() > 0 && p.timers.Next() <= n {
+		d := p.timers.Pop().Of
 		// The buffer first: a late batch is placed among what its hold
 		// has committed by now.
 		if len(d.buf) > 0 {
 			hold := d.hold()
 			for i := range d.buf {
-				if d.buf[i].arrived+hold <= n {
-					d.wm = max(d.wm, d.buf[i].event)
+				if d.buf[i].Arrived+hold <= n {
+					d.wm = max(d.wm, d.buf[i].Event)
 				}
 			}
 			p.releaseThrough(d, n)
@@ -322,17 +324,17 @@ func (p *Processor) Advance(now time.Time) {
 		if next <= n { // due, but a step is being told: look again soon
 			next = min(n+wait/4, d.late.first+8*wait)
 		}
-		p.timers.push(next, d)
+		p.timers.Push(next, d)
 	}
 }
 
 // NextDeadline returns the earliest instant at which Advance has work, if
 // any. It may be early (a stale entry); never late.
 func (p *Processor) NextDeadline() (time.Time, bool) {
-	if p.timers.len() == 0 {
+	if p.timers.Len() == 0 {
 		return time.Time{}, false
 	}
-	return p.base.Add(time.Duration(p.timers.next())), true
+	return p.base.Add(time.Duration(p.timers.Next())), true
 }
 
 // Sweep does the housekeeping that no ping triggers: DWELL timers of silent
@@ -340,7 +342,7 @@ func (p *Processor) NextDeadline() (time.Time, bool) {
 // memory is reclaimed; a device inside a fence keeps its fence state, so
 // eviction never produces a duplicate ENTER). It looks at every device.
 func (p *Processor) Sweep(now time.Time) {
-	p.cursor, p.counting = 0, [numClockStates]int64{}
+	p.cursor, p.counting = 0, [clock.NumStates]int64{}
 	p.SweepStep(now, math.MaxInt)
 }
 
@@ -354,14 +356,14 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	evicted := 0
 	for ; budget > 0 && p.cursor < len(p.all); budget-- {
 		d := p.all[p.cursor]
-		p.counting[d.clk.state()]++
+		p.counting[d.clk.State()]++
 		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
 				if !d.inside() {
-					p.counting[d.clk.state()]--
+					p.counting[d.clk.State()]--
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
@@ -380,7 +382,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	for i, n := range p.counting {
 		p.m.clockStates[i].Add(n - p.counted[i])
 	}
-	p.counted, p.counting = p.counting, [numClockStates]int64{}
+	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
 	return true
 }
 
@@ -489,11 +491,11 @@ func (p *Processor) Flush(now time.Time) {
 			p.reconcileLate(d, n)
 		}
 		for i := range d.buf {
-			d.wm = max(d.wm, d.buf[i].event)
+			d.wm = max(d.wm, d.buf[i].Event)
 		}
 		p.releaseThrough(d, n)
 	}
-	p.timers.reset()
+	p.timers.Reset()
 }
 
 // Restore sets a device's state in a fence from a committed transition (as

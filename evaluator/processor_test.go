@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
 )
 
 func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
@@ -149,7 +151,7 @@ func TestDeviceClockBehindServerIsNotLate(t *testing.T) {
 	}
 	h.at(20 * time.Second)
 	h.want("slow-clock depot ENTER -30s", "slow-clock depot EXIT -25s")
-	if len(h.rec.late) != 0 || h.rec.trans[0].Clamp != ClampNone {
+	if len(h.rec.late) != 0 || h.rec.trans[0].Clamp != clock.ClampNone {
 		t.Fatalf("late = %d, clamp = %v; want none", len(h.rec.late), h.rec.trans[0].Clamp)
 	}
 }
@@ -204,7 +206,7 @@ func TestClampedFutureStampDoesNotMakeLaterPingsLate(t *testing.T) {
 	h.send("truck-1", outside, ms(1200), ms(1200))
 	h.at(3 * time.Second)
 	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.2s")
-	if c := h.rec.trans[0].Clamp; c != ClampFuture {
+	if c := h.rec.trans[0].Clamp; c != clock.ClampFuture {
 		t.Fatalf("ENTER clamp = %v, want future", c)
 	}
 	if len(h.rec.late) != 0 {
@@ -223,7 +225,7 @@ func TestGlitchAheadOfTheDeviceClockIsClampedToIt(t *testing.T) {
 	h.send("truck-1", outside, ms(1500+1200), ms(1200))
 	h.at(3 * time.Second)
 	h.want("truck-1 depot ENTER +2.5s", "truck-1 depot EXIT +2.7s")
-	if c := h.rec.trans[0].Clamp; c != ClampAhead {
+	if c := h.rec.trans[0].Clamp; c != clock.ClampAhead {
 		t.Fatalf("ENTER clamp = %v, want ahead", c)
 	}
 	if d := h.proc.devices["truck-1"]; d.high > t0.Add(ms(1500+1200)+DefaultSkew).UnixNano() {
@@ -237,7 +239,7 @@ func TestColdBootEpochZeroIsClampedAndFlagged(t *testing.T) {
 	h.sendStamp("truck-1", outside, 0, false, ms(1050))
 	h.at(3 * time.Second)
 	h.want("truck-1 depot ENTER +50ms", "truck-1 depot EXIT +1.05s")
-	if a, b := h.rec.trans[0].Clamp, h.rec.trans[1].Clamp; a != ClampBeforeFloor || b != ClampMissing {
+	if a, b := h.rec.trans[0].Clamp, h.rec.trans[1].Clamp; a != clock.ClampBeforeFloor || b != clock.ClampMissing {
 		t.Fatalf("clamps = %v, %v; want before_floor, missing", a, b)
 	}
 }
@@ -251,24 +253,24 @@ func TestClamperStamp(t *testing.T) {
 		ts     int64
 		hasTs  bool
 		want   int64
-		reason ClampReason
+		reason clock.ClampReason
 	}{
-		{"good stamp", ns(-ms(300)), true, ns(-ms(300)), ClampNone},
-		{"no stamp", 0, false, wall, ClampMissing},
-		{"epoch zero after a cold boot", 0, true, wall, ClampBeforeFloor},
-		{"1980 GPS epoch", time.Date(1980, 1, 6, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, ClampBeforeFloor},
-		{"just before the floor", DefaultMinValidTime.UnixNano() - 1, true, wall, ClampBeforeFloor},
-		{"at the floor (an ancient backlog, not clamped)", DefaultMinValidTime.UnixNano(), true, DefaultMinValidTime.UnixNano(), ClampNone},
-		{"an hour old backlog", ns(-time.Hour), true, ns(-time.Hour), ClampNone},
-		{"ahead by seconds: the device's model judges it", ns(ms(2001)), true, ns(ms(2001)), ClampNone},
-		{"ahead by the largest clock offset exactly", ns(DefaultMaxClockOffset), true, ns(DefaultMaxClockOffset), ClampNone},
-		{"ahead beyond the largest clock offset", ns(DefaultMaxClockOffset + 1), true, wall, ClampFuture},
-		{"year 2040", time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, ClampFuture},
-		{"saturated far future", 1<<63 - 1, true, wall, ClampFuture},
-		{"saturated far past", -1 << 63, true, wall, ClampBeforeFloor},
-		{"GPS week rollover", ns(ms(250) - WeekRollover), true, ns(ms(250)), ClampWeekRollover},
-		{"GPS week rollover, behind by the skew", ns(-ms(2000) - WeekRollover), true, ns(-ms(2000)), ClampWeekRollover},
-		{"rollover distance but beyond the skew", ns(-ms(2001) - WeekRollover), true, wall, ClampBeforeFloor},
+		{"good stamp", ns(-ms(300)), true, ns(-ms(300)), clock.ClampNone},
+		{"no stamp", 0, false, wall, clock.ClampMissing},
+		{"epoch zero after a cold boot", 0, true, wall, clock.ClampBeforeFloor},
+		{"1980 GPS epoch", time.Date(1980, 1, 6, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, clock.ClampBeforeFloor},
+		{"just before the floor", DefaultMinValidTime.UnixNano() - 1, true, wall, clock.ClampBeforeFloor},
+		{"at the floor (an ancient backlog, not clamped)", DefaultMinValidTime.UnixNano(), true, DefaultMinValidTime.UnixNano(), clock.ClampNone},
+		{"an hour old backlog", ns(-time.Hour), true, ns(-time.Hour), clock.ClampNone},
+		{"ahead by seconds: the device's model judges it", ns(ms(2001)), true, ns(ms(2001)), clock.ClampNone},
+		{"ahead by the largest clock offset exactly", ns(DefaultMaxClockOffset), true, ns(DefaultMaxClockOffset), clock.ClampNone},
+		{"ahead beyond the largest clock offset", ns(DefaultMaxClockOffset + 1), true, wall, clock.ClampFuture},
+		{"year 2040", time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, clock.ClampFuture},
+		{"saturated far future", 1<<63 - 1, true, wall, clock.ClampFuture},
+		{"saturated far past", -1 << 63, true, wall, clock.ClampBeforeFloor},
+		{"GPS week rollover", ns(ms(250) - clock.WeekRollover), true, ns(ms(250)), clock.ClampWeekRollover},
+		{"GPS week rollover, behind by the skew", ns(-ms(2000) - clock.WeekRollover), true, ns(-ms(2000)), clock.ClampWeekRollover},
+		{"rollover distance but beyond the skew", ns(-ms(2001) - clock.WeekRollover), true, wall, clock.ClampBeforeFloor},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, reason := c.Stamp(tc.ts, tc.hasTs, wall)

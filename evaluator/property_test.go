@@ -98,7 +98,7 @@ func TestPropertyAnyDelayKeepsOrderAndLosesNothing(t *testing.T) {
 					t.Fatalf("%s buffers %d pings, cap %d", d.id, len(d.buf), h.cfg.BufferCap)
 				}
 				for _, b := range d.buf {
-					if in := time.Unix(0, b.wall); !in.Add(h.cfg.Hold).After(now) {
+					if in := time.Unix(0, b.Wall); !in.Add(h.cfg.Hold).After(now) {
 						t.Fatalf("%s holds a ping past its hold: arrived %v, now %v", d.id, in.Sub(t0), now.Sub(t0))
 					}
 				}

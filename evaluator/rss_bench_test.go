@@ -44,7 +44,7 @@ func BenchmarkHeapAtDevices(b *testing.B) {
 				ping := func(d int, off time.Duration) {
 					id := "truck-" + strconv.Itoa(d)
 					pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-					pg := clamper.NewPing(id, &pos, base.Add(off))
+					pg := NewPing(clamper, id, &pos, base.Add(off))
 					proc.Ingest(&pg)
 				}
 				for d := range devices {

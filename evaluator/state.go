@@ -3,6 +3,7 @@ package evaluator
 import (
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
@@ -107,7 +108,7 @@ func find(hits []*fence.Fence, id string) *fence.Fence {
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.
-func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, ingest time.Time, timer bool, now int64) {
+func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampReason, ingest time.Time, timer bool, now int64) {
 	dues := p.dues
 	for i := 1; i < len(dues); i++ { // insertion sort: almost always 0 or 1 entries
 		for j := i; j > 0 && dues[j].at < dues[j-1].at; j-- {
@@ -120,7 +121,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp ClampReason, i
 		p.out = Transition{
 			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
-			Stamp: u.at + d.clk.shift, Offset: d.clk.off + d.clk.shift,
+			Stamp: u.at + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
 		p.m.Transitions[Dwell].Inc()
@@ -132,7 +133,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	p.out = Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
-		Stamp: pg.Stamp, Offset: d.clk.off + d.clk.shift,
+		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}
 	p.m.Transitions[typ].Inc()
@@ -174,6 +175,6 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		}
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, float64(d.lat), float64(d.lon), ClampNone, p.base.Add(time.Duration(now)), true, now)
+		p.fireDwells(d, float64(d.lat), float64(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
 	}
 }

@@ -3,6 +3,7 @@ package evaluator
 import (
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -62,7 +63,7 @@ type Transition struct {
 	// position inside the fence).
 	Lat, Lon float64
 	// Clamp is the clamp reason of the causing ping's stamp.
-	Clamp ClampReason
+	Clamp clock.ClampReason
 	// Source is the clock the causing ping's stamp was read from
 	// (SourceUnset for a DWELL and for canonical and OwnTracks pings).
 	Source payload.TimeSource

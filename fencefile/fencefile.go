@@ -14,8 +14,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
 // ErrEngineOff is returned by reloads of a fence file that no engine is
@@ -31,7 +31,7 @@ var ErrEngineOff = errors.New("the engine is off (--engine=off): no fences to re
 type FenceFile struct {
 	path   string
 	log    *slog.Logger
-	engine *evaluator.Engine // nil until Attach: reloads get ErrEngineOff
+	engine *sharded.Engine // nil until Attach: reloads get ErrEngineOff
 	ok     *metrics.Counter
 	failed *metrics.Counter
 
@@ -57,7 +57,7 @@ func Open(path string, log *slog.Logger) (*FenceFile, *fence.Set, error) {
 
 // Attach makes e the engine reloads go to and registers the reload
 // counters (edgefence_fence_reloads_total) in set.
-func (f *FenceFile) Attach(e *evaluator.Engine, set *metrics.Set) {
+func (f *FenceFile) Attach(e *sharded.Engine, set *metrics.Set) {
 	f.engine = e
 	f.ok = set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`)
 	f.failed = set.NewCounter(`edgefence_fence_reloads_total{result="error"}`)

@@ -109,7 +109,7 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 				for k := range samples {
 					s := &samples[k]
 					pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-					arrivals = append(arrivals, clamp.NewPing(id, &pos, Start.Add(time.Duration(s.arrival))))
+					arrivals = append(arrivals, evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
 					arrAt = append(arrAt, s.arrival)
 					trueAt = append(trueAt, s.at)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -33,7 +34,7 @@ func newTelemetry(tb testing.TB) *Telemetry {
 	}
 	cfg := evaluator.DefaultConfig()
 	cfg.Shards = 1
-	eng, err := evaluator.New(cfg, fences, discard{}, evaluator.NewMetrics(metrics.NewSet()))
+	eng, err := sharded.New(cfg, fences, discard{}, evaluator.NewMetrics(metrics.NewSet()))
 	if err != nil {
 		tb.Fatal(err)
 	}

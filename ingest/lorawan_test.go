@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
 // pingLog is an Engine that clamps as the real one does and keeps what is
@@ -27,14 +28,14 @@ type pingLog struct {
 }
 
 func (l *pingLog) Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping {
-	return evaluator.DefaultConfig().Clamper().NewPing(device, pos, ingest)
+	return evaluator.NewPing(evaluator.DefaultConfig().Clamper(), device, pos, ingest)
 }
 
 func (l *pingLog) Submit(p *evaluator.Ping) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.refuse {
-		return evaluator.ErrQueueFull
+		return sharded.ErrQueueFull
 	}
 	l.pings = append(l.pings, *p)
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
+	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
 // Engine is what the ingest path needs of the evaluator: clamp and hand off.
@@ -36,7 +37,7 @@ type Rejects interface {
 type Reader struct {
 	filters []TelemetryFilter
 	engine  Engine
-	direct  *evaluator.Engine // engine, when it is one: calls through Engine make each ping escape to the heap
+	direct  *sharded.Engine // engine, when it is one: calls through Engine make each ping escape to the heap
 	rejects Rejects
 	m       *Metrics
 	log     *slog.Logger
@@ -55,7 +56,7 @@ type decoders struct {
 // (0: payload.DefaultMaxSize); rejects may be nil.
 func NewReader(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Reader {
 	r := &Reader{filters: filters, engine: engine, rejects: rejects, m: m, log: log, frames: newFrames()}
-	r.direct, _ = engine.(*evaluator.Engine)
+	r.direct, _ = engine.(*sharded.Engine)
 	r.pool.New = func() any {
 		return &decoders{json: payload.Decoder{MaxSize: maxSize}, lora: lorawan.Decoder{MaxSize: maxSize}}
 	}

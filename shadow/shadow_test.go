@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
-func ping(c evaluator.Clamper, dev string, lat float64, event, arrive time.Duration) evaluator.Ping {
+func ping(c clock.Clamper, dev string, lat float64, event, arrive time.Duration) evaluator.Ping {
 	pos := payload.Position{Lat: lat, Lon: 13.05, TsNs: t0.Add(event).UnixNano(), HasTs: true}
-	return c.NewPing(dev, &pos, t0.Add(arrive))
+	return evaluator.NewPing(c, dev, &pos, t0.Add(arrive))
 }
 
 // One device's reordered stream through arrival order and a 500 ms hold:

@@ -1174,6 +1174,7 @@ func (s *Server) publishRetainedToClient(cl *Client, sub packets.Subscription, e
 // skipped: its successor went to the client as a live message. It runs
 // on the client's reading goroutine, which owns cl.State.retained.
 func (s *Server) sendRetained(cl *Client) {
+	now := time.Now().Unix()
 	for len(cl.State.retained) > 0 {
 		b := &cl.State.retained[0]
 		for len(b.pks) > 0 {
@@ -1183,7 +1184,7 @@ func (s *Server) sendRetained(cl *Client) {
 			}
 
 			pk := b.pks[0]
-			if cur, ok := s.Topics.Retained.Get(pk.TopicName); ok && cur.Created == pk.Created && bytes.Equal(cur.Payload, pk.Payload) {
+			if cur, ok := s.Topics.Retained.Get(pk.TopicName); ok && cur.Created == pk.Created && bytes.Equal(cur.Payload, pk.Payload) && !s.retainedExpired(pk, now) {
 				qos := min(pk.FixedHeader.Qos, b.sub.Qos, s.Options.Capabilities.MaximumQos)
 				if qos > 0 && (cl.State.Inflight.Len() >= int(s.Options.Capabilities.MaximumInflight) ||
 					atomic.LoadInt32(&cl.State.Inflight.sendQuota) == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0) {
@@ -1805,14 +1806,7 @@ func (s *Server) clearExpiredRetainedMessages(now int64) {
 	// a second.
 	var expired []string
 	s.Topics.Retained.Range(func(filter string, pk packets.Packet) bool {
-		expiry := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
-
-		// If the maximum message expiry interval is set (greater than 0), and the message
-		// retention period exceeds the maximum expiry, the message will be forcibly removed.
-		enforced := s.Options.Capabilities.MaximumMessageExpiryInterval > 0 &&
-			now-pk.Created > s.Options.Capabilities.MaximumMessageExpiryInterval
-
-		if expiry || enforced {
+		if s.retainedExpired(pk, now) {
 			expired = append(expired, filter)
 		}
 		return true
@@ -1822,6 +1816,20 @@ func (s *Server) clearExpiredRetainedMessages(now int64) {
 		s.Topics.Retained.Delete(filter)
 		s.hooks.OnRetainedExpired(filter)
 	}
+}
+
+// retainedExpired reports whether a retained message has expired at now
+// (Unix seconds): its own message expiry interval has passed, or it has
+// been retained longer than the server's maximum message expiry interval.
+func (s *Server) retainedExpired(pk packets.Packet, now int64) bool {
+	expiry := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
+
+	// If the maximum message expiry interval is set (greater than 0), and the message
+	// retention period exceeds the maximum expiry, the message will be forcibly removed.
+	enforced := s.Options.Capabilities.MaximumMessageExpiryInterval > 0 &&
+		now-pk.Created > s.Options.Capabilities.MaximumMessageExpiryInterval
+
+	return expiry || enforced
 }
 
 // clearExpiredInflights deletes any inflight messages which have expired.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -2639,6 +2640,46 @@ func streamTestPackets(t *testing.T, r net.Conn, version byte, n int) <-chan pac
 		}
 	}()
 	return out
+}
+
+func TestPublishRetainedToClientSkipsExpired(t *testing.T) {
+	s := newServer()
+	cl, r, w := newTestClient()
+	defer w.Close()
+	cl.Properties.ProtocolVersion = 5
+	s.Clients.Add(cl)
+
+	// Expired a second ago, but the once-a-second sweep has not run yet.
+	now := time.Now().Unix()
+	for topic, expiry := range map[string]int64{"a/b/expired": now - 1, "a/b/later": now + 60, "a/b/never": 0} {
+		pk := packets.Packet{
+			FixedHeader:     packets.FixedHeader{Type: packets.Publish, Retain: true},
+			TopicName:       topic,
+			Payload:         []byte("hello"),
+			ProtocolVersion: 5,
+			Created:         now - 2,
+			Expiry:          expiry,
+		}
+		require.Equal(t, int64(1), s.Topics.RetainMessage(pk))
+	}
+
+	sub := packets.Subscription{Filter: "a/b/+"}
+	s.Topics.Subscribe(cl.ID, sub)
+	done := make(chan struct{})
+	go func() {
+		s.publishRetainedToClient(cl, sub, false)
+		close(done)
+	}()
+	got := map[string]bool{}
+	for _, pk := range readTestPackets(t, r, 5, 2) {
+		got[pk.TopicName] = true
+	}
+	<-done
+	require.Equal(t, map[string]bool{"a/b/later": true, "a/b/never": true}, got) // [MQTT-3.3.2-5]
+
+	_ = r.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	_, err := r.Read(make([]byte, 1))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "nothing more is sent")
 }
 
 func TestPublishRetainedToClientIsShared(t *testing.T) {

@@ -1,4 +1,7 @@
-package evaluator
+// Package sharded runs the engine concurrently: evaluator.Processors in
+// shards, each owned by one goroutine at a time, fed by Submit from the
+// client goroutines that bring the pings (docs/performance.md).
+package sharded
 
 import (
 	"errors"
@@ -7,6 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
@@ -33,9 +39,9 @@ var (
 // (docs/performance.md). Each shard also has a goroutine of its own for
 // what no ping triggers: hold deadlines, sweeps, and shutdown.
 type Engine struct {
-	cfg    Config
-	clamp  Clamper
-	m      *Metrics
+	cfg    evaluator.Config
+	clamp  clock.Clamper
+	m      *evaluator.Metrics
 	fences atomic.Pointer[fence.Set]
 	shards []*shard
 	closed atomic.Bool
@@ -45,13 +51,13 @@ type Engine struct {
 }
 
 type shard struct {
-	mu       sync.Mutex    // the owner token; guards everything below it to closed
-	proc     *Processor    //
-	timer    *time.Timer   // fires at the earliest hold deadline
-	armed    time.Time     // when timer fires; zero when it is not armed
-	closed   bool          // flushed by Close: takes no more pings
-	in       chan Ping     // pings brought while another goroutine owned the shard
-	wake     chan struct{} // asks the shard goroutine to take over a backlog
+	mu       sync.Mutex           // the owner token; guards everything below it to closed
+	proc     *evaluator.Processor //
+	timer    *time.Timer          // fires at the earliest hold deadline
+	armed    time.Time            // when timer fires; zero when it is not armed
+	closed   bool                 // flushed by Close: takes no more pings
+	in       chan evaluator.Ping  // pings brought while another goroutine owned the shard
+	wake     chan struct{}        // asks the shard goroutine to take over a backlog
 	devices  atomic.Int64
 	buffered atomic.Int64
 }
@@ -59,15 +65,15 @@ type shard struct {
 // New starts an engine evaluating against fences. sink receives its
 // output from whichever goroutine owns a shard at the time (never from two
 // at once for one shard), including Submit's caller; m may be nil.
-func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) {
+func New(cfg evaluator.Config, fences *fence.Set, sink evaluator.Sink, m *evaluator.Metrics) (*Engine, error) {
 	if m == nil {
-		m = NewMetrics(nil)
+		m = evaluator.NewMetrics(nil)
 	}
 	e := &Engine{cfg: cfg, clamp: cfg.Clamper(), m: m, stop: make(chan struct{})}
 	e.fences.Store(fences)
 	base := time.Now()
 	for range cfg.Shards {
-		proc, err := NewProcessor(cfg, base, e.fences.Load, sink, m)
+		proc, err := evaluator.NewProcessor(cfg, base, e.fences.Load, sink, m)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +82,7 @@ func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) 
 		e.shards = append(e.shards, &shard{
 			proc:  proc,
 			timer: timer,
-			in:    make(chan Ping, cfg.Queue),
+			in:    make(chan evaluator.Ping, cfg.Queue),
 			wake:  make(chan struct{}, 1),
 		})
 	}
@@ -91,16 +97,16 @@ func New(cfg Config, fences *fence.Set, sink Sink, m *Metrics) (*Engine, error) 
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() Config { return e.cfg }
+func (e *Engine) Config() evaluator.Config { return e.cfg }
 
 // Metrics returns the engine's metric handles.
-func (e *Engine) Metrics() *Metrics { return e.m }
+func (e *Engine) Metrics() *evaluator.Metrics { return e.m }
 
 // Fences returns the current fence snapshot.
 func (e *Engine) Fences() *fence.Set { return e.fences.Load() }
 
 // SetFences swaps the fence snapshot atomically and reconciles every
-// shard with it (see Processor.Reconcile): devices inside a removed fence
+// shard with it (see evaluator.Processor.Reconcile): devices inside a removed fence
 // get their EXIT before SetFences returns. Device state is keyed by fence
 // ID, so unchanged fences keep it.
 func (e *Engine) SetFences(s *fence.Set) error {
@@ -108,12 +114,12 @@ func (e *Engine) SetFences(s *fence.Set) error {
 	return e.Reconcile()
 }
 
-// Reconcile runs Processor.Reconcile on every shard; a restart calls it
+// Reconcile runs evaluator.Processor.Reconcile on every shard; a restart calls it
 // after restoring state that may name removed fences.
 func (e *Engine) Reconcile() error {
 	now := time.Now()
 	for _, s := range e.shards {
-		if err := e.own(s, func(p *Processor) { p.Reconcile(now) }); err != nil {
+		if err := e.own(s, func(p *evaluator.Processor) { p.Reconcile(now) }); err != nil {
 			return err
 		}
 	}
@@ -122,9 +128,9 @@ func (e *Engine) Reconcile() error {
 
 // Ping builds the engine's record of a decoded position received now,
 // clamping an implausible stamp and counting it per reason.
-func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) Ping {
-	p := e.clamp.NewPing(device, pos, ingest)
-	if p.Clamp != ClampNone {
+func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping {
+	p := evaluator.NewPing(e.clamp, device, pos, ingest)
+	if p.Clamp != clock.ClampNone {
 		e.m.Clamped[p.Clamp].Inc()
 	}
 	return p
@@ -135,7 +141,7 @@ func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) Pi
 // queued before it) itself, and the sink is called from the caller's
 // goroutine; if the shard is owned, the ping is queued for the owner, or
 // refused with ErrQueueFull when the queue is full.
-func (e *Engine) Submit(p *Ping) error {
+func (e *Engine) Submit(p *evaluator.Ping) error {
 	if e.closed.Load() {
 		return ErrClosed
 	}
@@ -243,7 +249,7 @@ func (e *Engine) shardOf(id string) int {
 }
 
 // own runs f as the owner of shard s, after the pings queued before it.
-func (e *Engine) own(s *shard, f func(*Processor)) error {
+func (e *Engine) own(s *shard, f func(*evaluator.Processor)) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -257,19 +263,19 @@ func (e *Engine) own(s *shard, f func(*Processor)) error {
 }
 
 // do runs f as the owner of device's shard.
-func (e *Engine) do(device string, f func(*Processor)) error {
+func (e *Engine) do(device string, f func(*evaluator.Processor)) error {
 	return e.own(e.shards[e.shardOf(device)], f)
 }
 
 // Restore sets a device's state in a fence from a committed transition;
-// see Processor.Restore. Call it before the device's pings arrive.
-func (e *Engine) Restore(device, fenceID string, typ Type, event int64) error {
-	return e.do(device, func(p *Processor) { p.Restore(device, fenceID, typ, event) })
+// see evaluator.Processor.Restore. Call it before the device's pings arrive.
+func (e *Engine) Restore(device, fenceID string, typ evaluator.Type, event int64) error {
+	return e.do(device, func(p *evaluator.Processor) { p.Restore(device, fenceID, typ, event) })
 }
 
 // SetHold sets one device's allowed lateness.
 func (e *Engine) SetHold(device string, hold time.Duration) error {
-	return e.do(device, func(p *Processor) { p.SetHold(device, hold) })
+	return e.do(device, func(p *evaluator.Processor) { p.SetHold(device, hold) })
 }
 
 // Stats is a point-in-time view of the engine's size.
@@ -342,4 +348,13 @@ func (e *Engine) run(s *shard) {
 		s.settle(time.Now())
 		s.unlock()
 	}
+}
+
+// RegisterGauges adds the gauges of e's size to set:
+// edgefence_active_devices, _buffered_pings, _queued_pings, _fences.
+func (e *Engine) RegisterGauges(set *metrics.Set) {
+	set.NewGauge(`edgefence_active_devices`, func() float64 { return float64(e.Stats().Devices) })
+	set.NewGauge(`edgefence_buffered_pings`, func() float64 { return float64(e.Stats().Buffered) })
+	set.NewGauge(`edgefence_queued_pings`, func() float64 { return float64(e.Stats().Queued) })
+	set.NewGauge(`edgefence_fences`, func() float64 { return float64(e.Fences().Len()) })
 }

@@ -1,12 +1,16 @@
-package evaluator
+// Package clock is the engine's model of a device's clock: where its
+// stamps sit against the server's wall clock and the steps it took
+// (Model), and the checks of a stamp that need no device history
+// (Clamper). docs/clock.md describes the model.
+package clock
 
-// clock is one device's clock model: where its stamps sit against the
+// Model is one device's clock model: where its stamps sit against the
 // server's wall clock, and the steps it took. Ordering uses the device's
 // timeline, its stamp minus the steps detected so far (shift), so that a
 // device that never steps is ordered by its stamps as sent, and one that
 // steps forward or back stays continuous across the step. Only the
 // device's shard touches it.
-type clock struct {
+type Model struct {
 	// off estimates timeline − server wall clock. Transit delay is never
 	// negative, so the largest timeline − ingest of the pings that agree
 	// with the model approaches it (NTP's minimum-delay filter).
@@ -30,7 +34,7 @@ type clock struct {
 	// boot is a cold-booted tracker's counting clock, from its first
 	// stamp before the plausibility floor (rare: allocated then).
 	boot     *bootClock
-	learned  uint8 // pings learned from, saturating at learnPings
+	learned  uint8 // pings learned from, saturating at LearnPings
 	candN    int8  // +n: n pings ahead; −n: n pings behind
 	prevBoot bool
 }
@@ -46,73 +50,78 @@ type bootClock struct {
 	arr, step, last, prev int64 // prev: the timeline of the count's previous ping
 }
 
-// Clock states, for the devices-per-state gauge and introspection.
+// State is a model's state, for the devices-per-state gauge and
+// introspection.
+type State uint8
+
+// Model states.
 const (
-	clockUnknown  = iota // no stamp learned from yet
-	clockLearning        // fewer than learnPings
-	clockLocked          // the skew tolerance applies
-	clockStepping        // a step candidate is pending
-	numClockStates
+	Unknown  State = iota // no stamp learned from yet
+	Learning              // fewer than LearnPings
+	Locked                // the skew tolerance applies
+	Stepping              // a step candidate is pending
+	NumStates
 )
 
-var clockStateNames = [numClockStates]string{"unknown", "learning", "locked", "stepping"}
+// StateNames are the states' metric labels, indexed by State.
+var StateNames = [NumStates]string{"unknown", "learning", "locked", "stepping"}
 
-// learnPings is how many pings a new device's offset is learned from
+// LearnPings is how many pings a new device's offset is learned from
 // before stamps are judged against it: a first ping may have come late.
-const learnPings = 4
+const LearnPings = 4
 
 // stepPings is how many consistent pings confirm a step of a second or
 // more. Fewer made runs of delayed pings look like steps; more kept a
 // stepped device's pings aside for longer.
 const stepPings = 3
 
-// minBehind is how far behind its model a stamp may always be and still
+// MinBehind is how far behind its model a stamp may always be and still
 // count as fresh; the rest are delayed pings or a backward step. The
 // tolerance is the hold when that is longer: a ping delayed less than the
 // hold is one the buffer orders, never a step's.
-const minBehind = 400_000_000
+const MinBehind = 400_000_000
 
-// state returns the model's state for gauges and introspection.
-func (c *clock) state() int {
+// State returns the model's state for gauges and introspection.
+func (c *Model) State() State {
 	switch {
 	case c.learned == 0:
-		return clockUnknown
+		return Unknown
 	case c.candN != 0:
-		return clockStepping
-	case c.learned < learnPings:
-		return clockLearning
+		return Stepping
+	case c.learned < LearnPings:
+		return Learning
 	}
-	return clockLocked
+	return Locked
 }
 
-// verdict is what the model makes of one stamp.
-type verdict uint8
+// Verdict is what the model makes of one stamp.
+type Verdict uint8
 
 const (
-	fresh   verdict = iota // agrees with the model: ordered by its timeline
-	ahead                  // implausibly ahead: clamped to the model's clock
-	behind                 // behind the model: delayed, or a backward step under way
-	stepped                // confirmed a step: the model's shift moved
+	Fresh   Verdict = iota // agrees with the model: ordered by its timeline
+	Ahead                  // implausibly ahead: clamped to the model's clock
+	Behind                 // behind the model: delayed, or a backward step under way
+	Stepped                // confirmed a step: the model's shift moved
 )
 
-// judge places a stamp (Unix ns, after the front-end's absolute checks)
+// Judge places a stamp (Unix ns, after the front-end's absolute checks)
 // received at server wall time wall and processor instant now, learning
 // from it. skew is how far ahead of the model a stamp may be, behindTol
 // how far behind, maxOff how far from the server a new device's clock may
 // be.
-func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
+func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 	y := stamp - c.shift - wall
-	if c.learned < learnPings {
+	if c.learned < LearnPings {
 		// A new device: trust it within maxOff, learn upward only (a
 		// first ping that came late says the clock is behind).
 		if y < -maxOff {
-			return fresh // a backlog: its stamps are fine, it teaches nothing
+			return Fresh // a backlog: its stamps are fine, it teaches nothing
 		}
 		if c.learned == 0 || y > c.off {
 			c.off = y
 		}
 		c.learned++
-		return fresh
+		return Fresh
 	}
 	switch {
 	case y > c.off+skew && y > skew:
@@ -122,16 +131,16 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 		if c.candidate(1, y, now) {
 			return c.step()
 		}
-		return ahead
+		return Ahead
 	case y < c.off-behindTol:
 		if c.candidate(-1, y, now) {
 			return c.step()
 		}
-		return behind
+		return Behind
 	}
 	c.candN = 0
 	c.off = max(c.off, y)
-	return fresh
+	return Fresh
 }
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
@@ -143,7 +152,7 @@ func (c *clock) judge(stamp, wall, now, skew, behindTol, maxOff int64) verdict {
 // confirms. A fresher one begins the candidate again, and so does a more
 // delayed one when the candidate is a single ping (a straggler of the
 // old clock may have begun it); else a more delayed one is passed over.
-func (c *clock) candidate(dir int8, y, now int64) bool {
+func (c *Model) candidate(dir int8, y, now int64) bool {
 	da := now - c.lastArr
 	c.lastArr = now
 	switch {
@@ -151,7 +160,7 @@ func (c *clock) candidate(dir int8, y, now int64) bool {
 		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1):
 		c.cand, c.candN = y, dir
 		return false
-	case da < burstGap || y < c.cand-stepBand:
+	case da < BurstGap || y < c.cand-stepBand:
 		return false
 	}
 	c.cand = max(c.cand, y)
@@ -175,18 +184,18 @@ const smallStep = 1_000_000_000
 // step starts a new clock generation at the candidate's offset, keeping
 // the timeline continuous: a stamp of the new generation lands where the
 // model expected it.
-func (c *clock) step() verdict {
+func (c *Model) step() Verdict {
 	c.shift += c.cand - c.off
 	c.candN = 0
-	return stepped
+	return Stepped
 }
 
-// previous reports whether a stamp received at wall and processor instant
+// Previous reports whether a stamp received at wall and processor instant
 // arr belongs to the generation before the last step: shortly after a
 // step, a ping goes to the generation in which its transit delay is the
 // smallest that is not negative (beyond the model's noise).
-func (c *clock) previous(stamp, wall, arr int64) bool {
-	if c.stepAt == 0 || arr-c.stepAt > stragglerWindow || c.learned < learnPings {
+func (c *Model) Previous(stamp, wall, arr int64) bool {
+	if c.stepAt == 0 || arr-c.stepAt > stragglerWindow || c.learned < LearnPings {
 		return false
 	}
 	dCur := c.off - (stamp - c.shift - wall)
@@ -194,11 +203,11 @@ func (c *clock) previous(stamp, wall, arr int64) bool {
 	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
 }
 
-// newer reports whether a ping at event on the timeline before a step by
+// Newer reports whether a ping at event on the timeline before a step by
 // shift (received at wall) belongs to the generation the step just began
 // rather than to the one before it: the one in which its transit delay
 // is the smaller that is not negative.
-func (c *clock) newer(event, wall, shift int64) bool {
+func (c *Model) Newer(event, wall, shift int64) bool {
 	dOld := c.off - (event - wall)
 	dNew := dOld + shift
 	return dNew >= -noise && (dOld < -noise || dNew < dOld)
@@ -212,19 +221,19 @@ const noise = 250_000_000
 // generation before it: a few times the transport delay's tail.
 const stragglerWindow = 10_000_000_000
 
-// bootTimeline places a stamp before the plausibility floor (a cold boot
+// BootTimeline places a stamp before the plausibility floor (a cold boot
 // counting from epoch zero or 1980), received at wall and processor
 // instant arr, on the device's timeline by its counting clock. The clock
 // is anchored at its first such stamp: beside the ping that arrived just
 // before it in a backlog burst (pings milliseconds apart: a burst's
 // arrival says nothing of when its pings were fixed), else at the model's
-// clock, provisionally: a burst may only begin with it (see reanchor). A
+// clock, provisionally: a burst may only begin with it (see Reanchor). A
 // count that ran ahead of the clock or, outside a burst, fell back is
 // anchored again: the tracker booted again.
-func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
+func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
-	burst := c.learned > 0 && arr-c.burstArr < burstGap
-	flowing := arr-c.prevArr >= burstGap // not back to back: no burst begins here
+	burst := c.learned > 0 && arr-c.burstArr < BurstGap
+	flowing := arr-c.prevArr >= BurstGap // not back to back: no burst begins here
 	c.prevArr, c.prevBoot = arr, true
 	b := c.boot
 	if b != nil && flowing {
@@ -261,16 +270,16 @@ func (c *clock) bootTimeline(stamp, wall, arr, skew int64) int64 {
 	return at
 }
 
-// reanchor is called for a ping with a trusted stamp at timeline event,
+// Reanchor is called for a ping with a trusted stamp at timeline event,
 // received at wall and arr. If it follows a provisionally anchored
 // counting clock's pings in a burst, it returns how far to move those
 // pings (received since the anchor was set: c.boot.arr) so that they sit
 // beside it, in the burst's direction.
-func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
+func (c *Model) Reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	now := wall + c.off
 	b := c.boot
-	backlog := now-event > backlogAge
-	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < burstGap && backlog
+	backlog := now-event > BacklogAge
+	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < BurstGap && backlog
 	c.prevArr, c.prevBoot = arr, false
 	if backlog {
 		c.burstEvent, c.burstArr = event, arr
@@ -296,15 +305,48 @@ func (c *clock) reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	return delta, true
 }
 
-// burstGap is how close a ping follows the one before it in a backlog
+// BurstGap is how close a ping follows the one before it in a backlog
 // burst: a tracker flushing its queue sends them back to back.
-const burstGap = 50_000_000
+const BurstGap = 50_000_000
 
 // neverArrived is the previous arrival of a device's first ping: long
 // before it, whatever the processor's clock.
 const neverArrived = -1 << 62
 
-// backlogAge is how far behind the device's clock the pings of a backlog
+// New returns the model of a device not heard from yet.
+func New() Model { return Model{prevArr: neverArrived, burstArr: neverArrived} }
+
+// Known reports whether the model has learned from a stamp.
+func (c *Model) Known() bool { return c.learned > 0 }
+
+// Learned reports whether the model has learned from LearnPings stamps:
+// stamps are then judged against it.
+func (c *Model) Learned() bool { return c.learned >= LearnPings }
+
+// Off is the model's offset: timeline − server wall clock, in ns.
+func (c *Model) Off() int64 { return c.off }
+
+// Shift is the sum of the steps detected: timeline = stamp − Shift.
+func (c *Model) Shift() int64 { return c.shift }
+
+// PrevShift is the shift of the generation before the last step.
+func (c *Model) PrevShift() int64 { return c.prevShift }
+
+// MarkStep records a step confirmed at processor instant now, from a
+// generation with shift prev: its pings may still arrive (see Previous).
+func (c *Model) MarkStep(prev, now int64) { c.prevShift, c.stepAt = prev, now }
+
+// Pending is the step candidate: +n for n pings ahead, −n for n behind.
+func (c *Model) Pending() int { return int(c.candN) }
+
+// PrevArrival is the processor instant the previous ping arrived.
+func (c *Model) PrevArrival() int64 { return c.prevArr }
+
+// BootArrival is when the counting clock's anchor was set (see
+// Reanchor); the model must have one.
+func (c *Model) BootArrival() int64 { return c.boot.arr }
+
+// BacklogAge is how far behind the device's clock the pings of a backlog
 // burst are at least: two pings that merely came close together, one of
 // them delayed, are no burst.
-const backlogAge = 5_000_000_000
+const BacklogAge = 5_000_000_000

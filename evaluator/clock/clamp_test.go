@@ -1,9 +1,9 @@
-package evaluator
+package clock
 
 import "testing"
 
 func TestParseClampReasonInvertsString(t *testing.T) {
-	for r := ClampNone; r < numClampReasons; r++ {
+	for r := ClampNone; r < NumClampReasons; r++ {
 		got, ok := ParseClampReason(r.String())
 		if !ok || got != r {
 			t.Errorf("ParseClampReason(%q) = %v, %v; want %v, true", r.String(), got, ok, r)

@@ -1,4 +1,4 @@
-package evaluator
+package reorder
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 // are pushed in (mostly ascending, sometimes not), like a plain min-heap.
 func TestDeadlinesPopInOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var q deadlines
+		var q Deadlines[*int]
 		var ref []int64
 		clock := int64(0)
 		for range rapid.IntRange(0, 400).Draw(t, "ops") {
@@ -23,20 +23,20 @@ func TestDeadlinesPopInOrder(t *testing.T) {
 				if rapid.IntRange(0, 9).Draw(t, "late") == 0 {
 					at -= rapid.Int64Range(1, 20).Draw(t, "back")
 				}
-				q.push(at, nil)
+				q.Push(at, nil)
 				ref = append(ref, at)
 				continue
 			}
 			slices.Sort(ref)
-			if got := q.next(); got != ref[0] {
+			if got := q.Next(); got != ref[0] {
 				t.Fatalf("next = %d, want %d", got, ref[0])
 			}
-			if got := q.pop().at; got != ref[0] {
+			if got := q.Pop().At; got != ref[0] {
 				t.Fatalf("pop = %d, want %d", got, ref[0])
 			}
 			ref = ref[1:]
-			if q.len() != len(ref) {
-				t.Fatalf("len = %d, want %d", q.len(), len(ref))
+			if q.Len() != len(ref) {
+				t.Fatalf("len = %d, want %d", q.Len(), len(ref))
 			}
 		}
 	})

@@ -1,9 +1,7 @@
-package evaluator
+package clock
 
 import (
 	"time"
-
-	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // ClampReason says why a ping's event time is not the device's own stamp.
@@ -19,14 +17,14 @@ const (
 	ClampFuture                   // more than the largest clock offset ahead of the server's wall clock
 	ClampWeekRollover             // 1024 weeks behind (GPS week-number rollover): repaired, not replaced
 	ClampAhead                    // more than the skew tolerance ahead of its device's own clock, as learned
-	numClampReasons
+	NumClampReasons               // how many reasons there are, for arrays indexed by them
 )
 
-var clampNames = [numClampReasons]string{"", "missing", "before_floor", "future", "week_rollover", "ahead"}
+var clampNames = [NumClampReasons]string{"", "missing", "before_floor", "future", "week_rollover", "ahead"}
 
 // String returns the reason's label ("" for ClampNone).
 func (r ClampReason) String() string {
-	if r < numClampReasons {
+	if r < NumClampReasons {
 		return clampNames[r]
 	}
 	return "unknown"
@@ -85,24 +83,4 @@ func (c Clamper) Stamp(ts int64, hasTs bool, wall int64) (int64, ClampReason) {
 		return wall, ClampFuture
 	}
 	return ts, ClampNone
-}
-
-// NewPing builds the engine's record of a decoded position received from
-// device at ingest, clamping its stamp.
-func (c Clamper) NewPing(device string, pos *payload.Position, ingest time.Time) Ping {
-	p := Ping{
-		Device:   device,
-		Lat:      pos.Lat,
-		Lon:      pos.Lon,
-		Acc:      pos.Acc,
-		HasAcc:   pos.HasAcc,
-		Stamp:    pos.TsNs,
-		HasStamp: pos.HasTs,
-		Source:   pos.Source,
-		Seq:      pos.Seq,
-		HasSeq:   pos.HasSeq,
-		Ingest:   ingest,
-	}
-	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())
-	return p
 }

@@ -1,4 +1,4 @@
-package evaluator
+package sharded
 
 import (
 	"fmt"
@@ -11,14 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // atomicSink counts output from any number of shards.
 type atomicSink struct{ trans, late atomic.Int64 }
 
-func (s *atomicSink) Transition(*Transition) { s.trans.Add(1) }
-func (s *atomicSink) Late(*Late)             { s.late.Add(1) }
+func (s *atomicSink) Transition(*evaluator.Transition) { s.trans.Add(1) }
+func (s *atomicSink) Late(*evaluator.Late)             { s.late.Add(1) }
 
 // benchFleet is n devices, each wandering among two positions a few
 // hundred metres apart in the benchmark area (so some pings cross one of
@@ -106,7 +107,7 @@ func gcWindow(c0 cpuClasses) cpuClasses {
 // accounting at GC only).
 // Run it with -benchtime 1x:
 //
-//	go test -run '^$' -bench GCShareMillionDevices -benchtime 1x ./evaluator
+//	go test -run '^$' -bench GCShareMillionDevices -benchtime 1x ./evaluator/sharded
 func BenchmarkGCShareMillionDevices(b *testing.B) {
 	const (
 		devices = 1_000_000
@@ -119,7 +120,7 @@ func BenchmarkGCShareMillionDevices(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		sink := &atomicSink{}
-		cfg := DefaultConfig()
+		cfg := evaluator.DefaultConfig()
 		e, err := New(cfg, set, sink, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -173,7 +174,7 @@ func BenchmarkGCShareMillionDevices(b *testing.B) {
 // full queue is retried (counted). ns/op is per ping, including the
 // final Close that evaluates and flushes everything. Run with -cpu 2:
 //
-//	go test -run '^$' -bench EngineSubmit -cpu 2 ./evaluator
+//	go test -run '^$' -bench EngineSubmit -cpu 2 ./evaluator/sharded
 func BenchmarkEngineSubmit(b *testing.B) {
 	const devices, producers = 10_000, 2
 	r := rand.New(rand.NewPCG(7, 7))
@@ -181,7 +182,7 @@ func BenchmarkEngineSubmit(b *testing.B) {
 	fleet := newBenchFleet(devices, r)
 	for _, shards := range []int{1, 2} {
 		b.Run(fmt.Sprintf("shards=%d", shards), func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := evaluator.DefaultConfig()
 			cfg.Shards = shards
 			sink := &atomicSink{}
 			e, err := New(cfg, set, sink, nil)
