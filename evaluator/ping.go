@@ -27,6 +27,13 @@ type Ping struct {
 	// (meaningful only when HasStamp), kept for the late and reject outputs.
 	Stamp    int64
 	HasStamp bool
+	// Source is the clock Stamp was read from (payload.SourceUnset for
+	// canonical and OwnTracks pings).
+	Source payload.TimeSource
+	// Seq is the device's own sequence number (LoRaWAN's frame counter),
+	// meaningful only when HasSeq: it orders pings whose event times tie.
+	Seq    uint32
+	HasSeq bool
 
 	// Ingest is the server instant taken once, right after decoding.
 	Ingest time.Time
@@ -50,6 +57,9 @@ func NewPing(c clock.Clamper, device string, pos *payload.Position, ingest time.
 		HasAcc:   pos.HasAcc,
 		Stamp:    pos.TsNs,
 		HasStamp: pos.HasTs,
+		Source:   pos.Source,
+		Seq:      pos.Seq,
+		HasSeq:   pos.HasSeq,
 		Ingest:   ingest,
 	}
 	p.Event, p.Clamp = c.Stamp(pos.TsNs, pos.HasTs, ingest.UnixNano())
@@ -59,7 +69,8 @@ func NewPing(c clock.Clamper, device string, pos *payload.Position, ingest time.
 // heldOf keeps what a reorder buffer needs of p, whose ingest wall clock
 // reading is wall (Unix ns: the caller has it already).
 func heldOf(p *Ping, wall int64) reorder.Held {
-	return reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: p.arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp}
+	return reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: p.arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp,
+		Source: p.Source, Seq: p.Seq, HasSeq: p.HasSeq}
 }
 
 // heldPing fills *dst with h, a buffered ping of device id. Its Ingest
@@ -71,6 +82,7 @@ func heldPing(h *reorder.Held, dst *Ping, id string) {
 	*dst = Ping{
 		Device: id, Lat: h.Lat, Lon: h.Lon, Clamp: h.Clamp, Event: h.Event,
 		Stamp: h.Stamp, HasStamp: h.Clamp != clock.ClampMissing,
+		Source: h.Source, Seq: h.Seq, HasSeq: h.HasSeq,
 		Ingest: time.Unix(0, h.Wall), arrived: h.Arrived,
 	}
 }

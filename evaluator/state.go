@@ -132,7 +132,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *Ping, rev bool, now int64) {
 	p.out = Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Ingest: pg.Ingest, Reversal: rev,
+		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}

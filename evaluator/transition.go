@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // Type is the kind of a fence transition.
@@ -63,6 +64,9 @@ type Transition struct {
 	Lat, Lon float64
 	// Clamp is the clamp reason of the causing ping's stamp.
 	Clamp clock.ClampReason
+	// Source is the clock the causing ping's stamp was read from
+	// (SourceUnset for a DWELL and for canonical and OwnTracks pings).
+	Source payload.TimeSource
 	// Ingest is the ingest instant of the causing ping, for SLA figures.
 	Ingest time.Time
 	// Decided is the instant the engine committed the transition (on the

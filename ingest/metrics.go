@@ -16,6 +16,12 @@ type Metrics struct {
 	Shed     *metrics.Counter             // QoS 0 pings dropped: engine queue full
 	Refused  *metrics.Counter             // QoS 1 pings refused for a retry: engine queue full
 	Dropped  *metrics.Counter             // messages mochi dropped for a slow subscriber
+
+	// LoRaWAN uplinks: routed but not evaluated when they carry no
+	// position or repeat a frame counter; by time source when accepted.
+	NoPosition *metrics.Counter
+	Duplicate  *metrics.Counter
+	TimeSource [8]*metrics.Counter // by payload.TimeSource
 }
 
 // NewMetrics registers the hook's metrics in set.
@@ -35,5 +41,13 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r.String()))
 	}
 	m.Rejected[reasonDeviceID] = set.NewCounter(`edgefence_rejected_total{reason="device_id"}`)
+	m.NoPosition = set.NewCounter(`edgefence_uplinks_no_position_total`)
+	m.Duplicate = set.NewCounter(`edgefence_uplinks_duplicate_total`)
+	for i := range m.TimeSource {
+		m.TimeSource[i] = new(metrics.Counter)
+	}
+	for _, s := range []payload.TimeSource{payload.SourceDevice, payload.SourceGatewayGPS, payload.SourceNetwork, payload.SourceNone} {
+		m.TimeSource[s] = set.NewCounter(fmt.Sprintf(`edgefence_uplinks_total{time_source=%q}`, s.String()))
+	}
 	return m
 }

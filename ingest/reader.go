@@ -1,14 +1,19 @@
 package ingest
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
@@ -36,16 +41,25 @@ type Reader struct {
 	rejects Rejects
 	m       *Metrics
 	log     *slog.Logger
-	pool    sync.Pool // *payload.Decoder: one per concurrent publisher
+	pool    sync.Pool // *decoders: one per concurrent publisher
+	frames  *frames   // LoRaWAN frame counters seen, per device
 	logged  [numReasons]atomic.Int64
+}
+
+// decoders are one publisher's decoders.
+type decoders struct {
+	json payload.Decoder
+	lora lorawan.Decoder
 }
 
 // NewReader returns a reader. maxSize is the payload limit in bytes
 // (0: payload.DefaultMaxSize); rejects may be nil.
 func NewReader(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Reader {
-	r := &Reader{filters: filters, engine: engine, rejects: rejects, m: m, log: log}
+	r := &Reader{filters: filters, engine: engine, rejects: rejects, m: m, log: log, frames: newFrames()}
 	r.direct, _ = engine.(*sharded.Engine)
-	r.pool.New = func() any { return &payload.Decoder{MaxSize: maxSize} }
+	r.pool.New = func() any {
+		return &decoders{json: payload.Decoder{MaxSize: maxSize}, lora: lorawan.Decoder{MaxSize: maxSize}}
+	}
 	return r
 }
 
@@ -64,7 +78,9 @@ const (
 	NotTelemetry Outcome = iota
 	// Accepted: a valid position, to be clamped and submitted.
 	Accepted
-	// Ignored: an OwnTracks message that is not a location; routed, not evaluated.
+	// Ignored: an OwnTracks message that is not a location, a network
+	// server's message that is not an uplink, an uplink without a position
+	// or one repeating a frame already taken; routed, not evaluated.
 	Ignored
 	// Rejected: malformed or out of range, or a bad device id; already
 	// counted, reported on the reject topic and logged.
@@ -77,7 +93,7 @@ const (
 // the position and the ingest instant, taken once, right after decoding.
 func (r *Reader) Read(topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
 	for i := range r.filters {
-		if id, ok, err := r.filters[i].match(topic); ok {
+		if id, ok, err := r.filters[i].match(topic, !r.filters[i].Format.LoRaWAN()); ok {
 			return r.read(&r.filters[i], id, err, topic, body, client)
 		}
 	}
@@ -93,9 +109,15 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 		r.reject(client, topic, body, id, reasonDeviceID)
 		return id, pos, time.Time{}, Rejected
 	}
-	dec := r.pool.Get().(*payload.Decoder)
-	pos, err := dec.Decode(body, tf.Format)
-	r.pool.Put(dec)
+	dec := r.pool.Get().(*decoders)
+	defer r.pool.Put(dec)
+	if tf.Format.LoRaWAN() {
+		return r.readUplink(dec, tf, tf.Format, topic, body, client)
+	}
+	pos, err := dec.json.Decode(body, tf.Format)
+	if err == payload.Uplink {
+		return r.readUplink(dec, tf, payload.Auto, topic, body, client)
+	}
 	if err != nil {
 		if errors.Is(err, payload.Ignored) {
 			r.m.Ignored.Inc()
@@ -105,6 +127,71 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 		return id, pos, time.Time{}, Rejected
 	}
 	return id, pos, time.Now(), Accepted
+}
+
+// readUplink is read for a LoRaWAN network server's message, whose body
+// names the device.
+func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format, topic string, body []byte, client string) (string, payload.Position, time.Time, Outcome) {
+	u, err := dec.lora.Decode(body, f, &tf.Mapping)
+	if err != nil {
+		if err == payload.Ignored {
+			r.m.Ignored.Inc()
+			return "", u.Position, time.Time{}, Ignored // a join, a status report
+		}
+		id, _, _ := tf.match(topic, true) // the reject topic names the topic's device
+		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
+		return id, u.Position, time.Time{}, Rejected
+	}
+	id, ok := uplinkDevice(topic, &u)
+	if !ok {
+		r.reject(client, topic, body, id, reasonDeviceID)
+		return id, u.Position, time.Time{}, Rejected
+	}
+	if !u.HasPosition {
+		r.m.NoPosition.Inc() // a heartbeat or battery report: no fault
+		return id, u.Position, time.Time{}, Ignored
+	}
+	now := time.Now()
+	if !r.frames.admit(id, r.frames.sessionKey(u.Session), u.Position.Seq, now) {
+		r.m.Duplicate.Inc()
+		return id, u.Position, time.Time{}, Ignored
+	}
+	r.m.TimeSource[u.Position.Source].Inc()
+	return id, u.Position, now, Accepted
+}
+
+// uplinkDevice returns the device id an uplink names, and whether it can
+// be one: 1 to MaxDeviceID bytes of UTF-8, none of them a control
+// character or '/', '+' or '#', as it becomes a level of the output
+// topics. An id the topic spells too is taken from the topic, without
+// allocating.
+func uplinkDevice(topic string, u *lorawan.Uplink) (string, bool) {
+	var id string
+	if u.DeviceEscaped {
+		quoted := make([]byte, 0, len(u.Device)+2)
+		quoted = append(append(append(quoted, '"'), u.Device...), '"')
+		var s string // on the heap, for Unmarshal: only in this rare branch
+		if json.Unmarshal(quoted, &s) != nil {
+			return "", false
+		}
+		id = s
+	} else {
+		raw := unsafe.String(unsafe.SliceData(u.Device), len(u.Device))
+		if i := strings.Index(topic, raw); i >= 0 && len(raw) > 0 {
+			id = topic[i : i+len(raw)]
+		} else {
+			id = string(u.Device)
+		}
+	}
+	if id == "" || len(id) > MaxDeviceID || !utf8.ValidString(id) {
+		return id, false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c == 0x7f || c == '/' || c == '+' || c == '#' {
+			return id, false
+		}
+	}
+	return id, true
 }
 
 // Refusal is what a publisher whose ping the engine refused (its shard's
@@ -132,6 +219,9 @@ func (r *Reader) Submit(qos byte, v5 bool, pos *payload.Position, id string, ing
 		p := *pos
 		pg := r.engine.Ping(id, &p, ingest)
 		err = r.engine.Submit(&pg)
+	}
+	if err != nil && pos.HasSeq {
+		r.frames.forget(id, pos.Seq) // its retry is no duplicate
 	}
 	switch {
 	case err == nil:

@@ -5,13 +5,7 @@ import "github.com/edgefence/edgefence/evaluator/payload"
 // reason is a payload.Reason or one of the ingest path's own.
 type reason uint8
 
-var reasonDeviceID = func() reason {
-	var top payload.Reason
-	for _, r := range payload.Reasons() {
-		top = max(top, r)
-	}
-	return reason(top + 1)
-}()
+var reasonDeviceID = reason(payload.NumReasons)
 
 const numReasons = 32
 

@@ -3,9 +3,11 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
 )
 
 // MaxDeviceID is the longest device id accepted, in bytes.
@@ -24,16 +26,31 @@ type TelemetryFilter struct {
 	Filter string // as given: what a bridge subscribes to
 	Share  string // the shared-subscription group, or ""
 	Format payload.Format
-	levels []string // of the filter without $share/<group>/
+	// Mapping says where a LoRaWAN codec puts the position (Format
+	// chirpstack or ttn only); the device id then comes from the uplink,
+	// not the topic.
+	Mapping lorawan.Mapping
+	levels  []string // of the filter without $share/<group>/
 }
 
 // DefaultTelemetryFilters are the filters served when none are configured.
 var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+"}
 
 // ParseTelemetryFilters parses each filter of list (see ParseTelemetryFilter).
+// An entry that is only a field mapping setting (lat=gps.lat) continues
+// the entry before it, as an environment variable's comma-separated list
+// splits a filter from its mapping.
 func ParseTelemetryFilters(list []string) ([]TelemetryFilter, error) {
-	out := make([]TelemetryFilter, 0, len(list))
+	var joined []string
 	for _, s := range list {
+		if k, _, ok := strings.Cut(s, "="); ok && len(joined) > 0 && slices.Contains(mappingKeys, k) {
+			joined[len(joined)-1] += "," + s
+			continue
+		}
+		joined = append(joined, s)
+	}
+	out := make([]TelemetryFilter, 0, len(joined))
+	for _, s := range joined {
 		tf, err := ParseTelemetryFilter(s)
 		if err != nil {
 			return nil, err
@@ -42,6 +59,9 @@ func ParseTelemetryFilters(list []string) ([]TelemetryFilter, error) {
 	}
 	return out, nil
 }
+
+// mappingKeys are the keys of lorawan.Mapping.Set.
+var mappingKeys = []string{"lat", "lon", "lng", "acc", "ts", "id"}
 
 // DefaultFilters parses DefaultTelemetryFilters.
 func DefaultFilters() []TelemetryFilter {
@@ -53,17 +73,33 @@ func DefaultFilters() []TelemetryFilter {
 }
 
 // ParseTelemetryFilter reads "filter" or "filter=format" (format: auto,
-// canonical or owntracks; default auto, recognised from the payload). The
-// filter may start with $share/<group>/.
+// canonical, owntracks, chirpstack or ttn; default auto, recognised from
+// the payload), a LoRaWAN format optionally followed by a field mapping,
+// "filter=chirpstack,lat=gps.lat,lon=gps.lng" (see lorawan.Mapping.Set).
+// The filter may start with $share/<group>/.
 func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
 	filter, format, hasFormat := strings.Cut(s, "=")
 	tf := TelemetryFilter{Filter: filter, Format: payload.Auto}
 	if hasFormat {
+		format, mapping, hasMapping := strings.Cut(format, ",")
 		f, err := payload.ParseFormat(format)
 		if err != nil {
 			return tf, fmt.Errorf("telemetry topic %q: %w", s, err)
 		}
 		tf.Format = f
+		if hasMapping {
+			if !f.LoRaWAN() {
+				return tf, fmt.Errorf("telemetry topic %q: a field mapping needs format chirpstack or ttn", s)
+			}
+			for _, kv := range strings.Split(mapping, ",") {
+				if err := tf.Mapping.Set(f, kv); err != nil {
+					return tf, fmt.Errorf("telemetry topic %q: %w", s, err)
+				}
+			}
+			if err := tf.Mapping.Check(); err != nil {
+				return tf, fmt.Errorf("telemetry topic %q: %w", s, err)
+			}
+		}
 	}
 	if rest, shared := strings.CutPrefix(filter, "$share/"); shared {
 		group, f, ok := strings.Cut(rest, "/")
@@ -94,14 +130,17 @@ var ErrDeviceID = errors.New("device id level empty or too long")
 
 // Match reports whether topic matches the filter (without any $share
 // prefix) and returns the device id; err is ErrDeviceID when the id is
-// empty or too long, with ok true.
+// empty or too long, with ok true. For a LoRaWAN filter this is the
+// topic's id (what rate limits and access rules key on); the ping's
+// device is the one its uplink names.
 func (tf *TelemetryFilter) Match(topic string) (id string, ok bool, err error) {
-	return tf.match(topic)
+	return tf.match(topic, true)
 }
 
-// match is Match. A single-wildcard id is a substring of topic: no
-// allocation.
-func (tf *TelemetryFilter) match(topic string) (id string, ok bool, err error) {
+// match is Match; without needID it skips making the id, which a
+// LoRaWAN uplink names itself. A single-wildcard id is a substring of
+// topic: no allocation.
+func (tf *TelemetryFilter) match(topic string, needID bool) (id string, ok bool, err error) {
 	rest := topic
 	var parts [4]string
 	n := 0
@@ -121,6 +160,9 @@ func (tf *TelemetryFilter) match(topic string) (id string, ok bool, err error) {
 			parts[n] = level
 		}
 		n++
+	}
+	if !needID {
+		return "", true, nil
 	}
 	switch n {
 	case 1:

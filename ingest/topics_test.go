@@ -33,7 +33,7 @@ func TestTelemetryFilterMatch(t *testing.T) {
 		{&owntracks, "owntracks/alice", "", false, false},
 		{&owntracks, "geofence/alice/phone", "", false, false},
 	} {
-		id, ok, err := tc.tf.match(tc.topic)
+		id, ok, err := tc.tf.match(tc.topic, true)
 		if ok != tc.ok || errors.Is(err, ErrDeviceID) != tc.badID || (!tc.badID && id != tc.id) {
 			t.Errorf("%s match %q = %q %v %v; want %q %v bad=%v", tc.tf.Filter, tc.topic, id, ok, err, tc.id, tc.ok, tc.badID)
 		}

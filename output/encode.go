@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // The output payloads are built with strconv appends: one allocation per
@@ -76,6 +77,9 @@ func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 	if t.Clamp.Clamped() {
 		b = appendString(b, "clamp_reason", t.Clamp.String())
 	}
+	if t.Source != payload.SourceUnset {
+		b = appendString(b, "time_source", t.Source.String())
+	}
 	if t.Reversal {
 		b = appendBool(b, "reversal", true)
 	}
@@ -112,6 +116,9 @@ func LateJSON(l *evaluator.Late) []byte {
 	b = appendBool(b, "clamped", p.Clamp.Clamped())
 	if p.Clamp.Clamped() {
 		b = appendString(b, "clamp_reason", p.Clamp.String())
+	}
+	if p.Source != payload.SourceUnset {
+		b = appendString(b, "time_source", p.Source.String())
 	}
 	b = appendString(b, "reason", l.Reason.String())
 	b = appendInt(b, "watermark", l.Watermark/1e6)

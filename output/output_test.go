@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // A retained transition reads back into what a restart restores.
@@ -49,5 +50,24 @@ func TestRejectTopic(t *testing.T) {
 		if got := RejectTopic("edgefence/rejected", device); got != want {
 			t.Errorf("RejectTopic(%.10q) = %q, want %q", device, got, want)
 		}
+	}
+}
+
+// A transition caused by a LoRaWAN uplink says which clock its stamp came
+// from; canonical and OwnTracks transitions stay as they were.
+func TestTimeSource(t *testing.T) {
+	decided := time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC)
+	tr := &evaluator.Transition{Device: "0101010101010101", Fence: "depot-7", Type: evaluator.Enter,
+		Event: decided.UnixNano(), Stamp: decided.UnixNano(), Ingest: decided, Source: payload.SourceGatewayGPS}
+	if got := string(TransitionJSON(tr, decided)); !strings.Contains(got, `"clamped":false,"time_source":"gateway_gps",`) {
+		t.Errorf("transition %s lacks time_source", got)
+	}
+	tr.Source = payload.SourceUnset
+	if got := string(TransitionJSON(tr, decided)); strings.Contains(got, "time_source") {
+		t.Errorf("canonical transition %s has a time_source", got)
+	}
+	l := &evaluator.Late{Ping: evaluator.Ping{Device: "d", Source: payload.SourceNetwork, Ingest: decided}, Reason: evaluator.LateBeforeHistory}
+	if got := string(LateJSON(l)); !strings.Contains(got, `"time_source":"network_server"`) {
+		t.Errorf("late %s lacks time_source", got)
 	}
 }

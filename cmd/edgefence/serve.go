@@ -199,7 +199,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
 	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id")
+	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 	engineFlags(fs, e)
 	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")

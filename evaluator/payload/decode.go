@@ -16,6 +16,44 @@ type Position struct {
 	// claim, not checked for plausibility here.
 	TsNs  int64
 	HasTs bool
+	// Source is the clock TsNs was read from: SourceUnset for canonical
+	// and OwnTracks pings, whose stamp is always the device's.
+	Source TimeSource
+	// Seq is the device's own sequence number (LoRaWAN's frame counter),
+	// meaningful only when HasSeq: it orders a device's pings whose
+	// stamps tie.
+	Seq    uint32
+	HasSeq bool
+}
+
+// TimeSource says which clock a stamp was read from, most trusted first.
+type TimeSource uint8
+
+// Time sources, in the order a LoRaWAN uplink's clocks are preferred.
+const (
+	// SourceUnset: not recorded (canonical and OwnTracks pings).
+	SourceUnset TimeSource = iota
+	// SourceDevice: a stamp the device put in its own payload.
+	SourceDevice
+	// SourceGatewayGPS: the earliest GPS-disciplined receive time among
+	// the gateways that heard the frame.
+	SourceGatewayGPS
+	// SourceNetwork: the network server's receive time.
+	SourceNetwork
+	// SourceNone: the uplink carried no clock at all (HasTs false).
+	SourceNone
+	numSources
+)
+
+var sourceNames = [numSources]string{"", "device", "gateway_gps", "network_server", "none"}
+
+// String returns the source's label, as the transition's time_source
+// gives it; "" for SourceUnset.
+func (s TimeSource) String() string {
+	if s < numSources {
+		return sourceNames[s]
+	}
+	return "unknown"
 }
 
 // DefaultMaxSize is the default payload size limit in bytes.
@@ -30,11 +68,13 @@ type Decoder struct {
 	MaxSize int
 }
 
-// Decode reads one payload in format f; any Format other than Canonical
-// or OwnTracks reads as Auto. The result depends only on data and f, and
-// the error, when not nil, is always a Reason. Checks run in a fixed
-// order, first failure wins: size, JSON syntax, top-level object, then
-// _type (OwnTracks), lat, lon, time stamp and acc, each for duplicates,
+// Decode reads one payload in format f; any Format other than Canonical,
+// OwnTracks, ChirpStack or TTN reads as Auto. The result depends only on
+// data and f, and the error, when not nil, is always a Reason. Checks run
+// in a fixed order, first failure wins: size, JSON syntax, top-level
+// object, then Uplink for a LoRaWAN uplink (its format, or Auto seeing
+// deviceInfo or end_device_ids but no _type, lat or lon), then _type
+// (OwnTracks), lat, lon, time stamp and acc, each for duplicates,
 // presence, JSON type, finiteness and range.
 func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	limit := d.MaxSize
@@ -47,6 +87,11 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	fs := fields{data: data}
 	if err := fs.scan(); err != nil {
 		return Position{}, err
+	}
+
+	if f.LoRaWAN() || f != Canonical && f != OwnTracks && fs.seen&(1<<fType|1<<fLat|1<<fLon) == 0 &&
+		fs.seen&(1<<fDeviceInfo|1<<fEndDevice) != 0 {
+		return Position{}, Uplink
 	}
 
 	tsField, unit := fTs, int64(1e6) // canonical ts is in milliseconds

@@ -221,6 +221,16 @@ var ownTracksCases = []decodeCase{
 }
 
 var autoCases = []decodeCase{
+	{"auto: ChirpStack uplink recognised by deviceInfo: Uplink", payload.Auto,
+		`{"deviceInfo":{"devEui":"01"},"fCnt":1,"object":{"lat":1,"lon":2}}`, payload.Position{}, payload.Uplink},
+	{"auto: TTS uplink recognised by end_device_ids, escaped: Uplink", payload.Auto,
+		`{"end_device_\u0069ds":{"device_id":"d"},"uplink_message":{}}`, payload.Position{}, payload.Uplink},
+	{"auto: a canonical ping with a deviceInfo field stays canonical", payload.Auto,
+		`{"lat":1,"lon":2,"deviceInfo":{}}`, pos(1, 2), nil},
+	{"canonical forced: deviceInfo is just an unknown field", payload.Canonical,
+		`{"deviceInfo":{}}`, payload.Position{}, payload.MissingLat},
+	{"chirpstack: not Decode's, once it is JSON", payload.ChirpStack, `{"lat":1,"lon":2}`, payload.Position{}, payload.Uplink},
+	{"ttn: invalid JSON is still NotJSON", payload.TTN, `{"end_device_ids":`, payload.Position{}, payload.NotJSON},
 	{"auto: OwnTracks location recognised by _type, tst in seconds", payload.Auto,
 		`{"_type":"location","lat":1,"lon":2,"tst":10}`, withTs(pos(1, 2), 10e9), nil},
 	{"auto: OwnTracks transition recognised by _type: Ignored", payload.Auto,

@@ -118,6 +118,12 @@ func referenceDecode(t *testing.T, data []byte, fm payload.Format) (p payload.Po
 		return x, nil
 	}
 
+	has := func(key string) bool { _, ok := members[key]; return ok }
+	if fm == payload.ChirpStack || fm == payload.TTN || fm != payload.Canonical && fm != payload.OwnTracks &&
+		!has("_type") && !has("lat") && !has("lon") && (has("deviceInfo") || has("end_device_ids")) {
+		return p, 0, payload.Uplink
+	}
+
 	tsKey, unit := "ts", int64(1e6)
 	if _, typed := members["_type"]; fm == payload.OwnTracks || fm != payload.Canonical && typed {
 		typ, err := value("_type")

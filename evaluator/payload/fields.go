@@ -8,6 +8,8 @@ const (
 	fTs
 	fTst
 	fAcc
+	fDeviceInfo // ChirpStack's, recognised by Auto
+	fEndDevice  // The Things Stack's end_device_ids, recognised by Auto
 	numFields
 )
 
@@ -59,8 +61,9 @@ func fieldOf(key []byte) int {
 		return f
 	}
 	// Only a \uXXXX escape yields a letter or '_', so an escaped spelling
-	// of a name is 7 ("\u0074s") to 30 (all of "_type" escaped) bytes long.
-	if len(key) < 7 || len(key) > 30 {
+	// of a name is 7 ("\u0074s") to 84 (all of "end_device_ids" escaped)
+	// bytes long.
+	if len(key) < 7 || len(key) > 84 {
 		return -1
 	}
 	var buf [maxName]byte
@@ -85,6 +88,10 @@ func fieldNamed(name []byte) int {
 		return fTst
 	case "acc":
 		return fAcc
+	case "deviceInfo":
+		return fDeviceInfo
+	case "end_device_ids":
+		return fEndDevice
 	}
 	return -1
 }

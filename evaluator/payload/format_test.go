@@ -7,13 +7,13 @@ import (
 )
 
 func TestFormat(t *testing.T) {
-	for _, f := range []payload.Format{payload.Auto, payload.Canonical, payload.OwnTracks} {
+	for _, f := range []payload.Format{payload.Auto, payload.Canonical, payload.OwnTracks, payload.ChirpStack, payload.TTN} {
 		got, err := payload.ParseFormat(f.String())
 		if err != nil || got != f {
 			t.Errorf("ParseFormat(%q) = %v, %v; want %v", f.String(), got, err, f)
 		}
 	}
-	for s, want := range map[string]payload.Format{"auto": payload.Auto, "canonical": payload.Canonical, "owntracks": payload.OwnTracks} {
+	for s, want := range map[string]payload.Format{"auto": payload.Auto, "canonical": payload.Canonical, "owntracks": payload.OwnTracks, "chirpstack": payload.ChirpStack, "ttn": payload.TTN} {
 		if got, err := payload.ParseFormat(s); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %v, %v", s, got, err)
 		}

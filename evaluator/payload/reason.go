@@ -38,6 +38,10 @@ const (
 	// MissingType is an OwnTracks-format payload without a _type string,
 	// or with "_type":null.
 	MissingType
+	// Uplink is a LoRaWAN network server's uplink (Format ChirpStack or
+	// TTN, or Auto recognising one): not a fault, but not Decode's to
+	// read; the caller hands it to package lorawan.
+	Uplink
 
 	numReasons
 )
@@ -56,6 +60,7 @@ var reasonLabels = [numReasons]string{
 	AccRange:     "acc_range",
 	DuplicateKey: "duplicate_key",
 	MissingType:  "missing_type",
+	Uplink:       "uplink",
 }
 
 var reasonMessages = [numReasons]string{
@@ -72,6 +77,7 @@ var reasonMessages = [numReasons]string{
 	AccRange:     "payload: acc is negative",
 	DuplicateKey: "payload: field given more than once",
 	MissingType:  "payload: owntracks _type missing",
+	Uplink:       "payload: a LoRaWAN uplink, for package lorawan",
 }
 
 // Error returns a human message naming the problem, e.g.
@@ -92,13 +98,19 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
-// Reasons returns every Reason except Ignored, in declaration order, so
-// callers can pre-create one counter per label. The slice is fresh and
-// theirs to keep.
+// Reasons returns every Reason that rejects a payload (all but Ignored
+// and Uplink), in declaration order, so callers can pre-create one counter
+// per label. The slice is fresh and theirs to keep.
 func Reasons() []Reason {
-	rs := make([]Reason, 0, numReasons-1)
+	rs := make([]Reason, 0, numReasons-2)
 	for r := Ignored + 1; r < numReasons; r++ {
-		rs = append(rs, r)
+		if r != Uplink {
+			rs = append(rs, r)
+		}
 	}
 	return rs
 }
+
+// NumReasons is one more than the largest Reason: callers indexing
+// arrays by Reason number their own reasons from it.
+const NumReasons = int(numReasons)

@@ -13,7 +13,7 @@ import (
 
 func TestReasonLabels(t *testing.T) {
 	snake := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
-	all := append([]payload.Reason{payload.Ignored}, payload.Reasons()...)
+	all := append([]payload.Reason{payload.Ignored, payload.Uplink}, payload.Reasons()...)
 	labels := map[string]payload.Reason{}
 	messages := map[string]payload.Reason{}
 	for _, r := range all {
@@ -51,12 +51,13 @@ func TestReasonLabels(t *testing.T) {
 
 func TestReasons(t *testing.T) {
 	rs := payload.Reasons()
-	if slices.Contains(rs, payload.Ignored) {
-		t.Fatal("Reasons() includes Ignored")
+	if slices.Contains(rs, payload.Ignored) || slices.Contains(rs, payload.Uplink) {
+		t.Fatal("Reasons() includes Ignored or Uplink")
 	}
-	// Every value past the last listed reason is unnamed: the list is complete.
-	last := slices.Max(rs)
-	if len(rs) != int(last) {
+	// Every value past the last listed reason and Uplink is unnamed: the
+	// list is complete.
+	last := max(slices.Max(rs), payload.Uplink)
+	if len(rs) != int(last)-1 || int(last)+1 != payload.NumReasons {
 		t.Fatalf("Reasons() has %d entries up to %d: gaps or duplicates", len(rs), last)
 	}
 	if got := (last + 1).String(); got != "unknown" {

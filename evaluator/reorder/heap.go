@@ -3,7 +3,10 @@
 // deadlines (Deadlines). Neither knows devices or the state machine.
 package reorder
 
-import "github.com/edgefence/edgefence/evaluator/clock"
+import (
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // Held is a buffered ping: what the state machine needs of it once the
 // hold lets it go. The device is the buffer's own, and the stamp as
@@ -15,18 +18,26 @@ import "github.com/edgefence/edgefence/evaluator/clock"
 // collector no longer scans the buffers.
 type Held struct {
 	Lat, Lon float64
-	Event    int64 // on the device's timeline, Unix ns
-	Arrived  int64 // processor-relative monotonic ns
-	Wall     int64 // the ingest instant's wall clock, Unix ns
-	Stamp    int64 // the device's clock reading, as judged
+	Event    int64  // on the device's timeline, Unix ns
+	Arrived  int64  // processor-relative monotonic ns
+	Wall     int64  // the ingest instant's wall clock, Unix ns
+	Stamp    int64  // the device's clock reading, as judged
+	Seq      uint32 // the device's sequence number (LoRaWAN fCnt), when HasSeq
 	Clamp    clock.ClampReason
+	Source   payload.TimeSource
+	HasSeq   bool
 }
 
-// Less orders pings by event time; equal stamps fall back to arrival so
-// a device's duplicates keep their arrival order.
+// Less orders pings by event time; equal stamps fall back to the
+// device's sequence numbers when both have one (LoRaWAN's frame counter:
+// codecs stamp whole seconds), then to arrival, so a device's duplicates
+// keep their arrival order.
 func (h *Held) Less(o *Held) bool {
 	if h.Event != o.Event {
 		return h.Event < o.Event
+	}
+	if h.HasSeq && o.HasSeq && h.Seq != o.Seq {
+		return h.Seq < o.Seq
 	}
 	return h.Arrived < o.Arrived
 }
