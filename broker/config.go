@@ -33,6 +33,7 @@ type Config struct {
 	CaptureKeep      int           // rotated capture files kept
 	Engine           evaluator.Config
 	Log              *slog.Logger
+	MapTiles         string // the live page's map tile URL template; "" draws no base map
 
 	// Security.
 	Auth           string        // YAML user file; "" = anonymous

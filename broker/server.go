@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
+	"github.com/edgefence/edgefence/dashboard"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/fencefile"
@@ -39,7 +40,8 @@ type Server struct {
 	tcp     *listeners.TCP
 	tls     *listeners.TCP
 	ws      *wsListener
-	http    *ops.Server // nil without --http-addr
+	http    *ops.Server          // nil without --http-addr
+	dash    *dashboard.Dashboard // nil without --http-addr or with --engine=off
 	ready   atomic.Bool
 	closed  atomic.Bool
 
@@ -104,6 +106,8 @@ func Start(cfg Config) (*Server, error) {
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
 		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
 		Logger:                   slog.New(newQuietHandler(cfg.Log.Handler())).With("component", "mqtt"),
+		// The live page subscribes through mochi's inline client.
+		InlineClient: cfg.HTTPAddr != "" && !cfg.EngineOff,
 	})
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
@@ -160,6 +164,11 @@ func Start(cfg Config) (*Server, error) {
 	tel := hooks.NewTelemetry(ingest.NewReader(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload), cfg.Log)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
+	}
+	if s.http != nil {
+		if err := s.startDashboard(access); err != nil {
+			return nil, s.abort(err)
+		}
 	}
 	if err := s.mqtt.Serve(); err != nil { // loads the store; no listener yet
 		return nil, s.abort(err)
@@ -268,17 +277,20 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.ready.Store(false)
+	var err error
+	if s.dash != nil {
+		err = s.dash.Close() // ends the page's event streams, which the HTTP shutdown would wait for
+	}
 	if s.fences != nil {
 		s.fences.Close()
 	}
 	if s.engine != nil {
 		s.engine.Close()
 	}
-	var err error
 	if s.capture != nil {
 		// After the engine: no ping is accepted any more, so every
 		// accepted one is in the file.
-		err = s.capture.Close()
+		err = errors.Join(err, s.capture.Close())
 	}
 	if s.pub != nil {
 		s.pub.close()

@@ -182,6 +182,18 @@ func (h *Access) login(name string, password []byte, remote string) packets.Code
 	return code
 }
 
+// Login checks a username and password for a login that does not come
+// over MQTT (the dashboard's HTTP), within the same bounds as MQTT logins:
+// the shared verification slots and remote's back-off, counted and logged
+// alike. It returns the user, or nil (also without a user file, where
+// nobody logs in).
+func (h *Access) Login(name string, password []byte, remote string) *auth.User {
+	if h.users == nil || h.login(name, password, remote) != packets.CodeSuccess {
+		return nil
+	}
+	return h.users.User(name)
+}
+
 // certName is the common name of a client's verified certificate, or "".
 // The connection is a *tls.Conn on MQTTS, and on secure WebSocket a
 // wrapper that passes on the TLS state.

@@ -21,6 +21,7 @@ import (
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
+	mux *http.ServeMux
 }
 
 // Start listens on addr and serves the metrics of set; /readyz answers
@@ -53,7 +54,7 @@ func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log
 	if err != nil {
 		return nil, fmt.Errorf("http listener %s: %w", addr, err)
 	}
-	h := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	h := &Server{ln: ln, mux: mux, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go func() {
 		if err := h.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "error", err)
@@ -61,6 +62,10 @@ func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log
 	}()
 	return h, nil
 }
+
+// Handle serves pattern with handler beside the operational endpoints
+// (serve's live page); it may be called while the server runs.
+func (h *Server) Handle(pattern string, handler http.Handler) { h.mux.Handle(pattern, handler) }
 
 // Addr returns the listener's address (with the port chosen).
 func (h *Server) Addr() string { return h.ln.Addr().String() }

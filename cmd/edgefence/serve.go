@@ -219,6 +219,7 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "PEM CA bundle: verify client certificates; a certificate's CN is the username")
 	fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
 	fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
+	fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: map tile URL template, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no base map, no request leaves the page)")
 	fs.Var(uint32Value{&cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
 	fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")

@@ -1,0 +1,342 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+)
+
+// Bounds of what the hub keeps and sends.
+const (
+	// recentMax transitions are kept for a page that opens, and for the
+	// introspection panel's "last transitions".
+	recentMax = 512
+	// viewerQueue events wait for a slow page; beyond it the page is cut
+	// off, and its EventSource reconnects to a fresh snapshot.
+	viewerQueue = 1024
+	// mapDevices is how many devices (the most recently heard) a page is
+	// sent each tick: a map of more is unreadable, and the fleet view
+	// finds the rest.
+	mapDevices = 2000
+	// countedMax devices have their late pings counted per window.
+	countedMax = 10_000
+	// lateWindow is the fleet view's window for late rates: two of them,
+	// the current and the one before.
+	lateWindow = 10 * time.Minute
+)
+
+// hub fans the broker's transitions, late pings and rejects out to the
+// open pages, and counts late pings per device for the fleet view.
+type hub struct {
+	cfg   *Config
+	eng   Engine
+	unsub []func()
+
+	mu      sync.Mutex
+	viewers map[*viewer]struct{}
+	recent  [][]byte // ring of transition payloads, recentMax at most
+	next    int      // where the next one goes once the ring is full
+	totals  counts
+	late    lateCounts
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// counts are the totals since start, sent to a page when it opens.
+type counts struct {
+	Transitions int64 `json:"transitions"`
+	Historic    int64 `json:"historic"`
+	Late        int64 `json:"late"`
+	Rejected    int64 `json:"rejected"`
+}
+
+// lateCounts counts late pings (on the late topic) and historic
+// transitions (late pings reconciled into a history) per device, in two
+// windows.
+type lateCounts struct {
+	cur, prev map[string]int
+	since     time.Time
+}
+
+func (l *lateCounts) add(device string, now time.Time) {
+	if now.Sub(l.since) >= lateWindow {
+		l.prev, l.cur, l.since = l.cur, make(map[string]int), now
+	}
+	if _, ok := l.cur[device]; ok || len(l.cur) < countedMax {
+		l.cur[device]++
+	}
+}
+
+// viewer is one open page.
+type viewer struct {
+	ch   chan []byte
+	gone chan struct{} // closed when the hub cuts it off
+}
+
+func newHub(cfg *Config, eng Engine, feed Feed) (*hub, error) {
+	h := &hub{
+		cfg: cfg, eng: eng,
+		viewers: map[*viewer]struct{}{},
+		late:    lateCounts{cur: map[string]int{}, since: time.Now()},
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	for _, s := range []struct {
+		filter string
+		fn     func(string, []byte)
+	}{
+		{cfg.TransitionPrefix + "/#", h.transition},
+		{cfg.LateTopic + "/#", h.latePing},
+		{cfg.RejectTopic + "/#", h.rejected}, // the bare topic too
+	} {
+		u, err := feed.Subscribe(s.filter, s.fn)
+		if err != nil {
+			close(h.done)
+			return nil, errors.Join(err, h.close())
+		}
+		h.unsub = append(h.unsub, u)
+	}
+	go h.run()
+	return h, nil
+}
+
+// transition is called for every transition the broker publishes.
+func (h *hub) transition(topic string, payload []byte) {
+	if len(payload) == 0 {
+		return // a removed fence's retained state being cleared
+	}
+	historic := bytes.Contains(payload, []byte(`"historic":true`))
+	ev := event("transition", payload)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.totals.Transitions++
+	if historic {
+		h.totals.Historic++
+		h.late.add(lastLevel(topic), time.Now())
+	}
+	p := bytes.Clone(payload)
+	if len(h.recent) < recentMax {
+		h.recent = append(h.recent, p)
+	} else {
+		h.recent[h.next] = p
+		h.next = (h.next + 1) % recentMax
+	}
+	h.broadcast(ev)
+}
+
+func (h *hub) latePing(topic string, payload []byte) {
+	ev := event("late", payload)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.totals.Late++
+	h.late.add(lastLevel(topic), time.Now())
+	h.broadcast(ev)
+}
+
+func (h *hub) rejected(_ string, payload []byte) {
+	ev := event("reject", payload)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.totals.Rejected++
+	h.broadcast(ev)
+}
+
+func lastLevel(topic string) string { return topic[strings.LastIndexByte(topic, '/')+1:] }
+
+// broadcast queues ev for every page; a page that has fallen viewerQueue
+// events behind is cut off. The caller holds mu.
+func (h *hub) broadcast(ev []byte) {
+	for v := range h.viewers {
+		select {
+		case v.ch <- ev:
+		default:
+			delete(h.viewers, v)
+			close(v.gone)
+		}
+	}
+}
+
+// event formats one server-sent event; data is one line of JSON.
+func event(name string, data []byte) []byte {
+	b := make([]byte, 0, len(name)+len(data)+16)
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// run sends the devices to the open pages every tick, and the fences
+// when the engine's set changed.
+func (h *hub) run() {
+	defer close(h.done)
+	t := time.NewTicker(h.cfg.Tick)
+	defer t.Stop()
+	var sent *fence.Set
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		n := len(h.viewers)
+		h.mu.Unlock()
+		if n == 0 {
+			sent = nil
+			continue
+		}
+		if set := h.eng.Fences(); set != sent {
+			sent = set
+			h.send(event("fences", fencesJSON(set)))
+		}
+		if devs, err := h.devicesJSON(); err == nil {
+			h.send(event("devices", devs))
+		}
+	}
+}
+
+func (h *hub) send(ev []byte) {
+	h.mu.Lock()
+	h.broadcast(ev)
+	h.mu.Unlock()
+}
+
+// serveEvents streams events to one page: first the fences, the devices,
+// the totals and the recent transitions (one array), then whatever comes.
+func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	v := &viewer{ch: make(chan []byte, viewerQueue), gone: make(chan struct{})}
+	first := [][]byte{event("fences", fencesJSON(h.eng.Fences()))}
+	if devs, err := h.devicesJSON(); err == nil {
+		first = append(first, event("devices", devs))
+	}
+	h.mu.Lock()
+	select {
+	case <-h.stop:
+		h.mu.Unlock()
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	default:
+	}
+	tot, _ := json.Marshal(h.totals)
+	first = append(first, event("totals", tot))
+	recent := []byte{'['}
+	for i := range h.recent {
+		if i > 0 {
+			recent = append(recent, ',')
+		}
+		recent = append(recent, h.recent[(h.next+i)%len(h.recent)]...)
+	}
+	first = append(first, event("recent", append(recent, ']')))
+	h.viewers[v] = struct{}{}
+	h.mu.Unlock()
+	defer h.leave(v)
+
+	for _, ev := range first {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+	}
+	// A comment now and then: proxies and the browser keep the stream.
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for {
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		select {
+		case ev := <-v.ch:
+			if _, err := w.Write(ev); err != nil {
+				return
+			}
+			for more := true; more; { // what else is queued, in one flush
+				select {
+				case ev := <-v.ch:
+					if _, err := w.Write(ev); err != nil {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+		case <-keep.C:
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+		case <-v.gone:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (h *hub) leave(v *viewer) {
+	h.mu.Lock()
+	if _, ok := h.viewers[v]; ok {
+		delete(h.viewers, v)
+		close(v.gone)
+	}
+	h.mu.Unlock()
+}
+
+// recentOf returns the recent transitions of device, oldest first.
+func (h *hub) recentOf(device string) []json.RawMessage {
+	key := []byte(`"device":` + quote(device) + `,`)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []json.RawMessage
+	for i := range h.recent {
+		p := h.recent[(h.next+i)%len(h.recent)]
+		if bytes.HasPrefix(p[1:], key) {
+			out = append(out, json.RawMessage(p))
+		}
+	}
+	return out
+}
+
+// lateOf returns device's late pings and historic transitions over the
+// last one to two windows, and the window's length.
+func (h *hub) lateOf(device string) (int, time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.late.cur[device] + h.late.prev[device], h.lateSpan()
+}
+
+// lateSpan is how long the counts cover; the caller holds mu.
+func (h *hub) lateSpan() time.Duration {
+	span := time.Since(h.late.since)
+	if h.late.prev != nil {
+		span += lateWindow
+	}
+	return max(span, time.Second)
+}
+
+// close unsubscribes and ends every page's stream.
+func (h *hub) close() error {
+	h.once.Do(func() {
+		for _, u := range h.unsub {
+			u()
+		}
+		h.mu.Lock()
+		close(h.stop)
+		for v := range h.viewers {
+			delete(h.viewers, v)
+			close(v.gone)
+		}
+		h.mu.Unlock()
+	})
+	<-h.done
+	return nil
+}
