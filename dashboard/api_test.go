@@ -1,0 +1,75 @@
+package dashboard_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/internal/mqtttest"
+)
+
+type deviceView struct {
+	ClockOffsetMs  float64 `json:"clock_offset_ms"`
+	ClockState     string  `json:"clock_state"`
+	WatermarkLagMs float64 `json:"watermark_lag_ms"`
+	Buffered       int     `json:"buffered"`
+	BufferCap      int     `json:"buffer_cap"`
+	HoldMs         float64 `json:"hold_ms"`
+	Pending        []struct {
+		Event   time.Time `json:"event_time"`
+		Clamped bool      `json:"clamped"`
+	} `json:"pending"`
+}
+
+// The introspection endpoint's figures are what the device sent: a clock
+// 3 s ahead, four pings waiting out a 5 s hold, and a watermark trailing
+// the server's clock by about the hold. The fleet view puts that device
+// first by clock offset; an unknown device is 404.
+func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Engine.Hold = 5 * time.Second
+	srv := start(t, cfg)
+	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
+	var stamps []time.Time
+	for range 4 {
+		ts := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
+		stamps = append(stamps, ts)
+		tracker.Publish("devices/truck-42/telemetry", 1, ping(outLat, outLon, ts))
+		time.Sleep(20 * time.Millisecond)
+	}
+	tracker.Publish("devices/steady-1/telemetry", 1, ping(outLat, outLon, time.Now()))
+	tracker.Sync()
+
+	base := "http://" + srv.HTTPAddr()
+	var v deviceView
+	if status := getJSON(t, base+"/api/devices/truck-42", &v); status != 200 {
+		t.Fatalf("GET /api/devices/truck-42: %d", status)
+	}
+	// The offset is learned from the freshest ping: 3 s less its transit.
+	if v.ClockOffsetMs > 3000 || v.ClockOffsetMs < 2800 || v.ClockState != "locked" {
+		t.Errorf("clock offset %.1f ms (%s), want a little under 3000 (locked)", v.ClockOffsetMs, v.ClockState)
+	}
+	if v.Buffered != 4 || len(v.Pending) != 4 || v.BufferCap != cfg.Engine.BufferCap || v.HoldMs != 5000 {
+		t.Fatalf("buffer %d (%d listed) of %d, hold %v ms; want 4 of %d, 5000", v.Buffered, len(v.Pending), v.BufferCap, v.HoldMs, cfg.Engine.BufferCap)
+	}
+	for i, p := range v.Pending {
+		if !p.Event.Equal(stamps[i]) || p.Clamped {
+			t.Errorf("pending[%d] at %v (clamped %v), want %v as sent", i, p.Event, p.Clamped, stamps[i])
+		}
+	}
+	if v.WatermarkLagMs < 5000 || v.WatermarkLagMs > 6000 {
+		t.Errorf("watermark lag %.0f ms, want about the 5 s hold", v.WatermarkLagMs)
+	}
+
+	var fleet struct {
+		Devices  int `json:"devices"`
+		ByOffset []struct {
+			Device string `json:"device"`
+		} `json:"by_offset"`
+	}
+	if status := getJSON(t, base+"/api/fleet", &fleet); status != 200 || fleet.Devices != 2 || len(fleet.ByOffset) == 0 || fleet.ByOffset[0].Device != "truck-42" {
+		t.Errorf("fleet: status %d, %+v; want 2 devices, truck-42 first by offset", status, fleet)
+	}
+	if status := getJSON(t, base+"/api/devices/nobody", nil); status != 404 {
+		t.Errorf("an unknown device: %d, want 404", status)
+	}
+}
