@@ -34,6 +34,8 @@ type Config struct {
 	Engine           evaluator.Config
 	Log              *slog.Logger
 	MapTiles         string // the live page's map tile URL template; "" draws no base map
+	HomeAssistant    string // Home Assistant discovery prefix; "" disables discovery
+	OwnTracksEvents  bool   // publish transitions of OwnTracks devices as OwnTracks events
 
 	// Security.
 	Auth           string        // YAML user file; "" = anonymous

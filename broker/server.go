@@ -21,6 +21,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/fencefile"
+	"github.com/edgefence/edgefence/homeassistant"
 	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
@@ -29,21 +30,23 @@ import (
 
 // Server is a running edgefence broker.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	set     *metrics.Set
-	mqtt    *mqtt.Server
-	engine  *sharded.Engine
-	capture *capture.Writer // nil without --capture
-	pub     *publisher
-	store   *store.Store // nil without --data-dir
-	tcp     *listeners.TCP
-	tls     *listeners.TCP
-	ws      *wsListener
-	http    *ops.Server          // nil without --http-addr
-	dash    *dashboard.Dashboard // nil without --http-addr or with --engine=off
-	ready   atomic.Bool
-	closed  atomic.Bool
+	cfg       Config
+	log       *slog.Logger
+	set       *metrics.Set
+	mqtt      *mqtt.Server
+	engine    *sharded.Engine
+	capture   *capture.Writer // nil without --capture
+	pub       *publisher
+	store     *store.Store // nil without --data-dir
+	tcp       *listeners.TCP
+	tls       *listeners.TCP
+	ws        *wsListener
+	http      *ops.Server              // nil without --http-addr
+	dash      *dashboard.Dashboard     // nil without --http-addr or with --engine=off
+	ha        *homeassistant.Discovery // nil without --homeassistant
+	owntracks *owntracksHook           // nil without --owntracks-events
+	ready     atomic.Bool
+	closed    atomic.Bool
 
 	fences *fencefile.FenceFile
 
@@ -107,7 +110,8 @@ func Start(cfg Config) (*Server, error) {
 		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
 		Logger:                   slog.New(newQuietHandler(cfg.Log.Handler())).With("component", "mqtt"),
 		// The live page subscribes through mochi's inline client.
-		InlineClient: cfg.HTTPAddr != "" && !cfg.EngineOff,
+		// So do Home Assistant discovery and OwnTracks events publish.
+		InlineClient: (cfg.HTTPAddr != "" || cfg.HomeAssistant != "" || cfg.OwnTracksEvents) && !cfg.EngineOff,
 	})
 	// The only auth hook: mochi OR-s the answers of auth hooks, so an
 	// allow-all hook beside it would open everything.
@@ -115,6 +119,10 @@ func Start(cfg Config) (*Server, error) {
 	access.CountIn(s.set)
 	if cfg.StrictClientIDs {
 		access.RequireOwnClientIDs()
+	}
+	if cfg.HomeAssistant != "" && !cfg.EngineOff {
+		hc := s.haConfig()
+		access.ServerTopics(hc.Topics()...)
 	}
 	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
@@ -165,6 +173,11 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}
+	if cfg.OwnTracksEvents {
+		if err := s.startOwnTracks(); err != nil {
+			return nil, s.abort(err)
+		}
+	}
 	if s.http != nil {
 		if err := s.startDashboard(access); err != nil {
 			return nil, s.abort(err)
@@ -182,6 +195,11 @@ func Start(cfg Config) (*Server, error) {
 	// Restored state may name fences removed while the broker was down.
 	if err := s.engine.Reconcile(); err != nil {
 		return nil, s.abort(err)
+	}
+	if cfg.HomeAssistant != "" {
+		if err := s.startHomeAssistant(); err != nil {
+			return nil, s.abort(err)
+		}
 	}
 	if err := s.listen(tlsConfig); err != nil {
 		return nil, s.abort(err)
@@ -294,6 +312,12 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.pub != nil {
 		s.pub.close()
+	}
+	if s.owntracks != nil {
+		s.owntracks.close()
+	}
+	if s.ha != nil {
+		err = errors.Join(err, s.ha.Close()) // marks its entities unavailable, while mochi runs
 	}
 	if s.mqtt != nil {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.CloseTimeout)

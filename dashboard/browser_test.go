@@ -203,4 +203,3 @@ func TestPageNeedsDashboardLogin(t *testing.T) {
 	tracker.Publish("devices/van-9/telemetry", 1, ping(museumLat, museumLon, time.Now()))
 	until(t, tab, wait, "van-9's ENTER is listed", `document.querySelector('#transitions tr[data-device="van-9"][data-type="ENTER"]') !== null`)
 }
-

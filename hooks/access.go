@@ -49,6 +49,14 @@ func NewAccess(users *auth.File, telemetry []ingest.TelemetryFilter, prefix, lat
 	}
 }
 
+// ServerTopics adds filters the server publishes on besides its own
+// output (Home Assistant discovery): no client may publish there, and a
+// dashboard may read them. Call it before clients connect.
+func (h *Access) ServerTopics(filters ...string) {
+	h.reserved = append(h.reserved, filters...)
+	h.readable = append(h.readable, filters...)
+}
+
 // CountIn registers the login counters in set (by default they are
 // counted nowhere).
 func (h *Access) CountIn(set *metrics.Set) { h.logins = newLoginGate(h.users, set) }

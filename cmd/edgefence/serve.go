@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/homeassistant"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -55,6 +56,40 @@ func (v uint32Value) Set(s string) error {
 	*v.p = uint32(n)
 	return nil
 }
+
+// optionalPrefix is a flag that is a switch or takes a value:
+// --homeassistant turns it on with the default prefix,
+// --homeassistant=PREFIX with another; "false" turns it off (as ff's
+// environment variables and config files may say).
+type optionalPrefix struct {
+	p   *string
+	def string
+}
+
+func (v optionalPrefix) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v optionalPrefix) Set(s string) error {
+	switch s {
+	case "true":
+		*v.p = v.def
+	case "false", "":
+		*v.p = ""
+	default:
+		if strings.ContainsAny(s, "#+") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") {
+			return fmt.Errorf("%q is not a topic prefix (no wildcards, no leading or trailing slash)", s)
+		}
+		*v.p = s
+	}
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone.
+func (v optionalPrefix) IsBoolFlag() bool { return true }
 
 // byteSize is a size flag: bytes, or with a KiB, MiB or GiB suffix.
 type byteSize struct{ p *int64 }
@@ -220,6 +255,8 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
 	fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
 	fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: map tile URL template, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no base map, no request leaves the page)")
+	fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers, fences as occupancy sensors; =PREFIX for a discovery prefix other than homeassistant")
+	fs.BoolVar(&cfg.OwnTracksEvents, "owntracks-events", cfg.OwnTracksEvents, "publish the transitions of devices reporting over owntracks/<user>/<device> as OwnTracks events on owntracks/<user>/<device>/event")
 	fs.Var(uint32Value{&cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
 	fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
