@@ -84,6 +84,7 @@
     tr.className = "transition " + t.type + (t.historic ? " historic" : "");
     tr.dataset.device = t.device; tr.dataset.fence = t.fence; tr.dataset.type = t.type;
     tr.dataset.historic = t.historic ? "true" : "false"; tr.dataset.ts = t.ts;
+    tr.dataset.shown = Date.now(); // when it appeared, for the latency the tests check
     tr.insertCell().textContent = t.event_time.replace("T", " ").replace("Z", "");
     const ty = tr.insertCell(); ty.className = "type"; ty.textContent = t.type;
     tr.insertCell().textContent = t.fence;
