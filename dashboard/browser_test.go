@@ -137,6 +137,13 @@ func TestPageShowsDevicesAndTransitions(t *testing.T) {
 		screenshot(t, tab, tracker, path)
 	}
 
+	// A fence set applied (as from the admin topic) replaces the map's.
+	depot := `{"type":"FeatureCollection","features":[{"type":"Feature","id":"depot-9","properties":{"name":"Depot 9"},"geometry":{"type":"Polygon","coordinates":[[[13.39,52.51],[13.41,52.51],[13.41,52.53],[13.39,52.53],[13.39,52.51]]]}}]}`
+	if err := srv.ApplyFences([]byte(depot), "test"); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "the map shows the new set", `edgefence.fences.features.length === 1 && edgefence.fences.features[0].id === 'depot-9' && document.querySelectorAll('#map path.leaflet-interactive').length === 1 + Object.keys(edgefence.markers).length`)
+
 	// The device filter hides the other device's rows.
 	if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.CSS("#filter-device"), "truck")); err != nil {
 		t.Fatal(err)
