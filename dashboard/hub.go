@@ -114,7 +114,6 @@ func (h *hub) transition(topic string, payload []byte) {
 		return // a removed fence's retained state being cleared
 	}
 	historic := bytes.Contains(payload, []byte(`"historic":true`))
-	ev := event("transition", payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.totals.Transitions++
@@ -129,31 +128,38 @@ func (h *hub) transition(topic string, payload []byte) {
 		h.recent[h.next] = p
 		h.next = (h.next + 1) % recentMax
 	}
-	h.broadcast(ev)
+	h.broadcast("transition", payload)
 }
 
 func (h *hub) latePing(topic string, payload []byte) {
-	ev := event("late", payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.totals.Late++
 	h.late.add(lastLevel(topic), time.Now())
-	h.broadcast(ev)
+	h.broadcast("late", payload)
 }
 
 func (h *hub) rejected(_ string, payload []byte) {
-	ev := event("reject", payload)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.totals.Rejected++
-	h.broadcast(ev)
+	h.broadcast("reject", payload)
 }
 
 func lastLevel(topic string) string { return topic[strings.LastIndexByte(topic, '/')+1:] }
 
-// broadcast queues ev for every page; a page that has fallen viewerQueue
-// events behind is cut off. The caller holds mu.
-func (h *hub) broadcast(ev []byte) {
+// broadcast queues an event for every page (formatted only when one is
+// open); a page that has fallen viewerQueue events behind is cut off. The
+// caller holds mu.
+func (h *hub) broadcast(name string, data []byte) {
+	if len(h.viewers) == 0 {
+		return
+	}
+	h.queue(event(name, data))
+}
+
+// queue is broadcast for a formatted event.
+func (h *hub) queue(ev []byte) {
 	for v := range h.viewers {
 		select {
 		case v.ch <- ev:
@@ -206,7 +212,7 @@ func (h *hub) run() {
 
 func (h *hub) send(ev []byte) {
 	h.mu.Lock()
-	h.broadcast(ev)
+	h.queue(ev)
 	h.mu.Unlock()
 }
 

@@ -4,6 +4,8 @@
 "use strict";
 (function () {
   const $ = (s) => document.querySelector(s);
+  // Leaflet tooltips are HTML; device ids and fence names are not.
+  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";");
   const state = {
     fences: null, fenceLayer: null, markers: {}, devices: {},
     counts: { transitions: 0, historic: 0, late: 0, rejected: 0 },
@@ -29,7 +31,7 @@
     state.fenceLayer = L.geoJSON(fc, {
       style: { color: "#5c6bc0", weight: 2, fillOpacity: 0.12 },
       pointToLayer: (f, ll) => L.circle(ll, { radius: f.properties.radius }),
-      onEachFeature: (f, layer) => layer.bindTooltip(f.properties.name || f.id),
+      onEachFeature: (f, layer) => layer.bindTooltip(esc(f.properties.name || f.id)),
     }).addTo(map);
     const sel = $("#filter-fence"), cur = sel.value;
     sel.length = 1;
@@ -50,7 +52,7 @@
         m.on("click", () => openPanel(d.id));
       }
       m.setLatLng([d.lat, d.lon]).setStyle({ color, fillColor: color, fillOpacity: 0.7 });
-      m.bindTooltip(d.id + (d.inside.length ? " in " + d.inside.join(", ") : ""));
+      m.bindTooltip(esc(d.id + (d.inside.length ? " in " + d.inside.join(", ") : "")));
     }
     for (const id in state.markers) if (!seen[id]) { state.markers[id].remove(); delete state.markers[id]; delete state.devices[id]; }
     renderDevices();
