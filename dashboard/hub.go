@@ -121,11 +121,12 @@ func (h *hub) transition(topic string, payload []byte) {
 		h.totals.Historic++
 		h.late.add(lastLevel(topic), time.Now())
 	}
-	p := bytes.Clone(payload)
+	// Kept without a copy: the publisher builds each payload afresh and
+	// nothing writes to it once it is published.
 	if len(h.recent) < recentMax {
-		h.recent = append(h.recent, p)
+		h.recent = append(h.recent, payload)
 	} else {
-		h.recent[h.next] = p
+		h.recent[h.next] = payload
 		h.next = (h.next + 1) % recentMax
 	}
 	h.broadcast("transition", payload)
