@@ -29,8 +29,8 @@ type device struct {
 	highAt   int64 // arrival of the ping that set high: clock estimate and idleness
 	holdUs   int32 // allowed lateness in µs; per device so it can be widened
 	seq      uint32
-	slot     int32   // index in Processor.all
-	lat, lon float32 // last position, for a DWELL fired while silent (±0.5 m)
+	slot     int32 // index in Processor.all
+	lat, lon int32 // last position in fixed point (see fixed), for a DWELL fired while silent
 	// trimmed is set once hist lost its oldest point (or a restart's
 	// state stands before it): a ping before hist[0] is then beyond it.
 	// Last, in the record's tail padding.

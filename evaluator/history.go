@@ -492,7 +492,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		st := &d.states[u.i]
 		st.dwelled = true
 		// Confirmed by the newest committed ping: its position and ingest.
-		pt := pointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), float64(d.lat), float64(d.lon))
+		pt := pointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), degrees(d.lat), degrees(d.lon))
 		if n := len(d.hist); n > 0 {
 			pt = d.hist[n-1]
 		}

@@ -43,8 +43,8 @@ type DeviceView struct {
 	// 2³²); LastArrival is when the ping that set HighWater arrived.
 	Evaluated   uint32
 	LastArrival time.Time
-	// Lat, Lon: the last position evaluated (±0.5 m); HasPosition is
-	// false until one was.
+	// Lat, Lon: the last position evaluated (rounded to 1e-7° like every
+	// ping); HasPosition is false until one was.
 	Lat, Lon    float64
 	HasPosition bool
 	// Pending are the buffered pings in event order; History the
@@ -154,8 +154,8 @@ func (p *Processor) summarise(d *device, now time.Time, s *DeviceSummary) {
 		ClockState:   clock.StateNames[d.clk.State()],
 		Buffered:     len(d.buf),
 		Evaluated:    d.seq,
-		Lat:          float64(d.lat),
-		Lon:          float64(d.lon),
+		Lat:          degrees(d.lat),
+		Lon:          degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
 		Inside:       s.Inside[:0],
 	}
@@ -187,8 +187,8 @@ func (p *Processor) view(d *device, now time.Time) DeviceView {
 		Buffered:     len(d.buf),
 		BufferCap:    p.cfg.BufferCap,
 		Evaluated:    d.seq,
-		Lat:          float64(d.lat),
-		Lon:          float64(d.lon),
+		Lat:          degrees(d.lat),
+		Lon:          degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
 	}
 	if d.high != noTime {

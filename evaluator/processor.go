@@ -461,7 +461,7 @@ func (p *Processor) Reconcile(now time.Time) {
 			}
 			p.out = Transition{
 				Device: d.id, Fence: st.fence, Type: Exit, Event: at,
-				Lat: float64(d.lat), Lon: float64(d.lon), Ingest: now, Decided: now,
+				Lat: degrees(d.lat), Lon: degrees(d.lon), Ingest: now, Decided: now,
 				Timer: true, Reason: ReasonFenceRemoved,
 			}
 			p.m.Transitions[Exit].Inc()

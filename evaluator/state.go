@@ -94,7 +94,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	}
 	clear(d.states[k:])
 	d.states = d.states[:k]
-	d.lat, d.lon = float32(pg.Lat), float32(pg.Lon)
+	d.lat, d.lon = fixed(pg.Lat), fixed(pg.Lon)
 }
 
 // find returns the fence with id among hits, or nil.
@@ -175,6 +175,6 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		}
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, float64(d.lat), float64(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
+		p.fireDwells(d, degrees(d.lat), degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
 	}
 }
