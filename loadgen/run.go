@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/probe"
+	"github.com/edgefence/edgefence/progress"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
@@ -53,8 +54,9 @@ type Config struct {
 	Tag             string        // prefix of device and client ids; "" picks a random one
 	Seed            uint64
 
-	Progress  io.Writer // progress lines; nil: none
-	OnMeasure func()    // called when the measured window begins (e.g. to start a profile); nil: none
+	Progress  io.Writer      // progress lines; nil: none
+	Status    *progress.Line // redrawn from the connect to the end of the drain: pings sent, time left; nil: none
+	OnMeasure func()         // called when the measured window begins (e.g. to start a profile); nil: none
 }
 
 // DefaultConfig is 1,000 QoS 1 connections, one device each, unthrottled,
@@ -274,6 +276,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer r.closeAll()
 	connectTime := time.Since(connectStart)
 	r.progressf("connected %d in %v", cfg.Conns, connectTime.Round(time.Millisecond))
+	if st := cfg.Status; st != nil {
+		// The drain may end early: the ETA is an upper bound.
+		st.Track(r.sent.Load)
+		st.Restart("loadgen", "pings", 0, cfg.Warmup+cfg.Duration+cfg.Drain)
+		st.Start(200 * time.Millisecond)
+		defer st.Stop()
+	}
 
 	var readers sync.WaitGroup
 	for _, cn := range r.conns {

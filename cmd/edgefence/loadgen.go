@@ -14,6 +14,7 @@ import (
 	"github.com/edgefence/edgefence/loadgen"
 	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/suite"
+	"github.com/edgefence/edgefence/progress"
 )
 
 // byteValue is a flag for a small unsigned setting (a QoS).
@@ -110,6 +111,10 @@ func loadgenCommand() *ffcli.Command {
 			cfg := o.cfg
 			cfg.Fences = fencegen.Generate(o.fences)
 			cfg.Progress = os.Stderr
+			if w := progress.Stderr(o.json); w != nil {
+				cfg.Status = progress.New(w, progress.Options{Width: progress.Width(os.Stderr)})
+				cfg.Progress = cfg.Status // log lines print above the status line
+			}
 			if o.cpuprofile != "" {
 				f, err := os.Create(o.cpuprofile)
 				if err != nil {
@@ -171,6 +176,10 @@ func suiteCommand() *ffcli.Command {
 				o.Bin = exe
 			}
 			o.Log = os.Stderr
+			if w := progress.Stderr(false); w != nil {
+				o.Status = progress.New(w, progress.Options{Width: progress.Width(os.Stderr)})
+				o.Log = o.Status // log lines print above the status line
+			}
 			return suite.Run(ctx, o, os.Stdout)
 		},
 	}

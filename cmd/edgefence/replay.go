@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -27,6 +29,7 @@ type replayOptions struct {
 	fences    string
 	json      bool
 	diffLimit int
+	status    io.Writer // the status line's terminal; nil: none
 }
 
 func replayFlags(o *replayOptions) *flag.FlagSet {
@@ -73,6 +76,7 @@ func replayCommand() *ffcli.Command {
 			if len(files) == 0 {
 				return errors.New("replay: name at least one capture file")
 			}
+			o.status = progress.Stderr(o.json)
 			res, err := replay(o, files)
 			if err != nil {
 				return err
@@ -150,7 +154,10 @@ func replay(o *replayOptions, paths []string) (*replayResult, error) {
 	res := &replayResult{fences: set.Len()}
 	byDevice := make(map[string][]replayArrival)
 	minIngest, maxIngest := int64(math.MaxInt64), int64(math.MinInt64)
+	status := newStatus(o.status, progress.Options{Label: "replay: reading", Unit: "records"})
+	defer status.Stop()
 	res.files, res.read, err = capture.ReadFiles(func(r *capture.Record) error {
+		status.Add(1)
 		minIngest, maxIngest = min(minIngest, r.Ingest), max(maxIngest, r.Ingest)
 		byDevice[r.Device] = append(byDevice[r.Device], replayArrival{seq: r.Seq, ping: r.Ping()})
 		return nil
@@ -179,8 +186,10 @@ func replay(o *replayOptions, paths []string) (*replayResult, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	status.Restart("replay", "devices", int64(len(ids)), 0)
 	var pings []evaluator.Ping
 	for _, id := range ids {
+		status.Add(1)
 		arr := byDevice[id]
 		// Ingest stamps can tie (a coarse clock); seq breaks ties. Across
 		// restarts seq starts again at 1, but so does no ingest stamp.

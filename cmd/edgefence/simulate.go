@@ -20,6 +20,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/fleet"
+	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -56,6 +57,8 @@ type simulateOptions struct {
 	json      bool
 	capture   string
 	fencesOut string
+	chart     string
+	status    io.Writer // the status line's terminal; nil: none
 }
 
 func simulateFlags(o *simulateOptions) *flag.FlagSet {
@@ -99,6 +102,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
 	fs.StringVar(&o.capture, "capture", "", "also write the simulated stream as a capture file (the format of serve --capture), for replay")
 	fs.StringVar(&o.fencesOut, "write-fences", "", "also write the generated fences to this GeoJSON file (replay needs them)")
+	fs.StringVar(&o.chart, "chart", "", "also write the result as an SVG chart to this file")
 	return fs
 }
 
@@ -125,6 +129,7 @@ func simulateCommand() *ffcli.Command {
 			if len(args) > 0 {
 				return fmt.Errorf("simulate takes no arguments, got %q", args)
 			}
+			o.status = progress.Stderr(o.json)
 			return simulate(os.Stdout, o)
 		},
 	}
@@ -156,7 +161,9 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 		defer func() { err = errors.Join(err, c.close()) }()
 	}
 	strategies := shadow.Strategies(o.holds)
-	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, observe)
+	status := newStatus(o.status, progress.Options{Label: "simulate", Unit: "devices", Total: int64(o.fleet.Devices)})
+	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, countDevices(status, observe))
+	status.Stop()
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/edgefence/edgefence/loadgen"
 	"github.com/edgefence/edgefence/loadgen/fencegen"
+	"github.com/edgefence/edgefence/progress"
 )
 
 // Suite runs brokers side by side under the same loads.
@@ -39,6 +40,7 @@ type Suite struct {
 	Profile   string  // CPU profile of edgefence's first ceiling run; engine off: Profile+".off"; other scenarios: Profile+"."+scenario
 	Ceiling   float64 // pings/s the latency and headroom rates are shares of when the ceiling scenario is not run
 	Log       io.Writer
+	Status    *progress.Line // runs done of all, and the time left; nil: none
 }
 
 // Default pins the broker to CPU 1 when taskset exists and there are
@@ -191,6 +193,15 @@ func Run(ctx context.Context, s Suite, w io.Writer) error {
 	defer results.Close()
 	s.logf("results in %s; broker pinned to CPU %q; %d runs per row", s.Out, s.BrokerCPU, s.Runs)
 	began := time.Now()
+	if s.Status != nil {
+		total := 0
+		for _, sc := range s.scenarios() {
+			total += s.Runs * len(sc.brokers)
+		}
+		s.Status.Restart("bench", "runs", int64(total), 0)
+		s.Status.Start(time.Second)
+		defer s.Status.Stop()
+	}
 	var rows []*Row
 	ceiling := 0.0
 	profiled := map[string]bool{} // broker kind → its first ceiling run profiled
@@ -241,6 +252,9 @@ func Run(ctx context.Context, s Suite, w io.Writer) error {
 					return fmt.Errorf("%s / %s run %d: %w", sc.name, b.name, run+1, err)
 				}
 				scRows[i].Runs = append(scRows[i].Runs, res)
+				if s.Status != nil {
+					s.Status.Add(1)
+				}
 				line, _ := json.Marshal(struct {
 					Scenario string          `json:"scenario"`
 					Broker   string          `json:"broker"`
