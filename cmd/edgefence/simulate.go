@@ -167,6 +167,11 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	if o.chart != "" {
+		if err := writeSimulateChart(o.chart, o, set.Len(), res); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		meta := map[string]any{
 			"seed": o.fleet.Seed, "devices": o.fleet.Devices, "duration": o.fleet.Duration.String(),
