@@ -76,7 +76,7 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 	// The legend wraps to the figure's width, which the panels set.
 	width := margin
 	for i := range f.Panels {
-		width += f.Panels[i].width()
+		width += f.Panels[i].width(len(f.Series))
 		if i > 0 {
 			width += panelGap
 		}
@@ -113,24 +113,41 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 	x := float64(margin)
 	for i := range f.Panels {
 		f.Panels[i].write(&b, f.Series, x, panelTop)
-		x += float64(f.Panels[i].width() + panelGap)
+		x += float64(f.Panels[i].width(len(f.Series)) + panelGap)
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (p *Panel) width() int {
-	return axisLeft + len(p.Groups)*(groupGap+p.bars()*barWidth) + groupGap
+func (p *Panel) width(series int) int {
+	w := axisLeft + groupGap
+	for g := range p.Groups {
+		w += groupGap + p.groupWidth(g, series)
+	}
+	return w
 }
 
-// bars is the most bars a group of p has: every group gets that room.
-func (p *Panel) bars() int {
-	n := 1
-	for _, row := range p.Values {
-		n = max(n, len(row))
+// groupWidth is the room group g takes: its bars, or its name when wider.
+func (p *Panel) groupWidth(g, series int) int {
+	w := p.groupBars(g, series) * barWidth
+	for _, l := range strings.Split(p.Groups[g], "\n") {
+		w = max(w, textWidth(l))
 	}
-	return n
+	return w
+}
+
+// groupBars is how many bars group g draws: the series it has values of
+// (at least one slot, so that an empty group keeps its label's room).
+// Groups are packed: a series missing from a group leaves no gap.
+func (p *Panel) groupBars(g, series int) int {
+	n := 0
+	for s := range series {
+		if _, ok := p.value(g, s); ok {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 func (p *Panel) format(v float64) string {
@@ -163,7 +180,7 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 	plotTop := top + 24 + labelRoom
 	base := plotTop + plotHeight // the zero line
 	x0 := left + axisLeft
-	right := left + float64(p.width())
+	right := left + float64(p.width(len(series)))
 	fmt.Fprintf(b, `<g class="panel">`+"\n")
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="14" font-weight="bold">%s</text>`+"\n", left, top+14, esc(p.Title))
 	// Grid lines and ticks.
@@ -179,10 +196,12 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 		left+12, cy, left+12, cy, esc(p.YLabel))
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000000"/>`+"\n", x0, plotTop-labelRoom/2, x0, base)
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#000000"/>`+"\n", x0, base, right, base)
-	n := p.bars()
+	gx := x0
 	for g, name := range p.Groups {
-		gx := x0 + groupGap + float64(g*(groupGap+n*barWidth))
-		cx := gx + float64(n*barWidth)/2
+		gx += groupGap
+		gw := float64(p.groupWidth(g, len(series)))
+		cx := gx + gw/2
+		bars0 := cx - float64(p.groupBars(g, len(series))*barWidth)/2 // the bars are centred under the name
 		flat := strings.ReplaceAll(name, "\n", " ")
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">`, cx, base+18)
 		for i, l := range strings.Split(name, "\n") {
@@ -193,6 +212,7 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 			fmt.Fprintf(b, `<tspan x="%.1f" dy="%d">%s</tspan>`, cx, dy, esc(l))
 		}
 		b.WriteString("</text>\n")
+		slot := 0
 		for s := range series {
 			v, ok := p.value(g, s)
 			if !ok {
@@ -202,7 +222,8 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 			if scaleTop > 0 {
 				h = max(v, 0) / scaleTop * plotHeight
 			}
-			bx := gx + float64(s*barWidth)
+			bx := bars0 + float64(slot*barWidth)
+			slot++
 			label := p.format(v)
 			fmt.Fprintf(b, `<rect class="bar" data-series="%s" data-group="%s" data-value="%s" x="%.1f" y="%.3f" width="%d" height="%.3f" fill="%s"><title>%s, %s: %s</title></rect>`+"\n",
 				esc(series[s]), esc(flat), strconv.FormatFloat(v, 'g', -1, 64), bx+1, base-h, barWidth-2, h, Colour(s),
@@ -210,6 +231,7 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 			tx, ty := bx+barWidth/2+4, base-h-4
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" transform="rotate(-90 %.1f %.1f)">%s</text>`+"\n", tx, ty, tx, ty, esc(label))
 		}
+		gx += gw
 	}
 	b.WriteString("</g>\n")
 }

@@ -17,6 +17,7 @@ import (
 type bar struct {
 	series, group string
 	value, height float64
+	x             float64
 	title         string
 }
 
@@ -56,6 +57,7 @@ func parse(t tb, svg []byte) (bars []bar, text string) {
 			if tok.Name.Local == "rect" && attr["class"] == "bar" {
 				b := bar{series: attr["data-series"], group: attr["data-group"]}
 				b.value, _ = strconv.ParseFloat(attr["data-value"], 64)
+				b.x, _ = strconv.ParseFloat(attr["x"], 64)
 				b.height, err = strconv.ParseFloat(attr["height"], 64)
 				if err != nil {
 					t.Fatalf("bar height %q", attr["height"])
@@ -161,6 +163,10 @@ func TestMissingValuesDrawNoBar(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "a/x c/x a/y" {
 		t.Fatalf("bars %v", got)
+	}
+	// A group packs the bars it has: no gap where b is missing.
+	if d := bars[1].x - bars[0].x; d != barWidth {
+		t.Fatalf("c is %v right of a, want %d", d, barWidth)
 	}
 }
 

@@ -150,10 +150,11 @@ func suiteCommand() *ffcli.Command {
 	fs.StringVar(&o.Mosquitto, "mosquitto", o.Mosquitto, "the mosquitto binary (empty: skip Mosquitto)")
 	fs.StringVar(&o.BrokerCPU, "broker-cpu", o.BrokerCPU, "CPU list the broker is pinned to with taskset (empty: no pinning)")
 	fs.IntVar(&o.Runs, "runs", o.Runs, "runs of each row (the table shows min/median/max)")
-	fs.StringVar(&o.Out, "out", o.Out, "directory for results.jsonl, table.md and broker logs")
+	fs.StringVar(&o.Out, "out", o.Out, "directory for results.jsonl, table.md, chart.svg and broker logs")
 	fs.StringVar(&o.Only, "only", o.Only, "comma-separated scenarios to run: ceiling, paced, latency, overload, headroom (empty: all)")
 	fs.Float64Var(&o.Ceiling, "ceiling", o.Ceiling, "pings/s the latency and headroom loads are shares of (50 %, 20 %) when the ceiling scenario is not run")
 	fs.BoolVar(&o.Quick, "quick", o.Quick, "short windows and small loads: a smoke test of the suite, not a measurement")
+	fs.StringVar(&o.Chart, "chart", o.Chart, "write the table's pings/s and CPU per ping as an SVG chart to this file (default: chart.svg in --out)")
 	fs.StringVar(&o.Profile, "profile", o.Profile, "write a 5 s CPU profile of edgefence's first ceiling run to this file (--engine=off: FILE.off; the first run of other scenarios: FILE.<scenario>)")
 	return &ffcli.Command{
 		Name:       "suite",

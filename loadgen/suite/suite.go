@@ -2,10 +2,12 @@
 // with the engine on and off, with a data directory, and Mosquitto, each
 // its own process, each scenario a number of load generator runs
 // (loadgen.Run); it prints the table of min/median/max, the ratios and the
-// bars (scripts/bench, edgefence loadgen suite).
+// bars (scripts/bench, edgefence loadgen suite), and draws the pings/s and
+// CPU per ping as an SVG chart.
 package suite
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +43,7 @@ type Suite struct {
 	Ceiling   float64 // pings/s the latency and headroom rates are shares of when the ceiling scenario is not run
 	Log       io.Writer
 	Status    *progress.Line // runs done of all, and the time left; nil: none
+	Chart     string         // the SVG chart of the table; "": chart.svg in Out
 }
 
 // Default pins the broker to CPU 1 when taskset exists and there are
@@ -276,6 +279,15 @@ func Run(ctx context.Context, s Suite, w io.Writer) error {
 	if err := os.WriteFile(filepath.Join(s.Out, "table.md"), []byte(table.String()), 0o644); err != nil {
 		return err
 	}
+	var svg strings.Builder
+	if err := s.writeChart(&svg, rows, time.Since(began)); err != nil {
+		return err
+	}
+	chartPath := cmp.Or(s.Chart, filepath.Join(s.Out, "chart.svg"))
+	if err := os.WriteFile(chartPath, []byte(svg.String()), 0o644); err != nil {
+		return err
+	}
+	s.logf("chart in %s", chartPath)
 	_, err = io.WriteString(w, table.String())
 	return err
 }
