@@ -31,7 +31,8 @@ type Panel struct {
 	// Values holds each group's value per series: Values[g][s]. A NaN (or a
 	// short row) draws no bar: the series was not measured in that group.
 	Values [][]float64
-	Format func(float64) string // bar labels and ticks; nil: strconv's shortest 'g'
+	Format func(float64) string // bar labels (and ticks, without Ticks); nil: strconv's 'g' to 4 digits
+	Ticks  func(float64) string // the axis's numbers; nil: Format
 }
 
 // Geometry, in SVG user units (pixels).
@@ -82,7 +83,8 @@ func (f *Figure) WriteSVG(w io.Writer) error {
 		}
 	}
 	width += margin
-	for _, l := range append(sub, f.Title) {
+	width = max(width, 2*margin+textWidth(f.Title)*3/2) // 16 px bold
+	for _, l := range sub {
 		width = max(width, 2*margin+textWidth(l))
 	}
 	legendW := 0
@@ -188,7 +190,11 @@ func (p *Panel) write(b *strings.Builder, series []string, left, top float64) {
 		v := tidy(step * float64(i))
 		y := base - v/scaleTop*plotHeight
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#dddddd"/>`+"\n", x0, y, right, y)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end" fill="#444444">%s</text>`+"\n", x0-6, y+4, esc(p.format(v)))
+		tick := p.format(v)
+		if p.Ticks != nil {
+			tick = p.Ticks(v)
+		}
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end" fill="#444444">%s</text>`+"\n", x0-6, y+4, esc(tick))
 	}
 	// The axis label, turned to read upwards along the axis.
 	cy := plotTop + plotHeight/2

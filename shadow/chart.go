@@ -20,7 +20,8 @@ func Chart(title, subtitle string, rows []Row) *chart.Figure {
 		YLabel: "percent",
 		Groups: []string{"phantom\nof emitted", "missed\nof true", "lost to late\nof pings"},
 		Values: make([][]float64, 3),
-		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" },
+		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) + "%" }, // as the table
+		Ticks:  func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" },
 	}
 	latency := chart.Panel{
 		Title:  "Added latency",

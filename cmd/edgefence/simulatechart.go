@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/shadow"
@@ -13,9 +14,9 @@ import (
 // the fleet's parameters and seed so that a chart says what run it is.
 func writeSimulateChart(path string, o *simulateOptions, fences int, res *fleet.Result) (err error) {
 	c := &o.fleet
-	title := fmt.Sprintf("edgefence simulate: %d devices × %v, %d fences, seed %d", c.Devices, c.Duration, fences, c.Seed)
-	subtitle := fmt.Sprintf("%d pings, %d true transitions\nreports %g–%g Hz; clock offset ±%v; delay median %v, p99 %v; %g handovers, %g cold boots, %g outages per device-hour",
-		res.Pings, res.Truth, c.MinHz, c.MaxHz, c.ClockOffset, c.DelayMedian, c.DelayP99, c.HandoverPerH, c.ColdBootPerH, c.OutagePerH)
+	title := fmt.Sprintf("edgefence simulate: %s devices × %v, %d fences, seed %d", thousands(int64(c.Devices)), c.Duration, fences, c.Seed)
+	subtitle := fmt.Sprintf("%s pings, %s true transitions\nreports %g–%g Hz; clock offset ±%v; delay median %v, p99 %v; %g handovers, %g cold boots, %g outages per device-hour",
+		thousands(res.Pings), thousands(res.Truth), c.MinHz, c.MaxHz, c.ClockOffset, c.DelayMedian, c.DelayP99, c.HandoverPerH, c.ColdBootPerH, c.OutagePerH)
 	if c.GPSNoise {
 		subtitle += "; GPS noise"
 	}
@@ -28,4 +29,13 @@ func writeSimulateChart(path string, o *simulateOptions, fences int, res *fleet.
 		return fmt.Errorf("chart %s: %w", path, err)
 	}
 	return nil
+}
+
+// thousands writes n with separators, as a person reads it: 72,014,676.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -37,7 +37,7 @@ func TestSimulateWritesAChart(t *testing.T) {
 	if err := xml.Unmarshal(svg, &doc); err != nil {
 		t.Fatalf("not SVG: %v", err)
 	}
-	if !strings.Contains(doc.Title, "60 devices × 2m0s, 100 fences, seed 1") {
+	if !strings.Contains(doc.Title, "60 devices × 2m0s, 100 fences, seed 1") || thousands(72014676) != "72,014,676" || thousands(-1000) != "-1,000" {
 		t.Fatalf("title %q", doc.Title)
 	}
 	per := map[string]int{}
