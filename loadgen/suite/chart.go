@@ -42,9 +42,11 @@ func Chart(rows []*Row, title, subtitle string) *chart.Figure {
 		}
 		return p
 	}
+	cpu := panel("Broker CPU per ping", "µs per ping, median", func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }, func(x *loadgen.Result) float64 { return x.CPUPerPingUs })
+	cpu.Ticks = func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 	f.Panels = []chart.Panel{
 		panel("Throughput", "pings/s, median", thousands, func(x *loadgen.Result) float64 { return x.PingsPerSec }),
-		panel("Broker CPU per ping", "µs per ping, median", func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }, func(x *loadgen.Result) float64 { return x.CPUPerPingUs }),
+		cpu,
 	}
 	return f
 }
@@ -52,6 +54,9 @@ func Chart(rows []*Row, title, subtitle string) *chart.Figure {
 // writeChart writes the suite's chart as SVG, titled like its table.
 func (s *Suite) writeChart(w io.Writer, rows []*Row, took time.Duration) error {
 	title := fmt.Sprintf("edgefence loadgen suite: median of %d runs per row", s.Runs)
+	if s.Runs == 1 {
+		title = "edgefence loadgen suite: one run per row"
+	}
 	subtitle := fmt.Sprintf("broker pinned to CPU %q, loadgen to another (scripts/bench); whole suite %v", s.BrokerCPU, took.Round(time.Second))
 	if s.Quick {
 		subtitle += "; --quick: a smoke test, not a measurement"
