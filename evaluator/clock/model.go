@@ -228,8 +228,9 @@ const stragglerWindow = 10_000_000_000
 // before it in a backlog burst (pings milliseconds apart: a burst's
 // arrival says nothing of when its pings were fixed), else at the model's
 // clock, provisionally: a burst may only begin with it (see Reanchor). A
-// count that ran ahead of the clock or, outside a burst, fell back is
-// anchored again: the tracker booted again.
+// count that ran ahead of the clock or, outside a burst, fell back
+// further than a delayed ping would (bootFallback) is anchored again: the
+// tracker booted again.
 func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
 	burst := c.learned > 0 && arr-c.burstArr < BurstGap
@@ -241,8 +242,11 @@ func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	}
 	if b != nil {
 		// The same count goes on (through an outage too) unless it ran
-		// ahead of the clock or, outside a burst, fell back: a restart.
-		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew) {
+		// ahead of the clock or, outside a burst, fell back further than
+		// a transport delay explains: a restart. (A ping the network
+		// held back a few seconds is late, not a new boot; a count that
+		// starts again from where a short boot's began long ago is one.)
+		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew || t >= b.last-bootFallback && t >= now-bootFallback) {
 			if burst && b.prov {
 				b.step = t - b.prev
 			}
@@ -269,6 +273,13 @@ func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at, prev: at}
 	return at
 }
+
+// bootFallback is how far a counting clock's stamp may fall back behind
+// the latest it reached, outside a burst, and still be a delayed ping of
+// the same count: a few times the transport delay's tail. A tracker that
+// restarts counts from zero again, far further back unless it had been
+// up only seconds.
+const bootFallback = stragglerWindow
 
 // Reanchor is called for a ping with a trusted stamp at timeline event,
 // received at wall and arr. If it follows a provisionally anchored
