@@ -66,6 +66,45 @@ func TestColdBootPingDelayedPastTheSkewIsNoRestart(t *testing.T) {
 	h.wantKinds("depot ENTER", "depot EXIT")
 }
 
+// A tracker whose clock stepped back during an outage, its backlog
+// flushed newest-first with no live ping after it: the burst's stamps
+// move the wrong way once, at the step. The older part is on the clock
+// the model still has (the committed pings before the outage say so):
+// the newer part is moved, not the older one, which moved back over the
+// committed pings interleaved with them (devices 769, 1200, 772 and 1061
+// of the default fleet, 42 of 4,000 devices' 157 phantoms).
+func TestStepBackInOutageFlushedNewestFirstWithNoLivePingAfter(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= ms(8500) && at < 12*time.Second {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5 // driving: no two fixes alike
+		return p
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.send("truck-1", where(at), at, at+ms(60))
+	}
+	var backlog []time.Duration
+	for at := 10 * time.Second; at < 40*time.Second; at += period {
+		backlog = append(backlog, at)
+	}
+	flush := 45 * time.Second
+	for i := len(backlog) - 1; i >= 0; i-- { // newest first, 1 ms apart
+		at := backlog[i]
+		stamp := at
+		if at >= 25*time.Second {
+			stamp -= 3 * time.Second // the clock stepped back 3 s at +25s
+		}
+		h.send("truck-1", where(at), stamp, flush+time.Duration(len(backlog)-1-i)*time.Millisecond)
+	}
+	h.at(2 * time.Minute)
+	// After what the device committed: live, in event order.
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +8.5s", "truck-1 depot ENTER +12s")
+}
+
 // A tracker that booted, got its GPS fix 7 s later, and booted again
 // minutes after, counting from the same epoch: its new count falls back
 // by no more than a delayed ping's would against the first boot's, but

@@ -292,15 +292,19 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 // order), a clock step the device took during its outage. A tracker
 // flushes its queue in order, newest- or oldest-first, so the stamps of a
 // burst move one way; a step back larger than the interval between two
-// pings makes them move the other way once. The part of the burst older
-// than that point is moved so that it comes before the rest, one usual
-// interval apart: the newest part is on the device's clock as it is now.
-// (A step forward only leaves a gap, which orders nothing wrong.)
+// pings makes them move the other way once. One side of that point is
+// moved so that the older part comes before the rest, one usual interval
+// apart: the older part back, since the newest part is on the device's
+// clock as it is now, unless that would put it at or before what the
+// device committed before the burst while moving the newer part forward
+// would not reach what it committed after: then the model is still on
+// the clock of the older part (no live ping has told the step). (A step
+// forward only leaves a gap, which orders nothing wrong.)
 func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	p.burst = p.burst[:0]
 	flush := func() {
 		if len(p.burst) >= 3 {
-			mendBurst(pings, p.burst)
+			mendBurst(pings, p.burst, d.hist)
 		}
 		p.burst = p.burst[:0]
 	}
@@ -317,8 +321,9 @@ func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	flush()
 }
 
-// mendBurst mends the burst of pings at indices idx (see mendBursts).
-func mendBurst(pings []reorder.Held, idx []int) {
+// mendBurst mends the burst of pings at indices idx (see mendBursts),
+// placed among the committed points hist.
+func mendBurst(pings []reorder.Held, idx []int, hist []point) {
 	down, up := 0, 0
 	for k := 1; k < len(idx); k++ {
 		if pings[idx[k]].Event < pings[idx[k-1]].Event {
@@ -344,18 +349,67 @@ func mendBurst(pings []reorder.Held, idx []int) {
 		slices.Sort(steps[:n])
 		usual = steps[n/2]
 	}
-	for k := 1; k < len(idx); k++ {
+	// move reports the step back at burst position k, if any: the older
+	// part moved by delta (< 0) comes before the newer part.
+	move := func(k int) (delta int64, ok bool) {
 		st := pings[idx[k]].Event - pings[idx[k-1]].Event
 		if newestFirst && st <= 0 || !newestFirst && st >= 0 {
+			return 0, false
+		}
+		if newestFirst {
+			return usual - st, true // usual < 0 < st
+		}
+		return st - usual, true // st < 0 < usual
+	}
+	// older reports whether burst position j is older than the point at k.
+	older := func(j, k int) bool { return newestFirst == (j >= k) }
+	// The burst's bounds after moving the older parts back (lo) or the
+	// newer parts forward (hi), and the committed points around it.
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	any := false
+	for j := range idx {
+		var back, fwd int64
+		for k := 1; k < len(idx); k++ {
+			if delta, ok := move(k); ok {
+				any = true
+				if older(j, k) {
+					back += delta
+				} else {
+					fwd -= delta
+				}
+			}
+		}
+		e := pings[idx[j]].Event
+		lo, hi = min(lo, e+back), max(hi, e+fwd)
+	}
+	if !any {
+		return
+	}
+	// Before: committed before the outage, well before the burst (live
+	// pings may come in between its pings, or just before it).
+	first, last := pings[idx[0]].Wall, pings[idx[len(idx)-1]].Wall
+	before, after := int64(math.MinInt64), int64(math.MaxInt64)
+	for i := range hist {
+		switch {
+		case hist[i].wall < first-clock.BacklogAge:
+			before = max(before, hist[i].event)
+		case hist[i].wall > last:
+			after = min(after, hist[i].event)
+		}
+	}
+	forward := lo <= before && hi < after
+	for k := 1; k < len(idx); k++ {
+		delta, ok := move(k)
+		if !ok {
 			continue
 		}
-		older := idx[:k] // oldest first: the older part came before
-		delta := st - usual
-		if newestFirst {
-			older, delta = idx[k:], usual-st
-		}
-		for _, m := range older {
-			pings[m].Event += delta
+		for j := range idx {
+			switch o := older(j, k); {
+			case o && !forward:
+				pings[idx[j]].Event += delta
+			case !o && forward:
+				pings[idx[j]].Event -= delta
+			}
 		}
 	}
 }
