@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -105,6 +107,46 @@ func TestStepBackInOutageFlushedNewestFirstWithNoLivePingAfter(t *testing.T) {
 	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +8.5s", "truck-1 depot ENTER +12s")
 }
 
+// A step back of 1.125 s, and pings fixed before it that the network held
+// back longer than that: on the new clock their delay would be the
+// smaller one, but there they would land among the new generation's
+// pings, while on the old clock they fill the holes they left. One
+// arrives while the step is being told (it even helps confirm it), one
+// after (devices 1016 and 2608 of the default fleet: an ENTER and EXIT
+// after the device had left).
+func TestStepBackWithOldPingsDelayedPastTheStep(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at > ms(19100) {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	lateArrival := map[time.Duration]time.Duration{ms(18750): ms(20450), ms(19000): ms(21700)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 30*time.Second; at += period {
+		arrive := at + ms(50)
+		if a, ok := lateArrival[at]; ok {
+			arrive = a
+		}
+		pings = append(pings, ping{at, arrive})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= ms(1125)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +19.25s")
+}
+
 // A tracker that booted, got its GPS fix 7 s later, and booted again
 // minutes after, counting from the same epoch: its new count falls back
 // by no more than a delayed ping's would against the first boot's, but
@@ -136,4 +178,44 @@ func TestSecondShortBootOnTheSameEpochIsARestart(t *testing.T) {
 	if len(h.rec.late) != 0 {
 		t.Fatalf("%d pings sent to the late topic, want none", len(h.rec.late))
 	}
+}
+
+// Pings fixed before a step back of 1.5 s, delayed 1.55 and 1.8 s: they
+// arrived before the step and wait in the late batch when it is
+// confirmed. On the new clock their delay would be the smaller, but they
+// arrived before the old clock's last fresh ping could have been fixed:
+// they are the old clock's (device 179 of the default fleet).
+func TestPingsThatArrivedBeforeTheStepStayOnTheOldClock(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at > ms(17100) {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	lateArrival := map[time.Duration]time.Duration{ms(17000): ms(18800), ms(17250): ms(18800)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 30*time.Second; at += period {
+		arrive := at + ms(50)
+		if a, ok := lateArrival[at]; ok {
+			arrive = a
+		}
+		pings = append(pings, ping{at, arrive})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= ms(1500)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	// The EXIT told live at the first outside ping that came stands for
+	// the one the late pings show.
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +17.5s")
 }

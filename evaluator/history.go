@@ -169,11 +169,49 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	if b == nil {
 		return
 	}
-	k := 0
-	p.redo = p.redo[:0]
-	for _, h := range b.pings {
-		if d.clk.Newer(h.Event, h.Wall, shift) {
+	// Re-key by delay first; but a ping that arrived before a fresh ping
+	// of the old generation could have been fixed is the old one's, and
+	// so is one late on both clocks that lands among the new generation's
+	// pings on the new one but fills a hole on the old one: the network
+	// held it back longer than the step (both delays are plausible then;
+	// the pings around it are not). A backlog's pings are its burst's.
+	// Those with the smaller delays on the new clock are placed first:
+	// of two that would crowd each other there, the more delayed one is
+	// the old generation's.
+	p.burst = p.burst[:0]
+	for i := range b.pings {
+		if h := &b.pings[i]; d.clk.Newer(h.Event, h.Wall, shift) {
+			p.burst = append(p.burst, i)
+		}
+	}
+	slices.SortFunc(p.burst, func(i, j int) int {
+		return cmp.Compare(b.pings[i].Wall-b.pings[i].Event, b.pings[j].Wall-b.pings[j].Event)
+	})
+	var fresh int64 = math.MinInt64 // the latest arrival of the old generation's fresh pings
+	for i := range d.hist {
+		fresh = max(fresh, d.hist[i].wall)
+	}
+	for i := range d.buf {
+		fresh = max(fresh, d.buf[i].Wall)
+	}
+	behindTol := max(clock.MinBehind, d.hold())
+	for n, i := range p.burst {
+		h := &b.pings[i]
+		if h.Event <= d.high && h.Wall+d.clk.Off()-h.Event < clock.BacklogAge &&
+			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.fillsHole(h.Event, h.Event-shift, i)) {
+			p.burst[n] = -1
+		} else {
 			h.Event -= shift
+		}
+	}
+	slices.Sort(p.burst)
+	k, n := 0, 0
+	p.redo = p.redo[:0]
+	for i, h := range b.pings {
+		for n < len(p.burst) && p.burst[n] < i {
+			n++
+		}
+		if n < len(p.burst) && p.burst[n] == i {
 			p.redo = append(p.redo, h)
 			continue
 		}
@@ -191,6 +229,46 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
+}
+
+// gap returns how far event lies from the nearest of d's pings that
+// are committed, buffered or waiting in its late batch (but the batch's
+// ping at index skip), and whether it lies between two of them: a
+// tracker's fixes do not crowd each other, and a ping delayed past the
+// others leaves a hole among them.
+func (d *device) gap(event int64, skip int) (g int64, between bool) {
+	lo, hi := int64(math.MaxInt64), int64(math.MaxInt64) // nearest before, after
+	near := func(e int64) {
+		if e > event {
+			hi = min(hi, e-event)
+		} else {
+			lo = min(lo, event-e)
+		}
+	}
+	for i := range d.hist {
+		near(d.hist[i].event)
+	}
+	for i := range d.buf {
+		near(d.buf[i].Event)
+	}
+	if d.late != nil {
+		for i := range d.late.pings {
+			if i != skip {
+				near(d.late.pings[i].Event)
+			}
+		}
+	}
+	return min(lo, hi), lo != math.MaxInt64 && hi != math.MaxInt64
+}
+
+// fillsHole reports whether a ping of d at event old on the generation
+// before a step, or at event cur on the current one, fills a hole the old
+// generation left rather than crowding the current one's pings (the
+// batch's ping at index skip is the one placed).
+func (d *device) fillsHole(old, cur int64, skip int) bool {
+	gOld, between := d.gap(old, skip)
+	gCur, _ := d.gap(cur, skip)
+	return between && gOld > gCur
 }
 
 // freeBatch gives d's empty batch back to the pool.

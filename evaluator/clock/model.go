@@ -21,9 +21,10 @@ type Model struct {
 	// direction, consistently with each other. cand is their largest
 	// timeline − ingest, lastArr the arrival of the newest.
 	cand, lastArr int64
-	// The generation before the last step, and when the step was found:
-	// pings fixed before a step may still arrive after it.
-	prevShift, stepAt int64
+	// The generation before the last step, and the latest instant of the
+	// timeline its fresh pings had reached when the step was found: pings
+	// fixed before a step may still arrive after it.
+	prevShift, stepEnd int64
 	// The arrival of the previous ping, and whether it was a counting
 	// clock's; the timeline and arrival of the latest ping of a backlog
 	// (one far behind the device's clock): a counting clock's pings in a
@@ -190,17 +191,50 @@ func (c *Model) step() Verdict {
 	return Stepped
 }
 
-// Previous reports whether a stamp received at wall and processor instant
-// arr belongs to the generation before the last step: shortly after a
-// step, a ping goes to the generation in which its transit delay is the
-// smallest that is not negative (beyond the model's noise).
-func (c *Model) Previous(stamp, wall, arr int64) bool {
-	if c.stepAt == 0 || arr-c.stepAt > stragglerWindow || c.learned < LearnPings {
+// Previous reports whether a stamp received at wall belongs to the
+// generation before the last step: shortly after a step, a ping goes to
+// the generation in which its transit delay is the smallest that is not
+// negative (beyond the model's noise).
+func (c *Model) Previous(stamp, wall int64) bool {
+	if !c.afterStep(wall) {
 		return false
 	}
 	dCur := c.off - (stamp - c.shift - wall)
 	dPrev := c.off - (stamp - c.prevShift - wall)
 	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
+}
+
+// Straddles reports whether a stamp received at wall may belong to the
+// generation before the last step although Previous finds it the current
+// one's: shortly after a step, its transit delay would not be negative
+// there either, and it came late on the current clock too. Only the pings
+// around it can tell (see the processor's placement).
+func (c *Model) Straddles(stamp, wall int64) bool {
+	if !c.afterStep(wall) || stamp-c.prevShift > c.stepEnd {
+		return false // or after where the old generation was seen to reach
+	}
+	d := c.off - (stamp - c.prevShift - wall)
+	// A backlog's pings are its burst's to place; one in time on the
+	// current clock is the current clock's.
+	return d >= -noise && d < BacklogAge && c.Late(stamp-c.shift, wall)
+}
+
+// Late reports whether a ping at event on the timeline, received at
+// wall, came later than the model's noise: a straggler on this clock too.
+func (c *Model) Late(event, wall int64) bool { return c.off-(event-wall) > noise }
+
+// Overtaken reports whether a ping received at wall came before a fresh
+// ping received at fresh could have been fixed (a fresh ping is delayed
+// by at most behindTol and the model's noise): it was fixed before that
+// one, on its clock.
+func (c *Model) Overtaken(wall, fresh, behindTol int64) bool {
+	return wall < fresh-behindTol-noise
+}
+
+// afterStep reports whether a ping received at wall comes shortly after
+// a step (within stragglerWindow of the device's clock).
+func (c *Model) afterStep(wall int64) bool {
+	return c.stepEnd != 0 && wall+c.off-c.stepEnd <= stragglerWindow && c.learned >= LearnPings
 }
 
 // Newer reports whether a ping at event on the timeline before a step by
@@ -343,9 +377,10 @@ func (c *Model) Shift() int64 { return c.shift }
 // PrevShift is the shift of the generation before the last step.
 func (c *Model) PrevShift() int64 { return c.prevShift }
 
-// MarkStep records a step confirmed at processor instant now, from a
-// generation with shift prev: its pings may still arrive (see Previous).
-func (c *Model) MarkStep(prev, now int64) { c.prevShift, c.stepAt = prev, now }
+// MarkStep records a step confirmed when the fresh pings of the
+// generation before it, with shift prev, had reached end on the timeline
+// (0: unknown): its pings may still arrive (see Previous).
+func (c *Model) MarkStep(prev, end int64) { c.prevShift, c.stepEnd = prev, end }
 
 // Pending is the step candidate: +n for n pings ahead, −n for n behind.
 func (c *Model) Pending() int { return int(c.candN) }
