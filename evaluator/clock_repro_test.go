@@ -219,3 +219,93 @@ func TestPingsThatArrivedBeforeTheStepStayOnTheOldClock(t *testing.T) {
 	// the one the late pings show.
 	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +17.5s")
 }
+
+// A tracker cold-booted during an outage (its GPS not back yet) flushes
+// its backlog oldest-first, and one of its live pings, on the same
+// counting clock, comes in the middle of the burst. That ping is live:
+// anchored beside the backlog ping it followed, it put the whole count
+// tens of seconds early, among the outage's trusted pings (device 11648
+// of the default fleet: 398 phantoms).
+func TestLiveBootPingInsideABacklogBurstIsLive(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at >= 14*time.Second && at < 17*time.Second || at >= 32*time.Second && at < 35*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	stampOf := func(at time.Duration) int64 {
+		if at >= 30*time.Second {
+			return int64(at - 30*time.Second) // booted at +30s, counting from epoch zero
+		}
+		return t0.Add(at).UnixNano()
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	flush := 41 * time.Second
+	arrive := flush
+	for at := 10 * time.Second; at < flush; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, arrive)
+		arrive += time.Millisecond
+		if at == 20*time.Second { // a live ping comes in between
+			h.sendStamp("truck-1", where(flush), stampOf(flush), true, arrive)
+			arrive += time.Millisecond
+		}
+	}
+	for at := flush + period; at < 50*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	h.at(2 * time.Minute)
+	if got, want := kinds(h.rec.trans), []string{"depot ENTER", "depot EXIT", "depot ENTER", "depot EXIT"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("transitions in event order:\n got  %q\n want %q\n%q", got, want, h.rec.lines())
+	}
+}
+
+// A tracker cold-booted during an outage flushes its backlog newest-first:
+// the burst begins with the counting clock's pings, back to back. They are
+// one burst, in which the count falls back ping by ping as the burst goes;
+// taken one by one as live pings, the count fell back further than a
+// delayed ping's would every few pings and was anchored again each time
+// (device 11237 of the default fleet: 94 phantoms).
+func TestNewestFirstBurstBeginningWithABootIsOneCount(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at >= 14*time.Second && at < 17*time.Second || at >= 30*time.Second && at < 33*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	stampOf := func(at time.Duration) int64 {
+		if at >= 25*time.Second {
+			return int64(at - 25*time.Second) // booted at +25s, counting from epoch zero
+		}
+		return t0.Add(at).UnixNano()
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	flush := 41 * time.Second
+	arrive := flush
+	for at := flush - period; at >= 10*time.Second; at -= period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, arrive)
+		arrive += time.Millisecond
+		if at == 38*time.Second { // a live ping comes in between
+			h.sendStamp("truck-1", where(flush), stampOf(flush), true, arrive)
+			arrive += time.Millisecond
+		}
+	}
+	for at := flush; at < 50*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	h.at(2 * time.Minute)
+	if got, want := kinds(h.rec.trans), []string{"depot ENTER", "depot EXIT", "depot ENTER", "depot EXIT"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("transitions in event order:\n got  %q\n want %q\n%q", got, want, h.rec.lines())
+	}
+}

@@ -49,6 +49,10 @@ type bootClock struct {
 	// step between consecutive pings, last the latest timeline it reached.
 	prov                  bool
 	arr, step, last, prev int64 // prev: the timeline of the count's previous ping
+	// beside is the backlog ping's timeline the count was anchored beside
+	// in a burst (0: none), clock the model's clock when it was: a live
+	// ping may come in the middle of a burst (see Reanchor).
+	beside, clock int64
 }
 
 // State is a model's state, for the devices-per-state gauge and
@@ -267,7 +271,9 @@ const stragglerWindow = 10_000_000_000
 // tracker booted again.
 func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
-	burst := c.learned > 0 && arr-c.burstArr < BurstGap
+	// In a burst: right after a backlog ping, or after a counting clock's
+	// ping back to back (a burst may begin with them).
+	burst := c.learned > 0 && (arr-c.burstArr < BurstGap || c.prevBoot && arr-c.prevArr < BurstGap)
 	flowing := arr-c.prevArr >= BurstGap // not back to back: no burst begins here
 	c.prevArr, c.prevBoot = arr, true
 	b := c.boot
@@ -305,6 +311,9 @@ func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 		c.burstArr = arr
 	}
 	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at, prev: at}
+	if burst {
+		b.beside, b.clock = at, now
+	}
 	return at
 }
 
@@ -324,13 +333,29 @@ func (c *Model) Reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	now := wall + c.off
 	b := c.boot
 	backlog := now-event > BacklogAge
-	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < BurstGap && backlog
+	inBurst := b != nil && c.prevBoot && arr-c.prevArr < BurstGap && backlog
+	burst := inBurst && b.prov
+	// A count anchored beside a backlog ping, followed by a backlog ping
+	// that goes on from that one (as close as its neighbours are, not a
+	// boot's length away): the count's pings came in between, live. They
+	// move to the model's clock of their arrival.
+	interleaved := inBurst && b.beside != 0 && event-b.beside < liveGap && b.beside-event < liveGap
 	c.prevArr, c.prevBoot = arr, false
 	if backlog {
 		c.burstEvent, c.burstArr = event, arr
 	}
 	if b != nil {
 		b.prov = false
+		if interleaved {
+			delta = b.clock - b.beside
+			b.anchor -= delta
+			b.prev += delta
+			b.last += delta
+		}
+		b.beside = 0
+	}
+	if interleaved {
+		return delta, true
 	}
 	if !burst {
 		return 0, false
@@ -349,6 +374,13 @@ func (c *Model) Reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	b.last += delta
 	return delta, true
 }
+
+// liveGap is how far apart, on the timeline, the backlog pings on either
+// side of a counting clock's pings in a burst are at most when those
+// pings came in between live: neighbours in a backlog are one report
+// interval apart; a cold boot inside an outage separates them by the
+// boot's length, seconds at least.
+const liveGap = 1_000_000_000
 
 // BurstGap is how close a ping follows the one before it in a backlog
 // burst: a tracker flushing its queue sends them back to back.
