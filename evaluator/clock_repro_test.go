@@ -309,3 +309,82 @@ func TestNewestFirstBurstBeginningWithABootIsOneCount(t *testing.T) {
 		t.Fatalf("transitions in event order:\n got  %q\n want %q\n%q", got, want, h.rec.lines())
 	}
 }
+
+// Two pings delayed a little past the behind tolerance just before a
+// step back of 3 s begin a step candidate of half a second; the step's
+// pings, 3 s behind, are more delayed than that candidate and were passed
+// over one after the other, so the candidate neither grew nor began
+// again: the step went untold for 19 s and its pings were placed on the
+// old clock, 3 s early (device 10276 of the default fleet: 28 phantoms).
+func TestStepBackAfterTwoDelayedPingsIsTold(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at > ms(18600) {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	delay := map[time.Duration]time.Duration{ms(19500): ms(600), ms(19750): ms(600), ms(20000): ms(500)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 40*time.Second; at += period {
+		d, ok := delay[at]
+		switch {
+		case ok:
+		case at > 20*time.Second:
+			d = ms(150)
+		default:
+			d = ms(50)
+		}
+		pings = append(pings, ping{at, at + d})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= 3 * time.Second
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +18.75s")
+}
+
+// A ping fixed 2 s after a step forward of 2.75 s, delayed 3.1 s: on the
+// clock before the step its delay would be the smaller, but there it
+// would lie seconds after anything that clock was seen to reach; it is
+// the new clock's (device 2613 of the default fleet).
+func TestPingAfterAStepForwardDelayedPastItStaysOnTheNewClock(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at > ms(21900) && at < 23*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 40*time.Second; at += period {
+		d := ms(50)
+		if at == 22*time.Second {
+			d = ms(3100)
+		}
+		pings = append(pings, ping{at, at + d})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp += ms(2750)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +22.25s", "truck-1 depot EXIT +23s")
+}

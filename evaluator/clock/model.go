@@ -37,6 +37,7 @@ type Model struct {
 	boot     *bootClock
 	learned  uint8 // pings learned from, saturating at LearnPings
 	candN    int8  // +n: n pings ahead; −n: n pings behind
+	passed   uint8 // pings more delayed than the candidate passed over since it grew
 	prevBoot bool
 }
 
@@ -156,20 +157,26 @@ func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 // arriving milliseconds apart moves its stamps by seconds and never
 // confirms. A fresher one begins the candidate again, and so does a more
 // delayed one when the candidate is a single ping (a straggler of the
-// old clock may have begun it); else a more delayed one is passed over.
+// old clock may have begun it) or has passed over as many pings as
+// confirm a step (stragglers of the old clock began it, and the step's
+// pings are more behind); else a more delayed one is passed over.
 func (c *Model) candidate(dir int8, y, now int64) bool {
 	da := now - c.lastArr
 	c.lastArr = now
 	switch {
 	case c.candN == 0 || (c.candN > 0) != (dir > 0) || y > c.cand+stepBand ||
-		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1):
-		c.cand, c.candN = y, dir
+		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1 || c.passed >= stepPings):
+		c.cand, c.candN, c.passed = y, dir, 0
 		return false
-	case da < BurstGap || y < c.cand-stepBand:
+	case da < BurstGap: // a burst's: it tells nothing of a step
+		return false
+	case y < c.cand-stepBand:
+		c.passed++
 		return false
 	}
 	c.cand = max(c.cand, y)
 	c.candN += dir
+	c.passed = 0
 	n := int(c.candN) * int(dir)
 	// A step under a second is a few delayed pings in a row about as often
 	// as it is a step: it needs twice the evidence.
@@ -198,9 +205,10 @@ func (c *Model) step() Verdict {
 // Previous reports whether a stamp received at wall belongs to the
 // generation before the last step: shortly after a step, a ping goes to
 // the generation in which its transit delay is the smallest that is not
-// negative (beyond the model's noise).
+// negative (beyond the model's noise), unless on the one before it would
+// lie well after anything that generation was seen to reach.
 func (c *Model) Previous(stamp, wall int64) bool {
-	if !c.afterStep(wall) {
+	if !c.afterStep(wall) || stamp-c.prevShift > c.stepEnd+prevMargin {
 		return false
 	}
 	dCur := c.off - (stamp - c.shift - wall)
@@ -250,6 +258,11 @@ func (c *Model) Newer(event, wall, shift int64) bool {
 	dNew := dOld + shift
 	return dNew >= -noise && (dOld < -noise || dNew < dOld)
 }
+
+// prevMargin is how far after the freshest ping of the generation before
+// a step, on the timeline, a ping of that generation may still have been
+// fixed: about a report interval and a transport delay.
+const prevMargin = 1_000_000_000
 
 // noise is how far ahead of the model a stamp of its generation may be:
 // the minimum-delay filter settles a little above the true minimum.
