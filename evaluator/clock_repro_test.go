@@ -388,3 +388,28 @@ func TestPingAfterAStepForwardDelayedPastItStaysOnTheNewClock(t *testing.T) {
 	h.at(time.Minute)
 	h.want("truck-1 depot ENTER +22.25s", "truck-1 depot EXIT +23s")
 }
+
+// A step back of 2 s two pings before the device goes silent: no third
+// ping comes to confirm it, and its two pings, placed on the old clock
+// once their batch was due, landed among the pings fixed before the step
+// (devices 1040 and 1067 of the default fleet, at the end of the
+// stream). Two pings that agree on a step of a second or more, when no
+// more are to come, are the step.
+func TestStepBackJustBeforeTheDeviceGoesSilent(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	for at := time.Duration(0); at <= 20*time.Second; at += period {
+		p := outside
+		if at > ms(19700) {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		stamp := at
+		if at > ms(19700) {
+			stamp -= 2 * time.Second
+		}
+		h.send("truck-1", p, stamp, at+ms(50))
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +19.75s")
+}

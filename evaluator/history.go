@@ -289,6 +289,9 @@ func (p *Processor) freeBatch(d *device) {
 // the merged history implies that were not published are published as
 // historic ones.
 func (p *Processor) reconcileLate(d *device, now int64) {
+	if p.tellPendingStep(d, now) && d.late == nil {
+		return // every late ping was the step's
+	}
 	b := d.late
 	pings := b.pings
 	p.mendBursts(d, pings)
@@ -364,6 +367,25 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 			p.evaluate(d, &p.ping, now)
 		}
 	}
+}
+
+// tellPendingStep confirms, before d's batch is placed, a step back that
+// its pings agree on but no third ping came to confirm (the device went
+// silent, or the stream ended): placed on the clock before the step, they
+// would land among the pings fixed before it. It reports whether it did.
+func (p *Processor) tellPendingStep(d *device, now int64) bool {
+	shift0 := d.clk.Shift()
+	if !d.clk.TellPending() {
+		return false
+	}
+	end := d.high // the old generation's freshest
+	if end == noTime {
+		end = 0
+	}
+	d.clk.MarkStep(shift0, end)
+	p.m.Steps.Inc()
+	p.undefer(d, d.clk.Shift()-shift0, now)
+	return true
 }
 
 // mendBursts undoes, in each backlog burst among pings (in arrival

@@ -186,6 +186,18 @@ func (c *Model) candidate(dir int8, y, now int64) bool {
 	return false
 }
 
+// TellPending confirms a pending step back when no more pings are to
+// come for it (its late pings are being placed): two or more pings agree
+// on it and it is of a second or more, which a few delayed pings in a row
+// seldom are. It reports whether it did.
+func (c *Model) TellPending() bool {
+	if c.candN > -2 || c.cand-c.off > -smallStep {
+		return false
+	}
+	c.step()
+	return true
+}
+
 // stepBand is how much more delayed than the candidate's freshest ping a
 // ping of the same step may be: most transport delays differ by less.
 const stepBand = 300_000_000
