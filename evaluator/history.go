@@ -169,11 +169,49 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	if b == nil {
 		return
 	}
-	k := 0
-	p.redo = p.redo[:0]
-	for _, h := range b.pings {
-		if d.clk.Newer(h.Event, h.Wall, shift) {
+	// Re-key by delay first; but a ping that arrived before a fresh ping
+	// of the old generation could have been fixed is the old one's, and
+	// so is one late on both clocks that lands among the new generation's
+	// pings on the new one but fills a hole on the old one: the network
+	// held it back longer than the step (both delays are plausible then;
+	// the pings around it are not). A backlog's pings are its burst's.
+	// Those with the smaller delays on the new clock are placed first:
+	// of two that would crowd each other there, the more delayed one is
+	// the old generation's.
+	p.burst = p.burst[:0]
+	for i := range b.pings {
+		if h := &b.pings[i]; d.clk.Newer(h.Event, h.Wall, shift) {
+			p.burst = append(p.burst, i)
+		}
+	}
+	slices.SortFunc(p.burst, func(i, j int) int {
+		return cmp.Compare(b.pings[i].Wall-b.pings[i].Event, b.pings[j].Wall-b.pings[j].Event)
+	})
+	var fresh int64 = math.MinInt64 // the latest arrival of the old generation's fresh pings
+	for i := range d.hist {
+		fresh = max(fresh, d.hist[i].wall)
+	}
+	for i := range d.buf {
+		fresh = max(fresh, d.buf[i].Wall)
+	}
+	behindTol := max(clock.MinBehind, d.hold())
+	for n, i := range p.burst {
+		h := &b.pings[i]
+		if h.Event <= d.high && h.Wall+d.clk.Off()-h.Event < clock.BacklogAge &&
+			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.fillsHole(h.Event, h.Event-shift, i)) {
+			p.burst[n] = -1
+		} else {
 			h.Event -= shift
+		}
+	}
+	slices.Sort(p.burst)
+	k, n := 0, 0
+	p.redo = p.redo[:0]
+	for i, h := range b.pings {
+		for n < len(p.burst) && p.burst[n] < i {
+			n++
+		}
+		if n < len(p.burst) && p.burst[n] == i {
 			p.redo = append(p.redo, h)
 			continue
 		}
@@ -191,6 +229,46 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
+}
+
+// gap returns how far event lies from the nearest of d's pings that
+// are committed, buffered or waiting in its late batch (but the batch's
+// ping at index skip), and whether it lies between two of them: a
+// tracker's fixes do not crowd each other, and a ping delayed past the
+// others leaves a hole among them.
+func (d *device) gap(event int64, skip int) (g int64, between bool) {
+	lo, hi := int64(math.MaxInt64), int64(math.MaxInt64) // nearest before, after
+	near := func(e int64) {
+		if e > event {
+			hi = min(hi, e-event)
+		} else {
+			lo = min(lo, event-e)
+		}
+	}
+	for i := range d.hist {
+		near(d.hist[i].event)
+	}
+	for i := range d.buf {
+		near(d.buf[i].Event)
+	}
+	if d.late != nil {
+		for i := range d.late.pings {
+			if i != skip {
+				near(d.late.pings[i].Event)
+			}
+		}
+	}
+	return min(lo, hi), lo != math.MaxInt64 && hi != math.MaxInt64
+}
+
+// fillsHole reports whether a ping of d at event old on the generation
+// before a step, or at event cur on the current one, fills a hole the old
+// generation left rather than crowding the current one's pings (the
+// batch's ping at index skip is the one placed).
+func (d *device) fillsHole(old, cur int64, skip int) bool {
+	gOld, between := d.gap(old, skip)
+	gCur, _ := d.gap(cur, skip)
+	return between && gOld > gCur
 }
 
 // freeBatch gives d's empty batch back to the pool.
@@ -211,6 +289,9 @@ func (p *Processor) freeBatch(d *device) {
 // the merged history implies that were not published are published as
 // historic ones.
 func (p *Processor) reconcileLate(d *device, now int64) {
+	if p.tellPendingStep(d, now) && d.late == nil {
+		return // every late ping was the step's
+	}
 	b := d.late
 	pings := b.pings
 	p.mendBursts(d, pings)
@@ -288,19 +369,42 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	}
 }
 
+// tellPendingStep confirms, before d's batch is placed, a step back that
+// its pings agree on but no third ping came to confirm (the device went
+// silent, or the stream ended): placed on the clock before the step, they
+// would land among the pings fixed before it. It reports whether it did.
+func (p *Processor) tellPendingStep(d *device, now int64) bool {
+	shift0 := d.clk.Shift()
+	if !d.clk.TellPending() {
+		return false
+	}
+	end := d.high // the old generation's freshest
+	if end == noTime {
+		end = 0
+	}
+	d.clk.MarkStep(shift0, end)
+	p.m.Steps.Inc()
+	p.undefer(d, d.clk.Shift()-shift0, now)
+	return true
+}
+
 // mendBursts undoes, in each backlog burst among pings (in arrival
 // order), a clock step the device took during its outage. A tracker
 // flushes its queue in order, newest- or oldest-first, so the stamps of a
 // burst move one way; a step back larger than the interval between two
-// pings makes them move the other way once. The part of the burst older
-// than that point is moved so that it comes before the rest, one usual
-// interval apart: the newest part is on the device's clock as it is now.
-// (A step forward only leaves a gap, which orders nothing wrong.)
+// pings makes them move the other way once. One side of that point is
+// moved so that the older part comes before the rest, one usual interval
+// apart: the older part back, since the newest part is on the device's
+// clock as it is now, unless that would put it at or before what the
+// device committed before the burst while moving the newer part forward
+// would not reach what it committed after: then the model is still on
+// the clock of the older part (no live ping has told the step). (A step
+// forward only leaves a gap, which orders nothing wrong.)
 func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	p.burst = p.burst[:0]
 	flush := func() {
 		if len(p.burst) >= 3 {
-			mendBurst(pings, p.burst)
+			mendBurst(pings, p.burst, d.hist)
 		}
 		p.burst = p.burst[:0]
 	}
@@ -317,8 +421,9 @@ func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	flush()
 }
 
-// mendBurst mends the burst of pings at indices idx (see mendBursts).
-func mendBurst(pings []reorder.Held, idx []int) {
+// mendBurst mends the burst of pings at indices idx (see mendBursts),
+// placed among the committed points hist.
+func mendBurst(pings []reorder.Held, idx []int, hist []point) {
 	down, up := 0, 0
 	for k := 1; k < len(idx); k++ {
 		if pings[idx[k]].Event < pings[idx[k-1]].Event {
@@ -344,18 +449,67 @@ func mendBurst(pings []reorder.Held, idx []int) {
 		slices.Sort(steps[:n])
 		usual = steps[n/2]
 	}
-	for k := 1; k < len(idx); k++ {
+	// move reports the step back at burst position k, if any: the older
+	// part moved by delta (< 0) comes before the newer part.
+	move := func(k int) (delta int64, ok bool) {
 		st := pings[idx[k]].Event - pings[idx[k-1]].Event
 		if newestFirst && st <= 0 || !newestFirst && st >= 0 {
+			return 0, false
+		}
+		if newestFirst {
+			return usual - st, true // usual < 0 < st
+		}
+		return st - usual, true // st < 0 < usual
+	}
+	// older reports whether burst position j is older than the point at k.
+	older := func(j, k int) bool { return newestFirst == (j >= k) }
+	// The burst's bounds after moving the older parts back (lo) or the
+	// newer parts forward (hi), and the committed points around it.
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	any := false
+	for j := range idx {
+		var back, fwd int64
+		for k := 1; k < len(idx); k++ {
+			if delta, ok := move(k); ok {
+				any = true
+				if older(j, k) {
+					back += delta
+				} else {
+					fwd -= delta
+				}
+			}
+		}
+		e := pings[idx[j]].Event
+		lo, hi = min(lo, e+back), max(hi, e+fwd)
+	}
+	if !any {
+		return
+	}
+	// Before: committed before the outage, well before the burst (live
+	// pings may come in between its pings, or just before it).
+	first, last := pings[idx[0]].Wall, pings[idx[len(idx)-1]].Wall
+	before, after := int64(math.MinInt64), int64(math.MaxInt64)
+	for i := range hist {
+		switch {
+		case hist[i].wall < first-clock.BacklogAge:
+			before = max(before, hist[i].event)
+		case hist[i].wall > last:
+			after = min(after, hist[i].event)
+		}
+	}
+	forward := lo <= before && hi < after
+	for k := 1; k < len(idx); k++ {
+		delta, ok := move(k)
+		if !ok {
 			continue
 		}
-		older := idx[:k] // oldest first: the older part came before
-		delta := st - usual
-		if newestFirst {
-			older, delta = idx[k:], usual-st
-		}
-		for _, m := range older {
-			pings[m].Event += delta
+		for j := range idx {
+			switch o := older(j, k); {
+			case o && !forward:
+				pings[idx[j]].Event += delta
+			case !o && forward:
+				pings[idx[j]].Event -= delta
+			}
 		}
 	}
 }

@@ -164,8 +164,11 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		return clock.Fresh
 	}
 	stamp := pg.Event // as sent, or repaired
-	if c.Previous(stamp, wall, now) {
-		// A ping of the generation before the last step, delayed past it.
+	if c.Previous(stamp, wall) || c.Straddles(stamp, wall) && d.fillsHole(stamp-c.PrevShift(), stamp-c.Shift(), -1) {
+		// A ping of the generation before the last step, delayed past it:
+		// its transit delay is the smaller there, or, when it is not
+		// negative on either, it fills a hole the old generation left
+		// rather than crowding the new one's pings.
 		pg.Stamp, pg.Event = stamp, stamp-c.PrevShift()
 		return clock.Fresh
 	}
@@ -188,7 +191,11 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		pg.Clamp = clock.ClampAhead
 		p.m.Clamped[clock.ClampAhead].Inc()
 	case v == clock.Stepped:
-		c.MarkStep(shift0, now)
+		end := d.high // the old generation's freshest
+		if end == noTime {
+			end = 0
+		}
+		c.MarkStep(shift0, end)
 		p.m.Steps.Inc()
 		p.undefer(d, c.Shift()-shift0, now)
 	}

@@ -21,9 +21,10 @@ type Model struct {
 	// direction, consistently with each other. cand is their largest
 	// timeline − ingest, lastArr the arrival of the newest.
 	cand, lastArr int64
-	// The generation before the last step, and when the step was found:
-	// pings fixed before a step may still arrive after it.
-	prevShift, stepAt int64
+	// The generation before the last step, and the latest instant of the
+	// timeline its fresh pings had reached when the step was found: pings
+	// fixed before a step may still arrive after it.
+	prevShift, stepEnd int64
 	// The arrival of the previous ping, and whether it was a counting
 	// clock's; the timeline and arrival of the latest ping of a backlog
 	// (one far behind the device's clock): a counting clock's pings in a
@@ -36,6 +37,7 @@ type Model struct {
 	boot     *bootClock
 	learned  uint8 // pings learned from, saturating at LearnPings
 	candN    int8  // +n: n pings ahead; −n: n pings behind
+	passed   uint8 // pings more delayed than the candidate passed over since it grew
 	prevBoot bool
 }
 
@@ -48,6 +50,10 @@ type bootClock struct {
 	// step between consecutive pings, last the latest timeline it reached.
 	prov                  bool
 	arr, step, last, prev int64 // prev: the timeline of the count's previous ping
+	// beside is the backlog ping's timeline the count was anchored beside
+	// in a burst (0: none), clock the model's clock when it was: a live
+	// ping may come in the middle of a burst (see Reanchor).
+	beside, clock int64
 }
 
 // State is a model's state, for the devices-per-state gauge and
@@ -151,20 +157,26 @@ func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 // arriving milliseconds apart moves its stamps by seconds and never
 // confirms. A fresher one begins the candidate again, and so does a more
 // delayed one when the candidate is a single ping (a straggler of the
-// old clock may have begun it); else a more delayed one is passed over.
+// old clock may have begun it) or has passed over as many pings as
+// confirm a step (stragglers of the old clock began it, and the step's
+// pings are more behind); else a more delayed one is passed over.
 func (c *Model) candidate(dir int8, y, now int64) bool {
 	da := now - c.lastArr
 	c.lastArr = now
 	switch {
 	case c.candN == 0 || (c.candN > 0) != (dir > 0) || y > c.cand+stepBand ||
-		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1):
-		c.cand, c.candN = y, dir
+		y < c.cand-stepBand && (c.candN == 1 || c.candN == -1 || c.passed >= stepPings):
+		c.cand, c.candN, c.passed = y, dir, 0
 		return false
-	case da < BurstGap || y < c.cand-stepBand:
+	case da < BurstGap: // a burst's: it tells nothing of a step
+		return false
+	case y < c.cand-stepBand:
+		c.passed++
 		return false
 	}
 	c.cand = max(c.cand, y)
 	c.candN += dir
+	c.passed = 0
 	n := int(c.candN) * int(dir)
 	// A step under a second is a few delayed pings in a row about as often
 	// as it is a step: it needs twice the evidence.
@@ -172,6 +184,18 @@ func (c *Model) candidate(dir int8, y, now int64) bool {
 		return true
 	}
 	return false
+}
+
+// TellPending confirms a pending step back when no more pings are to
+// come for it (its late pings are being placed): two or more pings agree
+// on it and it is of a second or more, which a few delayed pings in a row
+// seldom are. It reports whether it did.
+func (c *Model) TellPending() bool {
+	if c.candN > -2 || c.cand-c.off > -smallStep {
+		return false
+	}
+	c.step()
+	return true
 }
 
 // stepBand is how much more delayed than the candidate's freshest ping a
@@ -190,17 +214,51 @@ func (c *Model) step() Verdict {
 	return Stepped
 }
 
-// Previous reports whether a stamp received at wall and processor instant
-// arr belongs to the generation before the last step: shortly after a
-// step, a ping goes to the generation in which its transit delay is the
-// smallest that is not negative (beyond the model's noise).
-func (c *Model) Previous(stamp, wall, arr int64) bool {
-	if c.stepAt == 0 || arr-c.stepAt > stragglerWindow || c.learned < LearnPings {
+// Previous reports whether a stamp received at wall belongs to the
+// generation before the last step: shortly after a step, a ping goes to
+// the generation in which its transit delay is the smallest that is not
+// negative (beyond the model's noise), unless on the one before it would
+// lie well after anything that generation was seen to reach.
+func (c *Model) Previous(stamp, wall int64) bool {
+	if !c.afterStep(wall) || stamp-c.prevShift > c.stepEnd+prevMargin {
 		return false
 	}
 	dCur := c.off - (stamp - c.shift - wall)
 	dPrev := c.off - (stamp - c.prevShift - wall)
 	return dPrev >= -noise && (dCur < -noise || dPrev < dCur)
+}
+
+// Straddles reports whether a stamp received at wall may belong to the
+// generation before the last step although Previous finds it the current
+// one's: shortly after a step, its transit delay would not be negative
+// there either, and it came late on the current clock too. Only the pings
+// around it can tell (see the processor's placement).
+func (c *Model) Straddles(stamp, wall int64) bool {
+	if !c.afterStep(wall) || stamp-c.prevShift > c.stepEnd {
+		return false // or after where the old generation was seen to reach
+	}
+	d := c.off - (stamp - c.prevShift - wall)
+	// A backlog's pings are its burst's to place; one in time on the
+	// current clock is the current clock's.
+	return d >= -noise && d < BacklogAge && c.Late(stamp-c.shift, wall)
+}
+
+// Late reports whether a ping at event on the timeline, received at
+// wall, came later than the model's noise: a straggler on this clock too.
+func (c *Model) Late(event, wall int64) bool { return c.off-(event-wall) > noise }
+
+// Overtaken reports whether a ping received at wall came before a fresh
+// ping received at fresh could have been fixed (a fresh ping is delayed
+// by at most behindTol and the model's noise): it was fixed before that
+// one, on its clock.
+func (c *Model) Overtaken(wall, fresh, behindTol int64) bool {
+	return wall < fresh-behindTol-noise
+}
+
+// afterStep reports whether a ping received at wall comes shortly after
+// a step (within stragglerWindow of the device's clock).
+func (c *Model) afterStep(wall int64) bool {
+	return c.stepEnd != 0 && wall+c.off-c.stepEnd <= stragglerWindow && c.learned >= LearnPings
 }
 
 // Newer reports whether a ping at event on the timeline before a step by
@@ -212,6 +270,11 @@ func (c *Model) Newer(event, wall, shift int64) bool {
 	dNew := dOld + shift
 	return dNew >= -noise && (dOld < -noise || dNew < dOld)
 }
+
+// prevMargin is how far after the freshest ping of the generation before
+// a step, on the timeline, a ping of that generation may still have been
+// fixed: about a report interval and a transport delay.
+const prevMargin = 1_000_000_000
 
 // noise is how far ahead of the model a stamp of its generation may be:
 // the minimum-delay filter settles a little above the true minimum.
@@ -228,11 +291,14 @@ const stragglerWindow = 10_000_000_000
 // before it in a backlog burst (pings milliseconds apart: a burst's
 // arrival says nothing of when its pings were fixed), else at the model's
 // clock, provisionally: a burst may only begin with it (see Reanchor). A
-// count that ran ahead of the clock or, outside a burst, fell back is
-// anchored again: the tracker booted again.
+// count that ran ahead of the clock or, outside a burst, fell back
+// further than a delayed ping would (bootFallback) is anchored again: the
+// tracker booted again.
 func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	now := wall + c.off
-	burst := c.learned > 0 && arr-c.burstArr < BurstGap
+	// In a burst: right after a backlog ping, or after a counting clock's
+	// ping back to back (a burst may begin with them).
+	burst := c.learned > 0 && (arr-c.burstArr < BurstGap || c.prevBoot && arr-c.prevArr < BurstGap)
 	flowing := arr-c.prevArr >= BurstGap // not back to back: no burst begins here
 	c.prevArr, c.prevBoot = arr, true
 	b := c.boot
@@ -241,8 +307,11 @@ func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 	}
 	if b != nil {
 		// The same count goes on (through an outage too) unless it ran
-		// ahead of the clock or, outside a burst, fell back: a restart.
-		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew) {
+		// ahead of the clock or, outside a burst, fell back further than
+		// a transport delay explains: a restart. (A ping the network
+		// held back a few seconds is late, not a new boot; a count that
+		// starts again from where a short boot's began long ago is one.)
+		if t := stamp - b.anchor; t <= now+skew && (burst || t >= b.last-skew || t >= b.last-bootFallback && t >= now-bootFallback) {
 			if burst && b.prov {
 				b.step = t - b.prev
 			}
@@ -267,8 +336,18 @@ func (c *Model) BootTimeline(stamp, wall, arr, skew int64) int64 {
 		c.burstArr = arr
 	}
 	*b = bootClock{anchor: stamp - at, prov: !burst, arr: arr, last: at, prev: at}
+	if burst {
+		b.beside, b.clock = at, now
+	}
 	return at
 }
+
+// bootFallback is how far a counting clock's stamp may fall back behind
+// the latest it reached, outside a burst, and still be a delayed ping of
+// the same count: a few times the transport delay's tail. A tracker that
+// restarts counts from zero again, far further back unless it had been
+// up only seconds.
+const bootFallback = stragglerWindow
 
 // Reanchor is called for a ping with a trusted stamp at timeline event,
 // received at wall and arr. If it follows a provisionally anchored
@@ -279,13 +358,29 @@ func (c *Model) Reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	now := wall + c.off
 	b := c.boot
 	backlog := now-event > BacklogAge
-	burst := b != nil && b.prov && c.prevBoot && arr-c.prevArr < BurstGap && backlog
+	inBurst := b != nil && c.prevBoot && arr-c.prevArr < BurstGap && backlog
+	burst := inBurst && b.prov
+	// A count anchored beside a backlog ping, followed by a backlog ping
+	// that goes on from that one (as close as its neighbours are, not a
+	// boot's length away): the count's pings came in between, live. They
+	// move to the model's clock of their arrival.
+	interleaved := inBurst && b.beside != 0 && event-b.beside < liveGap && b.beside-event < liveGap
 	c.prevArr, c.prevBoot = arr, false
 	if backlog {
 		c.burstEvent, c.burstArr = event, arr
 	}
 	if b != nil {
 		b.prov = false
+		if interleaved {
+			delta = b.clock - b.beside
+			b.anchor -= delta
+			b.prev += delta
+			b.last += delta
+		}
+		b.beside = 0
+	}
+	if interleaved {
+		return delta, true
 	}
 	if !burst {
 		return 0, false
@@ -304,6 +399,13 @@ func (c *Model) Reanchor(event, wall, arr int64) (delta int64, ok bool) {
 	b.last += delta
 	return delta, true
 }
+
+// liveGap is how far apart, on the timeline, the backlog pings on either
+// side of a counting clock's pings in a burst are at most when those
+// pings came in between live: neighbours in a backlog are one report
+// interval apart; a cold boot inside an outage separates them by the
+// boot's length, seconds at least.
+const liveGap = 1_000_000_000
 
 // BurstGap is how close a ping follows the one before it in a backlog
 // burst: a tracker flushing its queue sends them back to back.
@@ -332,9 +434,10 @@ func (c *Model) Shift() int64 { return c.shift }
 // PrevShift is the shift of the generation before the last step.
 func (c *Model) PrevShift() int64 { return c.prevShift }
 
-// MarkStep records a step confirmed at processor instant now, from a
-// generation with shift prev: its pings may still arrive (see Previous).
-func (c *Model) MarkStep(prev, now int64) { c.prevShift, c.stepAt = prev, now }
+// MarkStep records a step confirmed when the fresh pings of the
+// generation before it, with shift prev, had reached end on the timeline
+// (0: unknown): its pings may still arrive (see Previous).
+func (c *Model) MarkStep(prev, end int64) { c.prevShift, c.stepEnd = prev, end }
 
 // Pending is the step candidate: +n for n pings ahead, −n for n behind.
 func (c *Model) Pending() int { return int(c.candN) }

@@ -1,0 +1,415 @@
+package evaluator
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// Reproductions of phantom transitions the simulator's default fleet
+// found (docs/clock.md, "What remains"): a device's ping stream, as the
+// server receives it, and the transitions it must give.
+
+// kinds renders transitions as "fence TYPE" (historic ones marked),
+// without instants: a counting clock's anchor is an estimate.
+func (r *recorder) kinds() []string {
+	out := make([]string, 0, len(r.trans))
+	for _, t := range r.trans {
+		s := fmt.Sprintf("%s %s", t.Fence, t.Type)
+		if t.Historic {
+			s += " historic"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (h *harness) wantKinds(want ...string) {
+	h.t.Helper()
+	if got := h.rec.kinds(); fmt.Sprint(got) != fmt.Sprint(want) {
+		h.t.Fatalf("transitions:\n got  %q\n want %q", got, want)
+	}
+}
+
+// A cold-booted tracker's ping delayed 2.5 s: its count fell back by more
+// than the skew tolerance, but by no more than a transport delay, against
+// the pings that overtook it. It is a late ping of the same count, not a
+// second boot: anchored as a new boot at its arrival it was placed after
+// the pings fixed after it (device 1097 of the default fleet: an EXIT,
+// ENTER, EXIT where the device left once).
+func TestColdBootPingDelayedPastTheSkewIsNoRestart(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	delayed := ms(11750)
+	var late time.Duration
+	for at := time.Duration(0); at < 20*time.Second; at += period {
+		p := outside
+		if at >= 8*time.Second && at < 12*time.Second {
+			p = inDepot
+		}
+		stamp := t0.Add(at).UnixNano()
+		if at >= 5*time.Second {
+			stamp = int64(at - 5*time.Second) // counting from epoch zero since the boot
+		}
+		arrive := at + ms(50)
+		if at == delayed {
+			late = arrive + ms(2450)
+			continue
+		}
+		if late != 0 && arrive > late {
+			h.sendStamp("truck-1", inDepot, int64(delayed-5*time.Second), true, late)
+			late = 0
+		}
+		h.sendStamp("truck-1", p, stamp, true, arrive)
+	}
+	h.at(time.Minute)
+	h.wantKinds("depot ENTER", "depot EXIT")
+}
+
+// A tracker whose clock stepped back during an outage, its backlog
+// flushed newest-first with no live ping after it: the burst's stamps
+// move the wrong way once, at the step. The older part is on the clock
+// the model still has (the committed pings before the outage say so):
+// the newer part is moved, not the older one, which moved back over the
+// committed pings interleaved with them (devices 769, 1200, 772 and 1061
+// of the default fleet, 42 of 4,000 devices' 157 phantoms).
+func TestStepBackInOutageFlushedNewestFirstWithNoLivePingAfter(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= ms(8500) && at < 12*time.Second {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5 // driving: no two fixes alike
+		return p
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.send("truck-1", where(at), at, at+ms(60))
+	}
+	var backlog []time.Duration
+	for at := 10 * time.Second; at < 40*time.Second; at += period {
+		backlog = append(backlog, at)
+	}
+	flush := 45 * time.Second
+	for i := len(backlog) - 1; i >= 0; i-- { // newest first, 1 ms apart
+		at := backlog[i]
+		stamp := at
+		if at >= 25*time.Second {
+			stamp -= 3 * time.Second // the clock stepped back 3 s at +25s
+		}
+		h.send("truck-1", where(at), stamp, flush+time.Duration(len(backlog)-1-i)*time.Millisecond)
+	}
+	h.at(2 * time.Minute)
+	// After what the device committed: live, in event order.
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +8.5s", "truck-1 depot ENTER +12s")
+}
+
+// A step back of 1.125 s, and pings fixed before it that the network held
+// back longer than that: on the new clock their delay would be the
+// smaller one, but there they would land among the new generation's
+// pings, while on the old clock they fill the holes they left. One
+// arrives while the step is being told (it even helps confirm it), one
+// after (devices 1016 and 2608 of the default fleet: an ENTER and EXIT
+// after the device had left).
+func TestStepBackWithOldPingsDelayedPastTheStep(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at > ms(19100) {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	lateArrival := map[time.Duration]time.Duration{ms(18750): ms(20450), ms(19000): ms(21700)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 30*time.Second; at += period {
+		arrive := at + ms(50)
+		if a, ok := lateArrival[at]; ok {
+			arrive = a
+		}
+		pings = append(pings, ping{at, arrive})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= ms(1125)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +19.25s")
+}
+
+// A tracker that booted, got its GPS fix 7 s later, and booted again
+// minutes after, counting from the same epoch: its new count falls back
+// by no more than a delayed ping's would against the first boot's, but
+// that count ended long ago. It is a new boot: its pings are placed at
+// the device's clock, not before everything it committed (device 3162
+// of the default fleet lost 38 s of pings to the late topic).
+func TestSecondShortBootOnTheSameEpochIsARestart(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	stampOf := func(at time.Duration) int64 {
+		switch {
+		case at >= 5*time.Second && at < 12*time.Second:
+			return int64(at - 5*time.Second) // the first boot, from epoch zero
+		case at >= 60*time.Second && at < 80*time.Second:
+			return int64(at - 60*time.Second) // the second
+		}
+		return t0.Add(at).UnixNano()
+	}
+	for at := time.Duration(0); at < 90*time.Second; at += period {
+		p := outside
+		if at >= 70*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-6
+		h.sendStamp("truck-1", p, stampOf(at), true, at+ms(50))
+	}
+	h.at(2 * time.Minute)
+	h.wantKinds("depot ENTER")
+	if len(h.rec.late) != 0 {
+		t.Fatalf("%d pings sent to the late topic, want none", len(h.rec.late))
+	}
+}
+
+// Pings fixed before a step back of 1.5 s, delayed 1.55 and 1.8 s: they
+// arrived before the step and wait in the late batch when it is
+// confirmed. On the new clock their delay would be the smaller, but they
+// arrived before the old clock's last fresh ping could have been fixed:
+// they are the old clock's (device 179 of the default fleet).
+func TestPingsThatArrivedBeforeTheStepStayOnTheOldClock(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at > ms(17100) {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	lateArrival := map[time.Duration]time.Duration{ms(17000): ms(18800), ms(17250): ms(18800)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 30*time.Second; at += period {
+		arrive := at + ms(50)
+		if a, ok := lateArrival[at]; ok {
+			arrive = a
+		}
+		pings = append(pings, ping{at, arrive})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= ms(1500)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	// The EXIT told live at the first outside ping that came stands for
+	// the one the late pings show.
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +17.5s")
+}
+
+// A tracker cold-booted during an outage (its GPS not back yet) flushes
+// its backlog oldest-first, and one of its live pings, on the same
+// counting clock, comes in the middle of the burst. That ping is live:
+// anchored beside the backlog ping it followed, it put the whole count
+// tens of seconds early, among the outage's trusted pings (device 11648
+// of the default fleet: 398 phantoms).
+func TestLiveBootPingInsideABacklogBurstIsLive(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at >= 14*time.Second && at < 17*time.Second || at >= 32*time.Second && at < 35*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	stampOf := func(at time.Duration) int64 {
+		if at >= 30*time.Second {
+			return int64(at - 30*time.Second) // booted at +30s, counting from epoch zero
+		}
+		return t0.Add(at).UnixNano()
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	flush := 41 * time.Second
+	arrive := flush
+	for at := 10 * time.Second; at < flush; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, arrive)
+		arrive += time.Millisecond
+		if at == 20*time.Second { // a live ping comes in between
+			h.sendStamp("truck-1", where(flush), stampOf(flush), true, arrive)
+			arrive += time.Millisecond
+		}
+	}
+	for at := flush + period; at < 50*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	h.at(2 * time.Minute)
+	if got, want := kinds(h.rec.trans), []string{"depot ENTER", "depot EXIT", "depot ENTER", "depot EXIT"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("transitions in event order:\n got  %q\n want %q\n%q", got, want, h.rec.lines())
+	}
+}
+
+// A tracker cold-booted during an outage flushes its backlog newest-first:
+// the burst begins with the counting clock's pings, back to back. They are
+// one burst, in which the count falls back ping by ping as the burst goes;
+// taken one by one as live pings, the count fell back further than a
+// delayed ping's would every few pings and was anchored again each time
+// (device 11237 of the default fleet: 94 phantoms).
+func TestNewestFirstBurstBeginningWithABootIsOneCount(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at >= 14*time.Second && at < 17*time.Second || at >= 30*time.Second && at < 33*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	stampOf := func(at time.Duration) int64 {
+		if at >= 25*time.Second {
+			return int64(at - 25*time.Second) // booted at +25s, counting from epoch zero
+		}
+		return t0.Add(at).UnixNano()
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	flush := 41 * time.Second
+	arrive := flush
+	for at := flush - period; at >= 10*time.Second; at -= period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, arrive)
+		arrive += time.Millisecond
+		if at == 38*time.Second { // a live ping comes in between
+			h.sendStamp("truck-1", where(flush), stampOf(flush), true, arrive)
+			arrive += time.Millisecond
+		}
+	}
+	for at := flush; at < 50*time.Second; at += period {
+		h.sendStamp("truck-1", where(at), stampOf(at), true, at+ms(50))
+	}
+	h.at(2 * time.Minute)
+	if got, want := kinds(h.rec.trans), []string{"depot ENTER", "depot EXIT", "depot ENTER", "depot EXIT"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("transitions in event order:\n got  %q\n want %q\n%q", got, want, h.rec.lines())
+	}
+}
+
+// Two pings delayed a little past the behind tolerance just before a
+// step back of 3 s begin a step candidate of half a second; the step's
+// pings, 3 s behind, are more delayed than that candidate and were passed
+// over one after the other, so the candidate neither grew nor began
+// again: the step went untold for 19 s and its pings were placed on the
+// old clock, 3 s early (device 10276 of the default fleet: 28 phantoms).
+func TestStepBackAfterTwoDelayedPingsIsTold(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at > ms(18600) {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	delay := map[time.Duration]time.Duration{ms(19500): ms(600), ms(19750): ms(600), ms(20000): ms(500)}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 40*time.Second; at += period {
+		d, ok := delay[at]
+		switch {
+		case ok:
+		case at > 20*time.Second:
+			d = ms(150)
+		default:
+			d = ms(50)
+		}
+		pings = append(pings, ping{at, at + d})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp -= 3 * time.Second
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +18.75s")
+}
+
+// A ping fixed 2 s after a step forward of 2.75 s, delayed 3.1 s: on the
+// clock before the step its delay would be the smaller, but there it
+// would lie seconds after anything that clock was seen to reach; it is
+// the new clock's (device 2613 of the default fleet).
+func TestPingAfterAStepForwardDelayedPastItStaysOnTheNewClock(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := outside
+		if at > ms(21900) && at < 23*time.Second {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		return p
+	}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 40*time.Second; at += period {
+		d := ms(50)
+		if at == 22*time.Second {
+			d = ms(3100)
+		}
+		pings = append(pings, ping{at, at + d})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		stamp := p.at
+		if p.at >= 20*time.Second {
+			stamp += ms(2750)
+		}
+		h.send("truck-1", where(p.at), stamp, p.arrive)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +22.25s", "truck-1 depot EXIT +23s")
+}
+
+// A step back of 2 s two pings before the device goes silent: no third
+// ping comes to confirm it, and its two pings, placed on the old clock
+// once their batch was due, landed among the pings fixed before the step
+// (devices 1040 and 1067 of the default fleet, at the end of the
+// stream). Two pings that agree on a step of a second or more, when no
+// more are to come, are the step.
+func TestStepBackJustBeforeTheDeviceGoesSilent(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	for at := time.Duration(0); at <= 20*time.Second; at += period {
+		p := outside
+		if at > ms(19700) {
+			p = inDepot
+		}
+		p.lon += at.Seconds() * 1e-5
+		stamp := at
+		if at > ms(19700) {
+			stamp -= 2 * time.Second
+		}
+		h.send("truck-1", p, stamp, at+ms(50))
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +19.75s")
+}
