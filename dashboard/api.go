@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
@@ -114,6 +115,7 @@ type deviceJSON struct {
 	Position       *[2]float64       `json:"position"` // [lat, lon]
 	Pending        []pendingJSON     `json:"pending"`
 	History        []committedJSON   `json:"history"`
+	Received       []pendingJSON     `json:"received"`
 	Fences         []fenceJSON       `json:"fences"`
 	Late           int               `json:"late"`
 	LatePerMin     float64           `json:"late_per_min"`
@@ -128,6 +130,14 @@ type pendingJSON struct {
 	ClampReason string  `json:"clamp_reason,omitempty"`
 	Lat         float64 `json:"lat"`
 	Lon         float64 `json:"lon"`
+}
+
+func pingJSON(event, stamped, ingest time.Time, clamp clock.ClampReason, lat, lon float64) pendingJSON {
+	pj := pendingJSON{Event: stamp(event), Stamp: stamp(stamped), Ingest: stamp(ingest), Clamped: clamp.Clamped(), Lat: lat, Lon: lon}
+	if clamp.Clamped() {
+		pj.ClampReason = clamp.String()
+	}
+	return pj
 }
 
 type committedJSON struct {
@@ -164,17 +174,16 @@ func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 		ClockState: v.ClockState,
 		Buffered:   v.Buffered, BufferCap: v.BufferCap, Deferred: v.Deferred, Evaluated: v.Evaluated,
 		LastArrival: stamp(v.LastArrival),
-		Pending:     []pendingJSON{}, History: []committedJSON{}, Fences: []fenceJSON{},
+		Pending:     []pendingJSON{}, History: []committedJSON{}, Received: []pendingJSON{}, Fences: []fenceJSON{},
 	}
 	if v.HasPosition {
 		out.Position = &[2]float64{v.Lat, v.Lon}
 	}
 	for _, p := range v.Pending {
-		pj := pendingJSON{Event: stamp(p.Event), Stamp: stamp(p.Stamp), Ingest: stamp(p.Ingest), Clamped: p.Clamp.Clamped(), Lat: p.Lat, Lon: p.Lon}
-		if p.Clamp.Clamped() {
-			pj.ClampReason = p.Clamp.String()
-		}
-		out.Pending = append(out.Pending, pj)
+		out.Pending = append(out.Pending, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
+	}
+	for _, p := range v.Received {
+		out.Received = append(out.Received, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
 	}
 	for _, c := range v.History {
 		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon})

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -71,5 +72,47 @@ func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
 	}
 	if status := getJSON(t, base+"/api/devices/nobody", nil); status != 404 {
 		t.Errorf("an unknown device: %d, want 404", status)
+	}
+}
+
+// Inspecting a device starts keeping its arrivals: the next look lists
+// the pings received since, as they came, each with why it was clamped
+// (here one sent without a stamp), which the committed history does not
+// keep.
+func TestIntrospectionListsPingsReceivedSinceTheFirstLook(t *testing.T) {
+	srv := start(t, testConfig(t))
+	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
+	tracker.Publish("devices/truck-7/telemetry", 1, ping(outLat, outLon, time.Now()))
+	tracker.Sync()
+
+	type received struct {
+		Received []struct {
+			Clamped     bool    `json:"clamped"`
+			ClampReason string  `json:"clamp_reason"`
+			Lat         float64 `json:"lat"`
+		} `json:"received"`
+	}
+	base := "http://" + srv.HTTPAddr()
+	var first received
+	if status := getJSON(t, base+"/api/devices/truck-7", &first); status != 200 || len(first.Received) != 0 {
+		t.Fatalf("first look: status %d, %d received; want 200 and none yet", status, len(first.Received))
+	}
+	sent := time.Now().Truncate(time.Millisecond)
+	tracker.Publish("devices/truck-7/telemetry", 1, ping(outLat, outLon, sent))
+	tracker.Publish("devices/truck-7/telemetry", 1, []byte(fmt.Sprintf(`{"lat":%v,"lon":%v}`, outLat, outLon)))
+	tracker.Sync()
+
+	var next received
+	if status := getJSON(t, base+"/api/devices/truck-7", &next); status != 200 {
+		t.Fatalf("second look: status %d", status)
+	}
+	if len(next.Received) != 2 {
+		t.Fatalf("second look: %d received, want the 2 pings sent since the first", len(next.Received))
+	}
+	if r := next.Received[0]; r.Clamped || r.Lat != outLat {
+		t.Errorf("received[0] = %+v, want the stamped ping, not clamped", r)
+	}
+	if r := next.Received[1]; !r.Clamped || r.ClampReason != "missing" {
+		t.Errorf("received[1] = %+v, want clamped: missing (sent without ts)", r)
 	}
 }

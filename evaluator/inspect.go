@@ -51,6 +51,11 @@ type DeviceView struct {
 	// committed pings the device's history keeps, oldest first.
 	Pending []PendingPing
 	History []CommittedPing
+	// Received are the pings that arrived since the device was first
+	// inspected (the last 32, in arrival order), with their stamps as
+	// sent and why each was clamped: inspecting a device starts keeping
+	// them, for ten minutes after the last look.
+	Received []ReceivedPing
 	// Fences is the device's state per fence it is or was just in.
 	Fences []FenceView
 }
@@ -101,13 +106,16 @@ type DeviceSummary struct {
 
 // Inspect returns a view of device's state at now, or false when the
 // processor holds none (never seen, or evicted). It does not create the
-// device.
+// device; it starts keeping the device's arrivals for the next look (see
+// DeviceView.Received).
 func (p *Processor) Inspect(device string, now time.Time) (DeviceView, bool) {
 	d := p.devices[device]
 	if d == nil {
 		return DeviceView{}, false
 	}
-	return p.view(d, now), true
+	v := p.view(d, now)
+	v.Received = p.watchDevice(d, p.at(now)).received()
+	return v, true
 }
 
 // Summarise calls visit with a summary of up to budget devices from

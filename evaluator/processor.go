@@ -45,6 +45,8 @@ type Processor struct {
 	out  Transition
 	late Late
 	dues []due
+
+	watched map[*device]*watch // devices being inspected (see watch.go)
 }
 
 // NewProcessor returns a processor whose instants count from base. fences
@@ -119,6 +121,9 @@ func (p *Processor) Ingest(pg *Ping) {
 	// Rounded to what the history keeps, so that a ping evaluated again
 	// after a late one is placed before it gives the answer it gave live.
 	pg.Lat, pg.Lon = quantize(pg.Lat), quantize(pg.Lon)
+	if len(p.watched) > 0 {
+		p.observe(d, pg, now)
+	}
 	if d.holdUs == 0 {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
@@ -414,6 +419,7 @@ func (p *Processor) remove(d *device) {
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
+	delete(p.watched, d)
 }
 
 func (p *Processor) move(from, to int) {

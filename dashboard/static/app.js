@@ -162,6 +162,7 @@
     rows("#panel-fences", v.fences, (f) => [f.fence, f.inside ? "inside" : "outside", f.inside ? "since " + t(f.since) : "", f.dwelled ? "dwelled" : ""]);
     rows("#panel-pending", v.pending, (p) => [t(p.event_time), "in " + t(p.ingest_time), p.clamped ? "clamped: " + p.clamp_reason : ""]);
     rows("#panel-history", v.history.slice().reverse(), (p) => [t(p.event_time), "in " + t(p.ingest_time), p.lat.toFixed(5) + ", " + p.lon.toFixed(5)]);
+    rows("#panel-received", v.received.slice().reverse(), (p) => [t(p.event_time), "in " + t(p.ingest_time), p.clamped ? "clamped: " + p.clamp_reason : "stamp as sent"]);
     rows("#panel-transitions", v.transitions.slice().reverse(), (x) => [t(x.event_time), x.type, x.fence, x.historic ? "historic" : ""]);
   }
 
