@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -24,6 +25,7 @@ type device struct {
 	// trimmed is set once hist lost its oldest point (or a restart's
 	// state stands before it): a ping before hist[0] is then beyond it.
 	trimmed bool
+	est     hold.Estimate // the adaptive hold's (in padding: the record does not grow)
 	clk     clock.Model
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance

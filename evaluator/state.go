@@ -33,6 +33,9 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
+	if pg.HasAcc && pg.Acc > 0 {
+		hits = p.edges(d, pg, hits)
+	}
 
 	p.dues = p.dues[:0]
 	for i := range d.states {
@@ -95,6 +98,48 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	clear(d.states[k:])
 	d.states = d.states[:k]
 	d.lat, d.lon = float32(pg.Lat), float32(pg.Lon)
+}
+
+// edges applies accuracy hysteresis to the fences containing pg: a fence
+// whose edge lies within the ping's accuracy keeps the device's state in
+// it (inside stays inside, outside stays outside). It must be inside by
+// more than its error to ENTER and outside by more than it to EXIT; a fix
+// worse than the fence's cap is taken at its position alone.
+func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
+	p.eff = p.eff[:0]
+	for _, f := range hits {
+		if i := d.state(f.ID); i >= 0 && d.states[i].inside || !p.straddles(f, pg) {
+			p.eff = append(p.eff, f)
+		}
+	}
+	var set *fence.Set
+	for i := range d.states {
+		st := &d.states[i]
+		if !st.inside || find(hits, st.fence) != nil {
+			continue
+		}
+		if set == nil {
+			set = p.fences()
+		}
+		if f := set.ByID(st.fence); f != nil && p.straddles(f, pg) {
+			// Still inside: in ID order, as hits are.
+			p.eff = append(p.eff, f)
+			for k := len(p.eff) - 1; k > 0 && p.eff[k-1].ID > f.ID; k-- {
+				p.eff[k], p.eff[k-1] = p.eff[k-1], p.eff[k]
+			}
+		}
+	}
+	return p.eff
+}
+
+// straddles reports whether pg's accuracy circle reaches across f's edge,
+// its accuracy being within the cap.
+func (p *Processor) straddles(f *fence.Fence, pg *Ping) bool {
+	limit := p.cfg.MaxAccuracy
+	if f.HasMaxAccuracy {
+		limit = f.MaxAccuracy
+	}
+	return pg.Acc <= limit && f.EdgeDistance(pg.Lat, pg.Lon) <= pg.Acc
 }
 
 // find returns the fence with id among hits, or nil.
