@@ -53,6 +53,22 @@ func TestAccuracyHysteresis(t *testing.T) {
 	h.want("d depot ENTER +1s", "d depot EXIT +4s", "d depot ENTER +5s", "d depot EXIT +6s")
 }
 
+// A late ping straddling the edge, reconciled into the history, reveals
+// no EXIT and ENTER: the history honours accuracy as the live path does.
+func TestAccuracyHysteresisInHistory(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := range 6 {
+		at := time.Duration(i) * time.Second
+		h.sendAcc("d", westOfDepot(60), 10, at, at)
+	}
+	h.sendAcc("d", westOfDepot(-10), 20, 2500*time.Millisecond, 6*time.Second) // late, outside by 10 m ±20 m
+	h.at(time.Minute)
+	h.want("d depot ENTER +0s")
+	if h.m.Reconciled.Get() != 1 {
+		t.Fatalf("reconciled %d late pings, want 1", h.m.Reconciled.Get())
+	}
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
@@ -86,8 +102,9 @@ func TestOwnTracksAccuracyHonoured(t *testing.T) {
 }
 
 // A ping exactly on a fence's edge with any accuracy (within the cap)
-// never causes a transition, so never two in a row, whatever came before
-// and whatever reordering the hold undid.
+// never causes a transition, live or historic, so never two in a row,
+// whatever came before and whatever reordering the hold or the history
+// undid.
 func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 	corners := [][2]float64{{13.400, 52.500}, {13.410, 52.500}, {13.410, 52.510}, {13.400, 52.510}}
 	rapid.Check(t, func(t *rapid.T) {
@@ -96,7 +113,9 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 		ev := time.Duration(0)
 		for range rapid.IntRange(1, 40).Draw(t, "pings") {
 			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
-			arrive := ev + ms(rapid.IntRange(0, 300).Draw(t, "delay_ms"))
+			// Some arrive seconds late: reconciled into the history, which
+			// honours accuracy the same way.
+			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
 			case 0:
 				h.sendAcc("d", westOfDepot(rapid.Float64Range(-200, 200).Draw(t, "metres")), rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive)

@@ -17,6 +17,7 @@ type point struct {
 	event    int64 // timeline
 	wall     int64 // ingest wall clock, Unix ns
 	lat, lon float64
+	acc      uint16 // the fix's accuracy, decimetres (reorder.Held.Acc)
 }
 
 // lateBatch holds a device's late pings until they stop coming: a
@@ -67,7 +68,7 @@ func (p *Processor) commit(d *device, pg *Ping) {
 	if d.hist == nil {
 		d.hist = make([]point, 0, 2)
 	}
-	d.hist = append(d.hist, point{event: pg.Event, wall: pg.Ingest.UnixNano(), lat: pg.Lat, lon: pg.Lon})
+	d.hist = append(d.hist, point{event: pg.Event, wall: pg.Ingest.UnixNano(), lat: pg.Lat, lon: pg.Lon, acc: reorder.AccOf(pg.Acc)})
 	p.trim(d)
 }
 
@@ -225,7 +226,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.merged = p.merged[:0]
 	if !d.trimmed {
 		for _, h := range before {
-			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
+			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon, acc: h.Acc})
 		}
 	}
 	for i := 0; i < len(pings); {
@@ -240,7 +241,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 		p.mergeRun(d, &merged[j], pings[i:k], merged[j+1:], now)
 		p.merged = append(p.merged, merged[j])
 		for _, h := range pings[i:k] {
-			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon})
+			p.merged = append(p.merged, point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon, acc: h.Acc})
 		}
 		j++
 		i = k
@@ -356,10 +357,12 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	}
 	p.changes = p.changes[:0]
 	for i := range run {
-		p.diff(p.search.Contains(set, run[i].Lat, run[i].Lon), i)
+		r := &run[i]
+		p.diff(p.sticky(p.search.Contains(set, r.Lat, r.Lon), r.Lat, r.Lon, r.Accuracy()), i)
 	}
 	if len(next) > 0 {
-		p.diff(p.search.Contains(set, next[0].lat, next[0].lon), len(run))
+		n := &next[0]
+		p.diff(p.sticky(p.search.Contains(set, n.lat, n.lon), n.lat, n.lon, float64(n.acc)/10), len(run))
 	}
 	for ci, c := range p.changes {
 		last, odd := true, true
@@ -478,7 +481,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 func (p *Processor) runPoint(run []reorder.Held, next []point, i int) point {
 	if i < len(run) {
 		h := &run[i]
-		return point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon}
+		return point{event: h.Event, wall: h.Wall, lat: h.Lat, lon: h.Lon, acc: h.Acc}
 	}
 	return next[i-len(run)]
 }

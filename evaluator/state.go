@@ -108,7 +108,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
 	p.eff = p.eff[:0]
 	for _, f := range hits {
-		if i := d.state(f.ID); i >= 0 && d.states[i].inside || !p.straddles(f, pg) {
+		if i := d.state(f.ID); i >= 0 && d.states[i].inside || !p.straddles(f, pg.Lat, pg.Lon, pg.Acc) {
 			p.eff = append(p.eff, f)
 		}
 	}
@@ -121,7 +121,7 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 		if set == nil {
 			set = p.fences()
 		}
-		if f := set.ByID(st.fence); f != nil && p.straddles(f, pg) {
+		if f := set.ByID(st.fence); f != nil && p.straddles(f, pg.Lat, pg.Lon, pg.Acc) {
 			// Still inside: in ID order, as hits are.
 			p.eff = append(p.eff, f)
 			for k := len(p.eff) - 1; k > 0 && p.eff[k-1].ID > f.ID; k-- {
@@ -132,14 +132,38 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 	return p.eff
 }
 
-// straddles reports whether pg's accuracy circle reaches across f's edge,
-// its accuracy being within the cap.
-func (p *Processor) straddles(f *fence.Fence, pg *Ping) bool {
+// straddles reports whether the accuracy circle of a fix at lat, lon
+// (acc metres) reaches across f's edge, its accuracy being within the cap.
+func (p *Processor) straddles(f *fence.Fence, lat, lon, acc float64) bool {
 	limit := p.cfg.MaxAccuracy
 	if f.HasMaxAccuracy {
 		limit = f.MaxAccuracy
 	}
-	return pg.Acc <= limit && f.EdgeDistance(pg.Lat, pg.Lon) <= pg.Acc
+	return acc > 0 && acc <= limit && f.EdgeDistance(lat, lon) <= acc
+}
+
+// sticky applies the same hysteresis to hits, the fences containing a fix
+// at lat, lon (acc metres), against p.prev, the fences of the fix before
+// it: reconciling late pings places them as evaluate would have.
+func (p *Processor) sticky(hits []*fence.Fence, lat, lon, acc float64) []*fence.Fence {
+	if !(acc > 0) {
+		return hits
+	}
+	p.eff = p.eff[:0]
+	for _, f := range hits {
+		if find(p.prev, f.ID) != nil || !p.straddles(f, lat, lon, acc) {
+			p.eff = append(p.eff, f)
+		}
+	}
+	for _, f := range p.prev {
+		if find(hits, f.ID) == nil && p.straddles(f, lat, lon, acc) {
+			p.eff = append(p.eff, f) // still inside: in ID order, as hits are
+			for k := len(p.eff) - 1; k > 0 && p.eff[k-1].ID > f.ID; k-- {
+				p.eff[k], p.eff[k-1] = p.eff[k-1], p.eff[k]
+			}
+		}
+	}
+	return p.eff
 }
 
 // find returns the fence with id among hits, or nil.
