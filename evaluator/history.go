@@ -358,11 +358,13 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	p.changes = p.changes[:0]
 	for i := range run {
 		r := &run[i]
-		p.diff(p.sticky(p.search.Contains(set, r.Lat, r.Lon), r.Lat, r.Lon, r.Accuracy()), i)
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, r.Lat, r.Lon), p.prev, r.Lat, r.Lon, r.Accuracy(), p.cfg.MaxAccuracy)
+		p.diff(p.eff, i)
 	}
 	if len(next) > 0 {
 		n := &next[0]
-		p.diff(p.sticky(p.search.Contains(set, n.lat, n.lon), n.lat, n.lon, float64(n.acc)/10), len(run))
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, n.lat, n.lon), p.prev, n.lat, n.lon, float64(n.acc)/10, p.cfg.MaxAccuracy)
+		p.diff(p.eff, len(run))
 	}
 	for ci, c := range p.changes {
 		last, odd := true, true

@@ -45,11 +45,12 @@ type Processor struct {
 	burst    []int        // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
-	ping Ping
-	out  Transition
-	late Late
-	dues []due
-	eff  []*fence.Fence // a ping's fences after accuracy hysteresis
+	ping   Ping
+	out    Transition
+	late   Late
+	dues   []due
+	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
+	inside []*fence.Fence // the fences a device is inside, for it
 }
 
 // NewProcessor returns a processor whose instants count from base. fences

@@ -100,69 +100,19 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	d.lat, d.lon = float32(pg.Lat), float32(pg.Lon)
 }
 
-// edges applies accuracy hysteresis to the fences containing pg: a fence
-// whose edge lies within the ping's accuracy keeps the device's state in
-// it (inside stays inside, outside stays outside). It must be inside by
-// more than its error to ENTER and outside by more than it to EXIT; a fix
-// worse than the fence's cap is taken at its position alone.
+// edges applies accuracy hysteresis (fence.Settle) to the fences
+// containing pg, against the fences d is inside.
 func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
-	p.eff = p.eff[:0]
-	for _, f := range hits {
-		if i := d.state(f.ID); i >= 0 && d.states[i].inside || !p.straddles(f, pg.Lat, pg.Lon, pg.Acc) {
-			p.eff = append(p.eff, f)
-		}
-	}
-	var set *fence.Set
+	p.inside = p.inside[:0]
+	set := p.fences()
 	for i := range d.states {
-		st := &d.states[i]
-		if !st.inside || find(hits, st.fence) != nil {
-			continue
-		}
-		if set == nil {
-			set = p.fences()
-		}
-		if f := set.ByID(st.fence); f != nil && p.straddles(f, pg.Lat, pg.Lon, pg.Acc) {
-			// Still inside: in ID order, as hits are.
-			p.eff = append(p.eff, f)
-			for k := len(p.eff) - 1; k > 0 && p.eff[k-1].ID > f.ID; k-- {
-				p.eff[k], p.eff[k-1] = p.eff[k-1], p.eff[k]
+		if st := &d.states[i]; st.inside {
+			if f := set.ByID(st.fence); f != nil {
+				p.inside = append(p.inside, f)
 			}
 		}
 	}
-	return p.eff
-}
-
-// straddles reports whether the accuracy circle of a fix at lat, lon
-// (acc metres) reaches across f's edge, its accuracy being within the cap.
-func (p *Processor) straddles(f *fence.Fence, lat, lon, acc float64) bool {
-	limit := p.cfg.MaxAccuracy
-	if f.HasMaxAccuracy {
-		limit = f.MaxAccuracy
-	}
-	return acc > 0 && acc <= limit && f.EdgeDistance(lat, lon) <= acc
-}
-
-// sticky applies the same hysteresis to hits, the fences containing a fix
-// at lat, lon (acc metres), against p.prev, the fences of the fix before
-// it: reconciling late pings places them as evaluate would have.
-func (p *Processor) sticky(hits []*fence.Fence, lat, lon, acc float64) []*fence.Fence {
-	if !(acc > 0) {
-		return hits
-	}
-	p.eff = p.eff[:0]
-	for _, f := range hits {
-		if find(p.prev, f.ID) != nil || !p.straddles(f, lat, lon, acc) {
-			p.eff = append(p.eff, f)
-		}
-	}
-	for _, f := range p.prev {
-		if find(hits, f.ID) == nil && p.straddles(f, lat, lon, acc) {
-			p.eff = append(p.eff, f) // still inside: in ID order, as hits are
-			for k := len(p.eff) - 1; k > 0 && p.eff[k-1].ID > f.ID; k-- {
-				p.eff[k], p.eff[k-1] = p.eff[k-1], p.eff[k]
-			}
-		}
-	}
+	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy)
 	return p.eff
 }
 
