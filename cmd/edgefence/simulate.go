@@ -110,6 +110,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&c.OutageMax, "outage-max", c.OutageMax, "longest outage")
 	fs.Float64Var(&c.NewestFirst, "newest-first", c.NewestFirst, "share of backlogs flushed newest-first")
 	fs.BoolVar(&c.GPSNoise, "gps-noise", c.GPSNoise, "add 3–30 m of position noise (off: ordering effects alone)")
+	fs.DurationVar(&c.GPSNoiseCorr, "gps-noise-corr", c.GPSNoiseCorr, "with --gps-noise: the position error drifts with this correlation time and acc is its 68% radius (0: independent per fix, acc its per-axis deviation)")
 	fs.DurationVar(&c.MatchEarly, "match-early", c.MatchEarly, "an emitted transition matches a true one if its ping was fixed at most this before the true change…")
 	fs.DurationVar(&c.MatchLate, "match-late", c.MatchLate, "…or at most this after it (a delayed but correct transition is not a phantom)")
 	fs.Var(&o.holds, "holds", "strategies: comma-separated holds (0 is arrival order) or 'adaptive'; a '-noacc' suffix ignores the pings' accuracy (no edge hysteresis)")
