@@ -3,6 +3,7 @@ package fence_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
@@ -79,6 +80,46 @@ func TestMaxAccuracyProperty(t *testing.T) {
 		_, err := fence.Parse(fc(`{"type":"Feature","id":"a","properties":{"max_accuracy":` + bad + `},"geometry":{"type":"Polygon","coordinates":[` + square(13.4, 52.5, 0.01) + `]}}`))
 		if !errors.Is(err, fence.ErrInvalidAccuracy) {
 			t.Errorf("max_accuracy %s: %v, want ErrInvalidAccuracy", bad, err)
+		}
+	}
+}
+
+// Settle keeps a device's membership in a fence whose edge the fix's
+// accuracy straddles, and takes the position alone for a fix without
+// accuracy or less accurate than the cap.
+func TestSettle(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	kx := metresPerDegree * math.Cos(lat0*math.Pi/180)
+	set, err := fence.Parse(fc(polygonFeature("a", square(lon0, lat0, 0.01)), polygonFeature("b", square(lon0+0.02, lat0, 0.01))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fence.NewSearcher()
+	a, b := set.ByID("a"), set.ByID("b")
+	ids := func(fs []*fence.Fence) (s []string) {
+		for _, f := range fs {
+			s = append(s, f.ID)
+		}
+		return s
+	}
+	edge := lon0 + 0.01 // a's east edge, b's west edge
+	for _, c := range []struct {
+		name   string
+		metres float64 // east of the shared edge
+		acc    float64
+		before []*fence.Fence
+		want   string
+	}{
+		{"in b by 10 m ±20 m, was in a: stays in a", 10, 20, []*fence.Fence{a}, "[a]"},
+		{"in b by 30 m ±20 m, was in a: moves", 30, 20, []*fence.Fence{a}, "[b]"},
+		{"in a by 10 m ±20 m, was in a and b: stays in both", -10, 20, []*fence.Fence{a, b}, "[a b]"},
+		{"no accuracy: position alone", 10, 0, []*fence.Fence{a}, "[b]"},
+		{"over the cap: position alone", 10, 150, []*fence.Fence{a}, "[b]"},
+	} {
+		lon := edge + c.metres/kx
+		got := fence.Settle(nil, q.Contains(set, lat0, lon), c.before, lat0, lon, c.acc, 100)
+		if s := "[" + strings.Join(ids(got), " ") + "]"; s != c.want {
+			t.Errorf("%s: %s, want %s", c.name, s, c.want)
 		}
 	}
 }
