@@ -103,6 +103,21 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 // edges applies accuracy hysteresis (fence.Settle) to the fences
 // containing pg, against the fences d is inside.
 func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
+	// Most pings change nothing: the fences containing them are those the
+	// device is in (both sorted by ID). Then there is nothing to settle.
+	k, same := 0, true
+	for i := range d.states {
+		if st := &d.states[i]; st.inside {
+			if k == len(hits) || hits[k].ID != st.fence {
+				same = false
+				break
+			}
+			k++
+		}
+	}
+	if same && k == len(hits) {
+		return hits
+	}
 	p.inside = p.inside[:0]
 	set := p.fences()
 	for i := range d.states {
