@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"errors"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"math"
 	"testing"
 	"time"
 
@@ -115,5 +117,28 @@ func TestAdaptiveHoldWideWhileNewOrStepped(t *testing.T) {
 	}
 	if hold, _ := h.proc.Hold("d"); hold != h.cfg.HoldMax {
 		t.Fatalf("just stepped: hold %v, want %v", hold, h.cfg.HoldMax)
+	}
+}
+
+// The adaptive hold's bounds and the accuracy cap are checked up front.
+func TestAdaptiveConfigValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"zero floor":     func(c *Config) { c.HoldMin = 0 },
+		"max below min":  func(c *Config) { c.HoldMax = c.HoldMin / 2 },
+		"max over limit": func(c *Config) { c.HoldMax = hold.Limit + time.Millisecond },
+		"negative cap":   func(c *Config) { c.MaxAccuracy = -1 },
+		"infinite cap":   func(c *Config) { c.MaxAccuracy = math.Inf(1) },
+	} {
+		c := DefaultConfig()
+		c.Adaptive = true
+		mod(&c)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+	c := DefaultConfig()
+	c.HoldMin = 0 // unused with a fixed hold
+	if err := c.Validate(); err != nil {
+		t.Errorf("fixed hold with a zero adaptive floor: %v", err)
 	}
 }
