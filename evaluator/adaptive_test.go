@@ -142,3 +142,20 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 		t.Errorf("fixed hold with a zero adaptive floor: %v", err)
 	}
 }
+
+// A device whose pings start arriving behind its clock, two in a row,
+// may be stepping back: its hold widens while that is told, though no
+// ping came late behind its high-water mark.
+func TestAdaptiveHoldWideWhileAStepBackIsTold(t *testing.T) {
+	h := newHarness(t, adaptive)
+	ev := h.steady("d", 50, 0, time.Second, 20*time.Millisecond)
+	if hold, _ := h.proc.Hold("d"); hold != h.cfg.HoldMin {
+		t.Fatalf("settled: hold %v, want %v", hold, h.cfg.HoldMin)
+	}
+	// The clock jumps 700 ms back: two pings 700 ms behind its model, yet
+	// each after the one before (so not late behind its high-water mark).
+	h.steady("d", 2, ev-700*time.Millisecond, time.Second, 700*time.Millisecond+20*time.Millisecond)
+	if hold, _ := h.proc.Hold("d"); hold != h.cfg.HoldMax {
+		t.Fatalf("a step back being told: hold %v, want %v", hold, h.cfg.HoldMax)
+	}
+}

@@ -126,9 +126,10 @@ func (p *Processor) Hold(id string) (time.Duration, bool) {
 // before the ping is placed: a late ping's own deadline is already the
 // wider one.
 func (p *Processor) adapt(d *device, v clock.Verdict, event int64) {
-	if v == clock.Stepped {
-		// Widening while a step is only a candidate cost latency and
-		// bought nothing: delayed pings make candidates all the time.
+	if v == clock.Stepped || d.clk.Pending() <= -2 {
+		// A step, or a step back being told from delayed pings (two agree):
+		// the clock is not stable. Widening on any candidate cost latency
+		// and bought nothing: one delayed ping makes a candidate.
 		d.est.Widen(&p.pol)
 	}
 	var late time.Duration
