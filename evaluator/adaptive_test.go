@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-func adaptive(c *Config) { c.Adaptive = true }
+func adaptive(c *Config) { c.Hold = AdaptiveHold }
 
 // hold250us is the adaptive hold's resolution.
 const hold250us = hold.Unit
@@ -130,7 +130,7 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 		"infinite cap":   func(c *Config) { c.MaxAccuracy = math.Inf(1) },
 	} {
 		c := DefaultConfig()
-		c.Adaptive = true
+		c.Hold = AdaptiveHold
 		mod(&c)
 		if err := c.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)

@@ -67,7 +67,7 @@ func BenchmarkPipeline(b *testing.B) { pipeline(b, DefaultConfig()) }
 // BenchmarkAdaptivePipeline is BenchmarkPipeline with the adaptive hold.
 func BenchmarkAdaptivePipeline(b *testing.B) {
 	cfg := DefaultConfig()
-	cfg.Adaptive = true
+	cfg.Hold = AdaptiveHold
 	pipeline(b, cfg)
 }
 

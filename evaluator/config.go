@@ -17,14 +17,13 @@ type Config struct {
 	// Hold is the allowed lateness: how long a ping waits in its device's
 	// reorder buffer at most, and how far its device's watermark trails its
 	// high-water mark. Zero disables the buffer: pings are evaluated in
-	// arrival order, the baseline that invents transitions.
-	Hold time.Duration
-	// Adaptive sets each device's hold from its own pings instead
+	// arrival order, the baseline that invents transitions. AdaptiveHold
+	// sets each device's hold from its own pings instead
 	// (package hold): the lateness they arrive with, within [HoldMin,
-	// HoldMax], HoldMax while the device is new or its clock just
-	// stepped. Hold is then unused; HoldMax also takes its place in
-	// judging how late a ping may be and still be fresh.
-	Adaptive         bool
+	// HoldMax], HoldMax while the device is new or its clock is not
+	// stable; HoldMax then also judges how late a ping may be and still
+	// be fresh.
+	Hold             time.Duration
 	HoldMin, HoldMax time.Duration
 	// MaxAccuracy is the largest fix accuracy (metres) that widens fence
 	// edges: a ping whose accuracy circle straddles an edge changes
@@ -138,9 +137,9 @@ var ErrConfig = errors.New("invalid engine configuration")
 // Validate reports the first setting the engine cannot run with.
 func (c Config) Validate() error {
 	switch {
-	case c.Hold < 0 || c.Hold > MaxHold:
+	case c.Hold < 0 && c.Hold != AdaptiveHold || c.Hold > MaxHold:
 		return fmt.Errorf("%w: hold %v is outside [0, %v]", ErrConfig, c.Hold, MaxHold)
-	case c.Adaptive && (c.HoldMin <= 0 || c.HoldMax < c.HoldMin || c.HoldMax > hold.Limit):
+	case c.Adaptive() && (c.HoldMin <= 0 || c.HoldMax < c.HoldMin || c.HoldMax > hold.Limit):
 		return fmt.Errorf("%w: adaptive hold bounds [%v, %v] must satisfy 0 < min <= max <= %v", ErrConfig, c.HoldMin, c.HoldMax, hold.Limit)
 	case !(c.MaxAccuracy >= 0) || math.IsInf(c.MaxAccuracy, 0):
 		return fmt.Errorf("%w: max accuracy %v must be a number of metres >= 0", ErrConfig, c.MaxAccuracy)
@@ -157,6 +156,12 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// AdaptiveHold is Config.Hold's value for the adaptive per-device hold.
+const AdaptiveHold time.Duration = math.MinInt64
+
+// Adaptive reports whether each device's hold adapts to its pings.
+func (c Config) Adaptive() bool { return c.Hold == AdaptiveHold }
 
 // policy returns the adaptive hold's bounds.
 func (c Config) policy() hold.Policy {

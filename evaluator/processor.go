@@ -22,7 +22,7 @@ type Processor struct {
 	sink   Sink
 	m      *Metrics
 	search *fence.Searcher
-	pol    hold.Policy // the adaptive hold's, when Config.Adaptive
+	pol    hold.Policy // the adaptive hold's, when Config.Adaptive()
 
 	devices  map[string]*device
 	all      []*device // every device, for the sweep: device.slot is its index
@@ -89,8 +89,8 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
-		if p.cfg.Adaptive {
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(max(p.cfg.Hold, 0) / time.Microsecond), slot: int32(len(p.all))}
+		if p.cfg.Adaptive() {
 			d.est.Widen(&p.pol) // just started: its lateness is not known yet
 			d.holdUs = int32(p.pol.Max / time.Microsecond)
 		}
@@ -157,7 +157,7 @@ func (p *Processor) Ingest(pg *Ping) {
 		p.m.WatermarkLag.Observe(time.Duration(wall - d.wm))
 	}
 	pg.Device = d.id // buffered copies share the device's string
-	if d.holdUs == 0 && !p.cfg.Adaptive {
+	if d.holdUs == 0 && !p.cfg.Adaptive() {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
 		p.evaluate(d, pg, now)
@@ -167,7 +167,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	// backlog burst: its order is the burst's, not its arrival's.
 	burst := now-d.clk.PrevArrival() < clock.BurstGap
 	v := p.judge(d, pg, wall, now)
-	if p.cfg.Adaptive {
+	if p.cfg.Adaptive() {
 		p.adapt(d, v, pg.Event)
 	}
 	h := heldOf(pg, wall)
@@ -211,7 +211,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		return clock.Fresh
 	}
 	behindTol := max(clock.MinBehind, d.hold())
-	if p.cfg.Adaptive {
+	if p.cfg.Adaptive() {
 		// How late a ping may be and still be fresh is the clock model's
 		// judgement, not the buffer's: a hold that narrows must not make
 		// ordinary delays look like a step back (docs/engine.md).

@@ -94,7 +94,10 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 	r := &Runner{strategies: strategies, sweep: max(cfg.Sweep, time.Second), holdMax: cfg.HoldMax}
 	for _, s := range strategies {
 		c := cfg
-		c.Hold, c.Adaptive = s.Hold, s.Adaptive
+		c.Hold = s.Hold
+		if s.Adaptive {
+			c.Hold = evaluator.AdaptiveHold
+		}
 		if s.NoAccuracy {
 			c.MaxAccuracy = 0
 		}

@@ -180,7 +180,7 @@ func (f holdFlag) String() string {
 	switch {
 	case f.e == nil:
 		return ""
-	case f.e.Adaptive:
+	case f.e.Adaptive():
 		return "adaptive"
 	}
 	return f.e.Hold.String()
@@ -188,14 +188,14 @@ func (f holdFlag) String() string {
 
 func (f holdFlag) Set(v string) error {
 	if v == "adaptive" {
-		f.e.Adaptive = true
+		f.e.Hold = evaluator.AdaptiveHold
 		return nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		return fmt.Errorf(`want "adaptive" or a duration such as 500ms: %w`, err)
 	}
-	f.e.Hold, f.e.Adaptive = d, false
+	f.e.Hold = d
 	return nil
 }
 
