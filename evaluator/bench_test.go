@@ -62,12 +62,20 @@ func (s *countSink) Late(*Late)             { s.late++ }
 // buffer → state machine with 1,000 fences, on one goroutine, in virtual
 // time: 10,000 devices reporting at 1 Hz, each wandering among four
 // positions a few hundred metres apart so that some pings cross fences.
-func BenchmarkPipeline(b *testing.B) {
+func BenchmarkPipeline(b *testing.B) { pipeline(b, DefaultConfig()) }
+
+// BenchmarkAdaptivePipeline is BenchmarkPipeline with the adaptive hold.
+func BenchmarkAdaptivePipeline(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Hold = AdaptiveHold
+	pipeline(b, cfg)
+}
+
+func pipeline(b *testing.B, cfg Config) {
 	const devices, positions = 10000, 4
 	r := rand.New(rand.NewPCG(7, 7))
 	set := randomFences(b, 1000, r)
 	sink := &countSink{}
-	cfg := DefaultConfig()
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, sink, nil)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/hold"
 )
 
 // Config holds the engine's settings. Start from DefaultConfig: a zero
@@ -16,8 +17,19 @@ type Config struct {
 	// Hold is the allowed lateness: how long a ping waits in its device's
 	// reorder buffer at most, and how far its device's watermark trails its
 	// high-water mark. Zero disables the buffer: pings are evaluated in
-	// arrival order, the baseline that invents transitions.
-	Hold time.Duration
+	// arrival order, the baseline that invents transitions. AdaptiveHold
+	// sets each device's hold from its own pings instead
+	// (package hold): the lateness they arrive with, within [HoldMin,
+	// HoldMax], HoldMax while the device is new or its clock is not
+	// stable; HoldMax then also judges how late a ping may be and still
+	// be fresh.
+	Hold             time.Duration
+	HoldMin, HoldMax time.Duration
+	// MaxAccuracy is the largest fix accuracy (metres) that widens fence
+	// edges: a ping whose accuracy circle straddles an edge changes
+	// nothing there. A fix worse than it is taken at its position alone;
+	// zero ignores accuracy. A fence's max_accuracy overrides it.
+	MaxAccuracy float64
 	// Skew is how far ahead of its device's learned clock a stamp may be
 	// (and the window of the week-rollover repair).
 	Skew time.Duration
@@ -57,7 +69,16 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultHold = 500 * time.Millisecond
-	DefaultSkew = 2 * time.Second
+	// DefaultHoldMin and DefaultHoldMax bound the adaptive hold: a
+	// wider bound bought no accuracy and cost latency, a lower floor lost
+	// more late pings (docs/simulation.md has the runs).
+	DefaultHoldMin = 100 * time.Millisecond
+	DefaultHoldMax = 500 * time.Millisecond
+	// DefaultMaxAccuracy counts GPS fixes (a few to tens of metres) and
+	// leaves out cell-tower and Wi-Fi fixes (hundreds of metres), which
+	// would otherwise hold a fence's state for as long as they come.
+	DefaultMaxAccuracy = 100.0
+	DefaultSkew        = 2 * time.Second
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
 	// seconds to a minute off; a stamp hours or years ahead is a glitch.
 	DefaultMaxClockOffset = 10 * time.Minute
@@ -92,6 +113,9 @@ var DefaultMinValidTime = time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
 func DefaultConfig() Config {
 	return Config{
 		Hold:           DefaultHold,
+		HoldMin:        DefaultHoldMin,
+		HoldMax:        DefaultHoldMax,
+		MaxAccuracy:    DefaultMaxAccuracy,
 		Skew:           DefaultSkew,
 		MaxClockOffset: DefaultMaxClockOffset,
 		History:        DefaultHistory,
@@ -113,8 +137,12 @@ var ErrConfig = errors.New("invalid engine configuration")
 // Validate reports the first setting the engine cannot run with.
 func (c Config) Validate() error {
 	switch {
-	case c.Hold < 0 || c.Hold > MaxHold:
+	case c.Hold < 0 && c.Hold != AdaptiveHold || c.Hold > MaxHold:
 		return fmt.Errorf("%w: hold %v is outside [0, %v]", ErrConfig, c.Hold, MaxHold)
+	case c.Adaptive() && (c.HoldMin <= 0 || c.HoldMax < c.HoldMin || c.HoldMax > hold.Limit):
+		return fmt.Errorf("%w: adaptive hold bounds [%v, %v] must satisfy 0 < min <= max <= %v", ErrConfig, c.HoldMin, c.HoldMax, hold.Limit)
+	case !(c.MaxAccuracy >= 0) || math.IsInf(c.MaxAccuracy, 0):
+		return fmt.Errorf("%w: max accuracy %v must be a number of metres >= 0", ErrConfig, c.MaxAccuracy)
 	case c.Skew < 0 || c.MaxClockOffset < c.Skew:
 		return fmt.Errorf("%w: skew tolerance %v must be in [0, max clock offset %v]", ErrConfig, c.Skew, c.MaxClockOffset)
 	case c.History < 0 || c.HistoryWait < 0 || c.History > 0 && (c.HistoryPoints < 2 || c.HistoryWait <= 0):
@@ -128,6 +156,21 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// AdaptiveHold is Config.Hold's value for the adaptive per-device hold.
+const AdaptiveHold time.Duration = math.MinInt64
+
+// Adaptive reports whether each device's hold adapts to its pings.
+func (c Config) Adaptive() bool { return c.Hold == AdaptiveHold }
+
+// policy returns the adaptive hold's bounds.
+func (c Config) policy() hold.Policy {
+	return hold.Policy{Min: c.HoldMin, Max: c.HoldMax, Settle: settlePings}
+}
+
+// settlePings is how many on-time pings a new or stepped device sends at
+// the widest adaptive hold: twice what its clock model learns from.
+const settlePings = 2 * clock.LearnPings
 
 // Clamper returns the stamp plausibility check this configuration asks for.
 func (c Config) Clamper() clock.Clamper {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -35,6 +36,7 @@ type device struct {
 	// state stands before it): a ping before hist[0] is then beyond it.
 	// Last, in the record's tail padding.
 	trimmed bool
+	est     hold.Estimate // the adaptive hold's: 3 unaligned bytes, the rest of the padding
 }
 
 // hold returns the device's allowed lateness in nanoseconds.

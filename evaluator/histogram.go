@@ -43,6 +43,26 @@ func (h *Histogram) Observe(d time.Duration) {
 	h.sum.Add(int64(d))
 }
 
+// Bucket returns the index of d's bucket, for AddCounts.
+func (h *Histogram) Bucket(d time.Duration) int {
+	i := 0
+	for i < len(h.bounds) && d > h.bounds[i] {
+		i++
+	}
+	return i
+}
+
+// AddCounts adds observations gathered elsewhere: counts[i] to bucket i
+// (len(counts) is one more than the bounds), and sum to the sum.
+func (h *Histogram) AddCounts(counts []uint64, sum time.Duration) {
+	for i, n := range counts {
+		if n > 0 {
+			h.buckets[i].Add(n)
+		}
+	}
+	h.sum.Add(int64(sum))
+}
+
 // Count returns how many durations were observed.
 func (h *Histogram) Count() uint64 {
 	var n uint64

@@ -19,7 +19,8 @@ import (
 type point struct {
 	event    int64 // timeline
 	wall     int64 // ingest wall clock, Unix ns
-	lat, lon int32 // degrees × fixedScale
+	lat, lon int32  // degrees × fixedScale
+	acc      uint16 // the fix's accuracy, decimetres (reorder.Held.Acc)
 }
 
 // fixedScale is how many steps a degree of a kept position has: 1e-7°
@@ -36,9 +37,10 @@ func degrees(f int32) float64 { return float64(f) / fixedScale }
 // quantize rounds a position in degrees to what a history point keeps.
 func quantize(deg float64) float64 { return degrees(fixed(deg)) }
 
-// pointOf keeps what the history needs of a ping at event, taken at wall.
-func pointOf(event, wall int64, lat, lon float64) point {
-	return point{event: event, wall: wall, lat: fixed(lat), lon: fixed(lon)}
+// pointOf keeps what the history needs of a ping at event, taken at wall,
+// of accuracy acc (decimetres, reorder.AccOf).
+func pointOf(event, wall int64, lat, lon float64, acc uint16) point {
+	return point{event: event, wall: wall, lat: fixed(lat), lon: fixed(lon), acc: acc}
 }
 
 // lateBatch holds a device's late pings until they stop coming: a
@@ -95,7 +97,7 @@ func (p *Processor) commit(d *device, pg *Ping) {
 		d.trimmed = true
 		d.hist = d.hist[:copy(d.hist, d.hist[1:])]
 	}
-	d.hist = append(d.hist, pointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon))
+	d.hist = append(d.hist, pointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon, reorder.AccOf(pg.Acc)))
 	p.trim(d)
 }
 
@@ -334,7 +336,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	p.merged = p.merged[:0]
 	if !d.trimmed {
 		for _, h := range before {
-			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon))
+			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc))
 		}
 	}
 	for i := 0; i < len(pings); {
@@ -349,7 +351,7 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 		p.mergeRun(d, &merged[j], pings[i:k], merged[j+1:], now)
 		p.merged = append(p.merged, merged[j])
 		for _, h := range pings[i:k] {
-			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon))
+			p.merged = append(p.merged, pointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc))
 		}
 		j++
 		i = k
@@ -538,10 +540,15 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	}
 	p.changes = p.changes[:0]
 	for i := range run {
-		p.diff(p.search.Contains(set, run[i].Lat, run[i].Lon), i)
+		r := &run[i]
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, r.Lat, r.Lon), p.prev, r.Lat, r.Lon, r.Accuracy(), p.cfg.MaxAccuracy)
+		p.diff(p.eff, i)
 	}
 	if len(next) > 0 {
-		p.diff(p.search.Contains(set, degrees(next[0].lat), degrees(next[0].lon)), len(run))
+		n := &next[0]
+		lat, lon := degrees(n.lat), degrees(n.lon)
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, lat, lon), p.prev, lat, lon, float64(n.acc)/10, p.cfg.MaxAccuracy)
+		p.diff(p.eff, len(run))
 	}
 	for ci, c := range p.changes {
 		last, odd := true, true
@@ -646,7 +653,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		st := &d.states[u.i]
 		st.dwelled = true
 		// Confirmed by the newest committed ping: its position and ingest.
-		pt := pointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), degrees(d.lat), degrees(d.lon))
+		pt := pointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), degrees(d.lat), degrees(d.lon), 0)
 		if n := len(d.hist); n > 0 {
 			pt = d.hist[n-1]
 		}
@@ -660,7 +667,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 func (p *Processor) runPoint(run []reorder.Held, next []point, i int) point {
 	if i < len(run) {
 		h := &run[i]
-		return pointOf(h.Event, h.Wall, h.Lat, h.Lon)
+		return pointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc)
 	}
 	return next[i-len(run)]
 }

@@ -69,7 +69,7 @@ func TestPropertyHistoryPointKeepsTheRoundedPosition(t *testing.T) {
 		lat := rapid.Float64Range(-90, 90).Draw(t, "lat")
 		lon := rapid.Float64Range(-180, 180).Draw(t, "lon")
 		qlat, qlon := quantize(lat), quantize(lon)
-		pt := pointOf(1, 2, qlat, qlon)
+		pt := pointOf(1, 2, qlat, qlon, 0)
 		if degrees(pt.lat) != qlat || degrees(pt.lon) != qlon {
 			t.Fatalf("(%v, %v) rounded to (%v, %v), kept as (%v, %v)", lat, lon, qlat, qlon, degrees(pt.lat), degrees(pt.lon))
 		}

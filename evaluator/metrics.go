@@ -27,6 +27,7 @@ type Metrics struct {
 	WatermarkLag   *Histogram // ingest wall time − device watermark
 	ReleaseLatency *Histogram // monotonic ingest → release from the buffer
 	DecideLatency  *Histogram // monotonic ingest → transition decided
+	Hold           *Histogram // each device's hold, once per sweep round
 }
 
 // LatencyBuckets are the upper bounds, in seconds, of the latency
@@ -38,6 +39,10 @@ var LatencyBuckets = []float64{.001, .005, .01, .025, .05, .1, .2, .3, .4, .45, 
 // LagBuckets are the upper bounds, in seconds, of the watermark lag: from
 // the hold up to store-and-forward backlogs of hours.
 var LagBuckets = []float64{.1, .25, .5, .75, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400}
+
+// HoldBuckets are the upper bounds, in seconds, of the per-device hold
+// histogram: around the adaptive hold's default bounds.
+var HoldBuckets = []float64{0, .05, .1, .15, .2, .25, .3, .4, .5, .75, 1, 2, 5, 30}
 
 // OffsetBuckets are the upper bounds, in seconds, of the clock offset
 // histogram: negative for clocks behind the server.
@@ -62,6 +67,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		WatermarkLag:   NewHistogram(set, `edgefence_watermark_lag_seconds`, LagBuckets),
 		ReleaseLatency: NewHistogram(set, `edgefence_release_latency_seconds`, LatencyBuckets),
 		DecideLatency:  NewHistogram(set, `edgefence_decide_latency_seconds`, LatencyBuckets),
+		Hold:           NewHistogram(set, `edgefence_device_hold_seconds`, HoldBuckets),
 	}
 	m.Clamped[clock.ClampNone] = new(metrics.Counter) // unregistered: keeps indexing branch-free
 	for _, r := range clock.ClampReasons() {

@@ -69,8 +69,12 @@ func NewPing(c clock.Clamper, device string, pos *payload.Position, ingest time.
 // heldOf keeps what a reorder buffer needs of p, whose ingest wall clock
 // reading is wall (Unix ns: the caller has it already).
 func heldOf(p *Ping, wall int64) reorder.Held {
-	return reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: p.arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp,
+	h := reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: p.arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp,
 		Source: p.Source, Seq: p.Seq, HasSeq: p.HasSeq}
+	if p.HasAcc {
+		h.Acc = reorder.AccOf(p.Acc)
+	}
+	return h
 }
 
 // heldPing fills *dst with h, a buffered ping of device id. Its Ingest
@@ -84,5 +88,6 @@ func heldPing(h *reorder.Held, dst *Ping, id string) {
 		Stamp: h.Stamp, HasStamp: h.Clamp != clock.ClampMissing,
 		Source: h.Source, Seq: h.Seq, HasSeq: h.HasSeq,
 		Ingest: time.Unix(0, h.Wall), arrived: h.Arrived,
+		Acc: h.Accuracy(), HasAcc: h.Acc > 0,
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -21,6 +22,7 @@ type Processor struct {
 	sink   Sink
 	m      *Metrics
 	search *fence.Searcher
+	pol    hold.Policy // the adaptive hold's, when Config.Adaptive()
 
 	devices  map[string]*device
 	all      []*device // every device, for the sweep: device.slot is its index
@@ -31,6 +33,8 @@ type Processor struct {
 	counting [clock.NumStates]int64 // devices per clock state in this sweep round
 	counted  [clock.NumStates]int64 // … as of the last whole round, published
 	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
+	holds    []uint64               // devices per hold bucket in this sweep round
+	holdSum  time.Duration          // … and their holds' sum
 
 	// scratch of reconciliation
 	redo     []reorder.Held
@@ -41,10 +45,12 @@ type Processor struct {
 	burst    []int        // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
-	ping Ping
-	out  Transition
-	late Late
-	dues []due
+	ping   Ping
+	out    Transition
+	late   Late
+	dues   []due
+	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
+	inside []*fence.Fence // the fences a device is inside, for it
 
 	watched map[*device]*watch // devices being inspected (see watch.go)
 }
@@ -65,6 +71,8 @@ func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sin
 		sink:    sink,
 		m:       m,
 		search:  fence.NewSearcher(),
+		pol:     cfg.policy(),
+		holds:   make([]uint64, len(HoldBuckets)+1),
 		devices: make(map[string]*device),
 	}, nil
 }
@@ -83,7 +91,11 @@ func (p *Processor) device(id string) *device {
 	d := p.devices[id]
 	if d == nil {
 		// Clone: the caller's id may point into a larger buffer we must not pin.
-		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(p.cfg.Hold / time.Microsecond), slot: int32(len(p.all))}
+		d = &device{id: strings.Clone(id), high: noTime, wm: noTime, done: noTime, clk: clock.New(), holdUs: int32(max(p.cfg.Hold, 0) / time.Microsecond), slot: int32(len(p.all))}
+		if p.cfg.Adaptive() {
+			d.est.Widen(&p.pol) // just started: its lateness is not known yet
+			d.holdUs = int32(p.pol.Max / time.Microsecond)
+		}
 		p.devices[d.id] = d
 		p.all = append(p.all, d)
 	}
@@ -91,14 +103,43 @@ func (p *Processor) device(id string) *device {
 }
 
 // SetHold sets one device's allowed lateness (a device with an unstable
-// clock may need more than the default), capped at MaxHold.
+// clock may need more than the default), capped at MaxHold; the pings it
+// holds wait the new hold. With the adaptive hold, the device's next ping
+// sets it again.
 func (p *Processor) SetHold(id string, hold time.Duration) {
 	d := p.device(id)
 	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
 	// The queued deadlines were computed with the old hold: queue the new ones.
 	for i := range d.buf {
-		p.timers.Push(d.buf[i].Arrived+d.hold(), d)
+		d.buf[i].HoldUs = uint32(d.holdUs)
+		p.timers.Push(d.buf[i].Deadline(), d)
 	}
+}
+
+// Hold returns a device's current hold, and false when it has no state.
+func (p *Processor) Hold(id string) (time.Duration, bool) {
+	if d := p.devices[id]; d != nil {
+		return time.Duration(d.hold()), true
+	}
+	return 0, false
+}
+
+// adapt updates d's adaptive hold with its ping just judged v at event,
+// before the ping is placed: a late ping's own deadline is already the
+// wider one.
+func (p *Processor) adapt(d *device, v clock.Verdict, event int64) {
+	if v == clock.Stepped || d.clk.Pending() <= -2 {
+		// A step, or a step back being told from delayed pings (two agree):
+		// the clock is not stable. Widening on any candidate cost latency
+		// and bought nothing: one delayed ping makes a candidate.
+		d.est.Widen(&p.pol)
+	}
+	var late time.Duration
+	if d.high != noTime && event < d.high {
+		late = time.Duration(d.high - event)
+	}
+	d.est.Observe(late, &p.pol)
+	d.holdUs = int32(d.est.Hold(&p.pol) / time.Microsecond)
 }
 
 // Deferred returns how many late pings wait to be reconciled.
@@ -124,7 +165,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	if len(p.watched) > 0 {
 		p.observe(d, pg, now)
 	}
-	if d.holdUs == 0 {
+	if d.holdUs == 0 && !p.cfg.Adaptive() {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
 		p.evaluate(d, pg, now)
@@ -134,6 +175,9 @@ func (p *Processor) Ingest(pg *Ping) {
 	// backlog burst: its order is the burst's, not its arrival's.
 	burst := now-d.clk.PrevArrival() < clock.BurstGap
 	v := p.judge(d, pg, wall, now)
+	if p.cfg.Adaptive() {
+		p.adapt(d, v, pg.Event)
+	}
 	h := heldOf(pg, wall)
 	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
@@ -178,6 +222,12 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		return clock.Fresh
 	}
 	behindTol := max(clock.MinBehind, d.hold())
+	if p.cfg.Adaptive() {
+		// How late a ping may be and still be fresh is the clock model's
+		// judgement, not the buffer's: a hold that narrows must not make
+		// ordinary delays look like a step back (docs/engine.md).
+		behindTol = max(clock.MinBehind, int64(p.pol.Max))
+	}
 	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.seen(stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
@@ -241,11 +291,12 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64) {
 	switch {
 	case h.Event > d.wm:
+		h.HoldUs = uint32(d.holdUs)
 		d.buf.Push(h)
 		p.buffered++
 		// One deadline per buffered ping: they come in arrival order, so
-		// the queue is a FIFO (see reorder.Deadlines).
-		p.timers.Push(h.Arrived+d.hold(), d)
+		// with one hold the queue is a FIFO (see reorder.Deadlines).
+		p.timers.Push(h.Deadline(), d)
 		if h.Clamp != clock.ClampBeforeFloor {
 			// A counting clock's anchor is a guess until its burst says
 			// otherwise (clock.Model.Reanchor): it moves nothing.
@@ -319,9 +370,8 @@ func (p *Processor) Advance(now time.Time) {
 		// The buffer first: a late batch is placed among what its hold
 		// has committed by now.
 		if len(d.buf) > 0 {
-			hold := d.hold()
 			for i := range d.buf {
-				if d.buf[i].Arrived+hold <= n {
+				if d.buf[i].Deadline() <= n {
 					d.wm = max(d.wm, d.buf[i].Event)
 				}
 			}
@@ -358,6 +408,8 @@ func (p *Processor) NextDeadline() (time.Time, bool) {
 // eviction never produces a duplicate ENTER). It looks at every device.
 func (p *Processor) Sweep(now time.Time) {
 	p.cursor, p.counting = 0, [clock.NumStates]int64{}
+	clear(p.holds)
+	p.holdSum = 0
 	p.SweepStep(now, math.MaxInt)
 }
 
@@ -372,6 +424,8 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	for ; budget > 0 && p.cursor < len(p.all); budget-- {
 		d := p.all[p.cursor]
 		p.counting[d.clk.State()]++
+		p.holds[p.m.Hold.Bucket(time.Duration(d.hold()))]++
+		p.holdSum += time.Duration(d.hold())
 		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
@@ -398,6 +452,9 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		p.m.clockStates[i].Add(n - p.counted[i])
 	}
 	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
+	p.m.Hold.AddCounts(p.holds, p.holdSum)
+	clear(p.holds)
+	p.holdSum = 0
 	return true
 }
 

@@ -33,6 +33,9 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
+	if pg.HasAcc && pg.Acc > 0 {
+		hits = p.edges(d, pg, hits)
+	}
 
 	p.dues = p.dues[:0]
 	for i := range d.states {
@@ -95,6 +98,37 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	clear(d.states[k:])
 	d.states = d.states[:k]
 	d.lat, d.lon = fixed(pg.Lat), fixed(pg.Lon)
+}
+
+// edges applies accuracy hysteresis (fence.Settle) to the fences
+// containing pg, against the fences d is inside.
+func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
+	// Most pings change nothing: the fences containing them are those the
+	// device is in (both sorted by ID). Then there is nothing to settle.
+	k, same := 0, true
+	for i := range d.states {
+		if st := &d.states[i]; st.inside {
+			if k == len(hits) || hits[k].ID != st.fence {
+				same = false
+				break
+			}
+			k++
+		}
+	}
+	if same && k == len(hits) {
+		return hits
+	}
+	p.inside = p.inside[:0]
+	set := p.fences()
+	for i := range d.states {
+		if st := &d.states[i]; st.inside {
+			if f := set.ByID(st.fence); f != nil {
+				p.inside = append(p.inside, f)
+			}
+		}
+	}
+	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy)
+	return p.eff
 }
 
 // find returns the fence with id among hits, or nil.

@@ -38,6 +38,12 @@ type Config struct {
 	OutageMax    time.Duration // flushed in a burst
 	NewestFirst  float64       // share of backlogs flushed newest-first (the rest oldest-first)
 	GPSNoise     bool          // report positions with 3–30 m of noise (off: ordering effects alone)
+	// GPSNoiseCorr, with GPSNoise, makes a device's position error drift
+	// (a first-order autoregressive error with this correlation time), as
+	// a real receiver's does, and its reported accuracy the 68 % radius of
+	// that error, as phones report it. Zero: the error is independent per
+	// fix and its per-axis deviation is the reported accuracy.
+	GPSNoiseCorr time.Duration
 	// An emitted transition matches a true one of its type when its
 	// causing ping was fixed at most MatchEarly before, or MatchLate after,
 	// the true change.

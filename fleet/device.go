@@ -71,6 +71,7 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 	nextBoot, bootEnd, bootEpoch := poisson(rng, c.ColdBootPerH, 0), int64(-1), int64(0)
 	nextOutage, outageEnd, backlog := poisson(rng, c.OutagePerH, 0), int64(-1), 0
 	newestFirst := false
+	var ex, ey float64 // the drifting position error, metres east and north (GPSNoiseCorr)
 
 	for t := rng.Int64N(period); t < dur; t += period {
 		// Move toward the waypoint; pick a new one on arrival.
@@ -108,8 +109,16 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 		s.rlat, s.rlon = s.lat, s.lon
 		if c.GPSNoise {
 			s.acc = 3 + rng.Float64()*27
-			s.rlat += rng.NormFloat64() * s.acc / mPerDegLat
-			s.rlon += rng.NormFloat64() * s.acc / (mPerDegLat * cosLat)
+			ny, nx := rng.NormFloat64(), rng.NormFloat64() // north first, as before
+			if c.GPSNoiseCorr > 0 {
+				// The 68 % radius of a 2-D normal error is 1.515 σ per axis.
+				rho := math.Exp(-float64(period) / float64(c.GPSNoiseCorr))
+				sd := s.acc / 1.515 * math.Sqrt(1-rho*rho)
+				ex, ey = rho*ex+sd*nx, rho*ey+sd*ny
+				nx, ny = ex/s.acc, ey/s.acc
+			}
+			s.rlat += ny * s.acc / mPerDegLat
+			s.rlon += nx * s.acc / (mPerDegLat * cosLat)
 		}
 		if t < bootEnd {
 			s.stamp = bootEpoch + t

@@ -107,3 +107,42 @@ func TestMonotonicKeepsWallTime(t *testing.T) {
 		t.Fatalf("difference = %v", d)
 	}
 }
+
+// The adaptive hold on the default model: far less waiting than the
+// fixed 500 ms hold, no more lost to lateness. With GPS noise, accuracy
+// hysteresis cuts the phantoms that noise at fence edges makes.
+func TestAdaptiveHoldAndAccuracyHysteresis(t *testing.T) {
+	run := func(noise bool, strategies ...string) []shadow.Row {
+		cfg := DefaultConfig()
+		cfg.Devices, cfg.Duration, cfg.GPSNoise = 300, 3*time.Minute, noise
+		set, err := cfg.Fences(300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st []shadow.Strategy
+		for _, s := range strategies {
+			x, err := shadow.ParseStrategy(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st = append(st, x)
+		}
+		res, err := Run(cfg, evaluator.DefaultConfig(), set, st, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Rows
+	}
+	rows := run(false, "500ms", "adaptive")
+	fixed, adaptive := &rows[0], &rows[1]
+	if adaptive.Mean() > fixed.Mean()/2 || adaptive.Lost > fixed.Lost {
+		t.Errorf("adaptive: mean added %v, %d lost; fixed 500 ms: %v, %d lost", adaptive.Mean(), adaptive.Lost, fixed.Mean(), fixed.Lost)
+	}
+	rows = run(true, "adaptive", "adaptive-noacc")
+	on, off := &rows[0], &rows[1]
+	if on.Phantoms*2 > off.Phantoms {
+		t.Errorf("with GPS noise: %d phantoms with hysteresis, %d without: want at most half", on.Phantoms, off.Phantoms)
+	}
+	t.Logf("mean added %v vs %v; noise phantoms %.3f%% with hysteresis, %.3f%% without",
+		adaptive.Mean(), fixed.Mean(), 100*on.PhantomRate(), 100*off.PhantomRate())
+}

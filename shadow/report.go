@@ -39,13 +39,13 @@ func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	truth := len(rows) > 0 && rows[0].HasTruth
 	if truth {
-		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\tphantom\tvs first\treversal\tmissed\tlate\tlost\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\tphantom\tvs first\treversal\tmissed\tlate\tlost\toverflow\tadded mean\tp50\tp99\tmax\tpings/s\t")
 	} else {
-		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\treversal\tvs first\tlate\tlost\toverflow\tadded p50\tp99\tmax\tpings/s\t")
+		fmt.Fprintln(tw, "strategy\ttransitions\thistoric\treversal\tvs first\tlate\tlost\toverflow\tadded mean\tp50\tp99\tmax\tpings/s\t")
 	}
 	for i := range rows {
 		r := &rows[i]
-		lat := fmt.Sprintf("%v\t%v\t%v", round(r.Percentile(50)), round(r.Percentile(99)), round(r.Percentile(100)))
+		lat := fmt.Sprintf("%v\t%v\t%v\t%v", round(r.Mean()), round(r.Percentile(50)), round(r.Percentile(99)), round(r.Percentile(100)))
 		if truth {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Name, r.Transitions, r.Historic,
 				pct(r.PhantomRate()), ratio(rows[0].PhantomRate(), r.PhantomRate()), pct(r.ReversalRate()),
@@ -78,6 +78,8 @@ func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 type jsonRow struct {
 	Strategy       string   `json:"strategy"`
 	HoldMs         int64    `json:"hold_ms"`
+	Adaptive       bool     `json:"adaptive,omitempty"`
+	NoAccuracy     bool     `json:"no_accuracy,omitempty"`
 	Pings          int64    `json:"pings"`
 	Transitions    int64    `json:"transitions"`
 	Reversals      int64    `json:"reversals"`
@@ -92,6 +94,7 @@ type jsonRow struct {
 	Phantoms       *int64   `json:"phantoms,omitempty"`
 	PhantomRate    *float64 `json:"phantom_rate,omitempty"`
 	Missed         *int64   `json:"missed,omitempty"`
+	AddedMeanMs    float64  `json:"added_latency_mean_ms"`
 	AddedP50Ms     float64  `json:"added_latency_p50_ms"`
 	AddedP99Ms     float64  `json:"added_latency_p99_ms"`
 	AddedMaxMs     float64  `json:"added_latency_max_ms"`
@@ -108,10 +111,10 @@ func WriteJSON(w io.Writer, meta any, rows []Row) error {
 	for i := range rows {
 		r := &rows[i]
 		j := jsonRow{
-			Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Pings: r.Pings, Transitions: r.Transitions,
+			Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Adaptive: r.Adaptive, NoAccuracy: r.NoAccuracy, Pings: r.Pings, Transitions: r.Transitions,
 			Reversals: r.Reversals, ReversalRate: r.ReversalRate(), Late: r.Late, LateRate: Rate(r.Late, r.Pings),
 			Historic: r.Historic, Lost: r.Lost, LostRate: Rate(r.Lost, r.Pings),
-			Overflow: r.Overflow, AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
+			Overflow: r.Overflow, AddedMeanMs: ms(r.Mean()), AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
 			AddedMaxMs: ms(r.Percentile(100)), PingsPerSecond: r.PingsPerSecond(),
 		}
 		if r.HasTruth {

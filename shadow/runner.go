@@ -7,6 +7,7 @@ package shadow
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
@@ -17,6 +18,34 @@ import (
 type Strategy struct {
 	Name string
 	Hold time.Duration
+	// Adaptive runs the per-device adaptive hold within the engine
+	// configuration's bounds (Hold is then unused).
+	Adaptive bool
+	// NoAccuracy ignores the pings' accuracy: no fence edge hysteresis.
+	NoAccuracy bool
+}
+
+// ParseStrategy reads one strategy: a hold ("500ms", 0 for arrival
+// order) or "adaptive", optionally followed by "-noacc" to ignore the
+// pings' accuracy.
+func ParseStrategy(s string) (Strategy, error) {
+	s = strings.TrimSpace(s)
+	base, noacc := strings.CutSuffix(s, "-noacc")
+	var st Strategy
+	if base == "adaptive" {
+		st = Strategy{Name: "adaptive", Adaptive: true}
+	} else {
+		h, err := time.ParseDuration(base)
+		if err != nil {
+			return Strategy{}, fmt.Errorf("strategy %q: want a hold or \"adaptive\", optionally with -noacc: %w", s, err)
+		}
+		st = Strategies([]time.Duration{h})[0]
+	}
+	if noacc {
+		st.Name += "-noacc"
+		st.NoAccuracy = true
+	}
+	return st, nil
 }
 
 // Strategies names holds: "arrival" for 0, "hold=500ms" otherwise.
@@ -42,6 +71,7 @@ type Runner struct {
 	metrics    []*evaluator.Metrics
 	sinks      []*recorder
 	sweep      time.Duration
+	holdMax    time.Duration // the adaptive hold's bound
 	stats      []Stats
 }
 
@@ -61,10 +91,16 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 	// Sweeps only matter to a silent device's DWELL timer; stepping
 	// through a ten-minute outage every 250 ms would cost more than the
 	// pings. One-second steps bound a silent DWELL's error to a second.
-	r := &Runner{strategies: strategies, sweep: max(cfg.Sweep, time.Second)}
+	r := &Runner{strategies: strategies, sweep: max(cfg.Sweep, time.Second), holdMax: cfg.HoldMax}
 	for _, s := range strategies {
 		c := cfg
 		c.Hold = s.Hold
+		if s.Adaptive {
+			c.Hold = evaluator.AdaptiveHold
+		}
+		if s.NoAccuracy {
+			c.MaxAccuracy = 0
+		}
 		rec := &recorder{}
 		m := evaluator.NewMetrics(nil)
 		p, err := evaluator.NewProcessor(c, base, func() *fence.Set { return fences }, rec, m)
@@ -108,7 +144,7 @@ func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
 			r.advance(p, pg.Ingest)
 			p.Ingest(&pg)
 		}
-		end := arrivals[len(arrivals)-1].Ingest.Add(r.strategies[i].Hold)
+		end := arrivals[len(arrivals)-1].Ingest.Add(r.maxHold(i))
 		r.advance(p, end)
 		p.Flush(end) // nothing should be left; a safety net for holds beyond the stream
 		p.Forget(id)
@@ -132,6 +168,14 @@ func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
 		out[i] = rec.trans
 	}
 	return out
+}
+
+// maxHold is the longest a ping may wait under strategy i.
+func (r *Runner) maxHold(i int) time.Duration {
+	if s := r.strategies[i]; !s.Adaptive {
+		return s.Hold
+	}
+	return r.holdMax
 }
 
 // advance runs the hold deadlines due by now at their own instants, as a

@@ -69,3 +69,22 @@ func TestRunnerComparesStrategiesOnOneStream(t *testing.T) {
 		t.Fatalf("json: %s (%v)", jb.String(), err)
 	}
 }
+
+// Strategies are read as holds, "adaptive", each optionally "-noacc".
+func TestParseStrategy(t *testing.T) {
+	for in, want := range map[string]Strategy{
+		"0":              {Name: "arrival"},
+		"500ms":          {Name: "hold=500ms", Hold: 500 * time.Millisecond},
+		"adaptive":       {Name: "adaptive", Adaptive: true},
+		"adaptive-noacc": {Name: "adaptive-noacc", Adaptive: true, NoAccuracy: true},
+		" 2s-noacc":      {Name: "hold=2s-noacc", Hold: 2 * time.Second, NoAccuracy: true},
+	} {
+		got, err := ParseStrategy(in)
+		if err != nil || got != want {
+			t.Errorf("ParseStrategy(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	if _, err := ParseStrategy("soon"); err == nil {
+		t.Error(`ParseStrategy("soon") succeeded`)
+	}
+}

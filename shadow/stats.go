@@ -44,6 +44,18 @@ func (s *Stats) Percentile(p float64) time.Duration {
 	return s.Latency[i]
 }
 
+// Mean returns the mean added latency.
+func (s *Stats) Mean() time.Duration {
+	if len(s.Latency) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, l := range s.Latency {
+		sum += l
+	}
+	return sum / time.Duration(len(s.Latency))
+}
+
 // Rate returns n/d, or 0 when d is 0.
 func Rate(n, d int64) float64 {
 	if d == 0 {

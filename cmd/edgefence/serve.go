@@ -207,9 +207,39 @@ func (f timeFlag) Set(v string) error {
 	return nil
 }
 
+// holdFlag is --hold: "adaptive" or a fixed hold. A duration keeps its
+// old meaning, so an existing config's fixed hold stays fixed.
+type holdFlag struct{ e *evaluator.Config }
+
+func (f holdFlag) String() string {
+	switch {
+	case f.e == nil:
+		return ""
+	case f.e.Adaptive():
+		return "adaptive"
+	}
+	return f.e.Hold.String()
+}
+
+func (f holdFlag) Set(v string) error {
+	if v == "adaptive" {
+		f.e.Hold = evaluator.AdaptiveHold
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf(`want "adaptive" or a duration such as 500ms: %w`, err)
+	}
+	f.e.Hold = d
+	return nil
+}
+
 // engineFlags binds the engine's settings, named as serve names them.
 func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
-	fs.DurationVar(&e.Hold, "hold", e.Hold, "reorder hold (allowed lateness); 0 evaluates in arrival order")
+	fs.Var(holdFlag{e}, "hold", "reorder hold (allowed lateness): 'adaptive' (per device, within --hold-min and --hold-max) or a fixed duration; 0 evaluates in arrival order")
+	fs.DurationVar(&e.HoldMin, "hold-min", e.HoldMin, "the adaptive hold's lower bound")
+	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound, held while a device is new or its clock just stepped (at most 16s)")
+	fs.Float64Var(&e.MaxAccuracy, "max-accuracy", e.MaxAccuracy, "largest fix accuracy (metres) that widens fence edges; a worse fix counts at its position alone; 0: accuracy ignored")
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
 	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be (a new device is trusted within it)")
 	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled into each device's history (0: late pings go to the late topic)")

@@ -47,10 +47,33 @@ func (l *durationList) Set(v string) error {
 	return nil
 }
 
+// strategyList is a comma-separated list of strategies (shadow.ParseStrategy).
+type strategyList []shadow.Strategy
+
+func (l *strategyList) String() string {
+	s := make([]string, len(*l))
+	for i, st := range *l {
+		s[i] = st.Name
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *strategyList) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		st, err := shadow.ParseStrategy(f)
+		if err != nil {
+			return err
+		}
+		*l = append(*l, st)
+	}
+	return nil
+}
+
 type simulateOptions struct {
 	fleet     fleet.Config
 	engine    evaluator.Config
-	holds     durationList
+	holds     strategyList
 	fences    string
 	numFences int
 	workers   int
@@ -90,9 +113,13 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&c.OutageMax, "outage-max", c.OutageMax, "longest outage")
 	fs.Float64Var(&c.NewestFirst, "newest-first", c.NewestFirst, "share of backlogs flushed newest-first")
 	fs.BoolVar(&c.GPSNoise, "gps-noise", c.GPSNoise, "add 3–30 m of position noise (off: ordering effects alone)")
+	fs.DurationVar(&c.GPSNoiseCorr, "gps-noise-corr", c.GPSNoiseCorr, "with --gps-noise: the position error drifts with this correlation time and acc is its 68% radius (0: independent per fix, acc its per-axis deviation)")
 	fs.DurationVar(&c.MatchEarly, "match-early", c.MatchEarly, "an emitted transition matches a true one if its ping was fixed at most this before the true change…")
 	fs.DurationVar(&c.MatchLate, "match-late", c.MatchLate, "…or at most this after it (a delayed but correct transition is not a phantom)")
-	fs.Var(&o.holds, "holds", "strategies: comma-separated holds; 0 is arrival order")
+	fs.Var(&o.holds, "holds", "strategies: comma-separated holds (0 is arrival order) or 'adaptive'; a '-noacc' suffix ignores the pings' accuracy (no edge hysteresis)")
+	fs.DurationVar(&e.HoldMin, "hold-min", e.HoldMin, "the adaptive hold's lower bound")
+	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound (also while a device's clock is new or stepping)")
+	fs.Float64Var(&e.MaxAccuracy, "max-accuracy", e.MaxAccuracy, "largest fix accuracy, metres, that widens fence edges (worse: position alone; 0: accuracy ignored)")
 	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell (0: off)")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
@@ -110,7 +137,7 @@ func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
 		engine:    evaluator.DefaultConfig(),
-		holds:     durationList{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second},
+		holds:     defaultSimStrategies(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
 	}
@@ -133,6 +160,13 @@ func simulateCommand() *ffcli.Command {
 			return simulate(os.Stdout, o)
 		},
 	}
+}
+
+// defaultSimStrategies are arrival order, the fixed holds 200 ms, 500 ms
+// and 2 s, and the adaptive hold.
+func defaultSimStrategies() strategyList {
+	l := strategyList(shadow.Strategies([]time.Duration{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}))
+	return append(l, shadow.Strategy{Name: "adaptive", Adaptive: true})
 }
 
 func simulate(w io.Writer, o *simulateOptions) (err error) {
@@ -160,7 +194,7 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 		observe = c.write
 		defer func() { err = errors.Join(err, c.close()) }()
 	}
-	strategies := shadow.Strategies(o.holds)
+	strategies := []shadow.Strategy(o.holds)
 	status := newStatus(o.status, progress.Options{Label: "simulate", Unit: "devices", Total: int64(o.fleet.Devices)})
 	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, countDevices(status, observe))
 	status.Stop()

@@ -20,7 +20,7 @@ func smallSimulation(t *testing.T) *simulateOptions {
 	f.Devices, f.Duration = 60, 2*time.Minute
 	return &simulateOptions{
 		fleet: f, engine: evaluator.DefaultConfig(), numFences: 100, workers: 2,
-		holds:     durationList{0, 500 * time.Millisecond},
+		holds:     strategyList(shadow.Strategies([]time.Duration{0, 500 * time.Millisecond})),
 		capture:   filepath.Join(dir, "sim.jsonl"),
 		fencesOut: filepath.Join(dir, "fences.geojson"),
 	}
@@ -53,14 +53,14 @@ func TestSimulatedCaptureReplaysToTheSameTransitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := fleet.Run(o.fleet, o.engine, set, shadow.Strategies(o.holds), 2, c.write)
+	sim, err := fleet.Run(o.fleet, o.engine, set, o.holds, 2, c.write)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.close(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := replay(&replayOptions{engine: o.engine, holds: o.holds, fences: o.fencesOut}, []string{o.capture})
+	rep, err := replay(&replayOptions{engine: o.engine, holds: durationList{0, 500 * time.Millisecond}, fences: o.fencesOut}, []string{o.capture})
 	if err != nil {
 		t.Fatal(err)
 	}

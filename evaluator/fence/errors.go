@@ -36,6 +36,9 @@ var (
 	// ErrInvalidDwell: properties.dwell is not a number of seconds >= 0 that
 	// fits a time.Duration.
 	ErrInvalidDwell = errors.New("invalid dwell")
+	// ErrInvalidAccuracy: properties.max_accuracy is not a number of
+	// metres >= 0.
+	ErrInvalidAccuracy = errors.New("invalid max_accuracy")
 )
 
 // FeatureError reports why one feature of a fence file was rejected. Index is

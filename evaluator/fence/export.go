@@ -1,7 +1,6 @@
 package fence
 
 import (
-	"math"
 	"strconv"
 )
 
@@ -24,7 +23,7 @@ func (f *Fence) AppendGeoJSON(b []byte) []byte {
 	}
 	if f.isCircle {
 		b = append(b, `,"radius":`...)
-		b = strconv.AppendFloat(b, f.circle.radius(), 'f', 3, 64)
+		b = strconv.AppendFloat(b, f.circle.radius, 'f', 3, 64)
 		b = append(b, `},"geometry":{"type":"Point","coordinates":`...)
 		b = appendCoord(b, f.circle.lon/deg, f.circle.lat/deg)
 		return append(b, `}}`...)
@@ -73,12 +72,4 @@ func appendCoord(b []byte, lon, lat float64) []byte {
 	b = append(b, ',')
 	b = strconv.AppendFloat(b, lat, 'f', -1, 64)
 	return append(b, ']')
-}
-
-// radius is the circle's radius in metres, from its haversine bound.
-func (c *circle) radius() float64 {
-	if c.hav >= 1 {
-		return math.Pi * earthRadius
-	}
-	return 2 * math.Asin(math.Sqrt(c.hav)) * earthRadius
 }

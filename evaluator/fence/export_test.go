@@ -42,8 +42,8 @@ func TestAppendGeoJSONRoundTrip(t *testing.T) {
 		if g == nil || g.Name != f.Name || g.HasDwell != f.HasDwell || g.Dwell != f.Dwell || g.isCircle != f.isCircle {
 			t.Fatalf("%s came back as %+v", f.ID, g)
 		}
-		if f.isCircle && math.Abs(g.circle.radius()-f.circle.radius()) > 0.01 {
-			t.Errorf("%s radius %v, want %v", f.ID, g.circle.radius(), f.circle.radius())
+		if f.isCircle && math.Abs(g.circle.radius-f.circle.radius) > 0.01 {
+			t.Errorf("%s radius %v, want %v", f.ID, g.circle.radius, f.circle.radius)
 		}
 		// A grid over the fence's box, a little wider.
 		w, h := f.max[0]-f.min[0], f.max[1]-f.min[1]

@@ -32,6 +32,11 @@ type Fence struct {
 	Name     string        // properties.name, optional
 	Dwell    time.Duration // properties.dwell in seconds (JSON number >= 0); meaningful only when HasDwell
 	HasDwell bool
+	// MaxAccuracy is properties.max_accuracy in metres (JSON number >= 0):
+	// this fence's cap on the fix accuracy that widens its edge, instead
+	// of the engine's; meaningful only when HasMaxAccuracy.
+	MaxAccuracy    float64
+	HasMaxAccuracy bool
 
 	rank     int // position in the Set's ID order: results sort on it, not on strings
 	isCircle bool
@@ -58,6 +63,7 @@ type circle struct {
 	lat, lon float64 // radians
 	cosLat   float64
 	hav      float64 // sin²(θ/2) for angular radius θ: compare before asin/sqrt
+	radius   float64 // metres, for the distance to the edge
 }
 
 // Contains reports whether the point (degrees) lies inside this fence.
@@ -119,7 +125,7 @@ func newCircle(lat, lon, radius float64) circle {
 		hav = s * s
 	}
 	φ := lat * deg
-	return circle{lat: φ, lon: lon * deg, cosLat: math.Cos(φ), hav: hav}
+	return circle{lat: φ, lon: lon * deg, cosLat: math.Cos(φ), hav: hav, radius: radius}
 }
 
 func (c *circle) contains(lat, lon float64) bool {

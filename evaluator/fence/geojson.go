@@ -108,6 +108,13 @@ func parseFeature(raw json.RawMessage) (*Fence, string, error) {
 		}
 		f.Dwell, f.HasDwell = time.Duration(math.Round(d*float64(time.Second))), true
 	}
+	if raw, ok := props.get("max_accuracy"); ok {
+		m, ok := decodeNumber(raw)
+		if !ok || !(m >= 0) || math.IsInf(m, 0) {
+			return nil, id, errf(ErrInvalidAccuracy, "properties.max_accuracy must be a number of metres >= 0, got %s", clip(raw))
+		}
+		f.MaxAccuracy, f.HasMaxAccuracy = m, true
+	}
 	radius := 0.0
 	if raw, ok := props.get("radius"); ok {
 		if radius, ok = decodeNumber(raw); !ok || !(radius > 0) || math.IsInf(radius, 0) {

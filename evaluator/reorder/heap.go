@@ -9,9 +9,8 @@ import (
 )
 
 // Held is a buffered ping: what the state machine needs of it once the
-// hold lets it go. The device is the buffer's own, and the stamp as
-// received and the accuracy only ever reach the late output, which takes
-// pings before they are buffered. 48 bytes against a Ping's 104, and no
+// hold lets it go. The device is the buffer's own. 64 bytes against a
+// Ping's 120, and no
 // pointers: at 8.8 Hz and the default hold a device buffers 4-5 pings,
 // which now span half the cache lines (each ping is pushed on arrival and
 // read again on release, long after its device left the cache), and the
@@ -26,7 +25,30 @@ type Held struct {
 	Clamp    clock.ClampReason
 	Source   payload.TimeSource
 	HasSeq   bool
+	// Acc is the fix's accuracy in decimetres (0: none), at most MaxAcc.
+	Acc uint16
+	// HoldUs is its device's hold when it arrived, in µs: it is released
+	// at Arrived + that at the latest, whatever the hold became since.
+	HoldUs uint32
 }
+
+// MaxAcc is the largest accuracy Held keeps, in decimetres (6,553.5 m):
+// an accuracy beyond it is as uninformative.
+const MaxAcc = 1<<16 - 1
+
+// AccOf encodes an accuracy in metres for Held.Acc.
+func AccOf(m float64) uint16 {
+	if !(m > 0) {
+		return 0
+	}
+	return uint16(min(m*10+0.5, MaxAcc))
+}
+
+// Accuracy returns Acc in metres.
+func (h *Held) Accuracy() float64 { return float64(h.Acc) / 10 }
+
+// Deadline returns the processor instant by which the ping is released.
+func (h *Held) Deadline() int64 { return h.Arrived + int64(h.HoldUs)*1000 }
 
 // Less orders pings by event time; equal stamps fall back to the
 // device's sequence numbers when both have one (LoRaWAN's frame counter:

@@ -1,0 +1,141 @@
+package evaluator
+
+import (
+	"math"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+	"pgregory.net/rapid"
+)
+
+// mPerDegLon is a degree of longitude at the test fences, in metres.
+var mPerDegLon = 6371008.8 * math.Pi / 180 * math.Cos(52.505*math.Pi/180)
+
+// westOfDepot is a point d metres east of the depot's west edge (inside
+// for d > 0), away from the other fences.
+func westOfDepot(d float64) pos { return pos{52.505, 13.400 + d/mPerDegLon} }
+
+// sendAcc is send with an accuracy in metres.
+func (h *harness) sendAcc(dev string, p pos, acc float64, event, arrive time.Duration) {
+	ingest := t0.Add(arrive)
+	pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: t0.Add(event).UnixNano(), HasTs: true, Acc: acc, HasAcc: acc > 0}
+	pg := NewPing(h.cfg.Clamper(), dev, &pp, ingest)
+	h.proc.Advance(ingest)
+	h.proc.Ingest(&pg)
+	h.proc.Advance(ingest)
+}
+
+// A fix whose accuracy circle straddles the edge changes nothing there:
+// it must be inside by more than its error to ENTER and outside by more
+// than it to EXIT. Without accuracy, or with one worse than the cap, the
+// position alone decides, as before.
+func TestAccuracyHysteresis(t *testing.T) {
+	h := newHarness(t, nil)
+	step := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	pings := []struct {
+		p   pos
+		acc float64
+	}{
+		{westOfDepot(10), 20},  // inside by 10 m, ±20 m: not yet
+		{westOfDepot(30), 20},  // inside by more than its error: ENTER
+		{westOfDepot(-10), 20}, // outside by 10 m, ±20 m: still inside
+		{westOfDepot(5), 20},   // inside again: nothing
+		{westOfDepot(-30), 20}, // outside by more: EXIT
+		{westOfDepot(10), 150}, // ±150 m is over the 100 m cap: position alone, ENTER
+		{westOfDepot(-10), 0},  // no accuracy: position alone, EXIT
+	}
+	for i, p := range pings {
+		h.sendAcc("d", p.p, p.acc, step(i), step(i))
+	}
+	h.at(step(len(pings)))
+	h.want("d depot ENTER +1s", "d depot EXIT +4s", "d depot ENTER +5s", "d depot EXIT +6s")
+}
+
+// A late ping straddling the edge, reconciled into the history, reveals
+// no EXIT and ENTER: the history honours accuracy as the live path does.
+func TestAccuracyHysteresisInHistory(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := range 6 {
+		at := time.Duration(i) * time.Second
+		h.sendAcc("d", westOfDepot(60), 10, at, at)
+	}
+	h.sendAcc("d", westOfDepot(-10), 20, 2500*time.Millisecond, 6*time.Second) // late, outside by 10 m ±20 m
+	h.at(time.Minute)
+	h.want("d depot ENTER +0s")
+	if h.m.Reconciled.Get() != 1 {
+		t.Fatalf("reconciled %d late pings, want 1", h.m.Reconciled.Get())
+	}
+}
+
+// A fence's max_accuracy overrides the engine's cap; 0 switches the
+// hysteresis off for that fence.
+func TestAccuracyCapPerFence(t *testing.T) {
+	h := newHarness(t, nil)
+	h.set = mustFences(t, `{"type":"FeatureCollection","features":[
+	 {"type":"Feature","id":"strict","properties":{"max_accuracy":0},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}},
+	 {"type":"Feature","id":"lax","properties":{"max_accuracy":500},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`)
+	h.sendAcc("d", westOfDepot(10), 200, 0, 0) // ±200 m: strict takes the position, lax waits
+	h.sendAcc("d", westOfDepot(250), 200, time.Second, time.Second)
+	h.at(2 * time.Second)
+	h.want("d strict ENTER +0s", "d lax ENTER +1s")
+}
+
+// OwnTracks' acc is honoured like the canonical one.
+func TestOwnTracksAccuracyHonoured(t *testing.T) {
+	h := newHarness(t, nil)
+	var dec payload.Decoder
+	for i, lon := range []float64{westOfDepot(10).lon, westOfDepot(30).lon} {
+		at := time.Duration(i) * time.Second
+		body := []byte(`{"_type":"location","lat":52.505,"lon":` + ftoa(lon) + `,"tst":` + itoa(t0.Add(at).Unix()) + `,"acc":20}`)
+		p, err := dec.Decode(body, payload.OwnTracks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg := NewPing(h.cfg.Clamper(), "phone", &p, t0.Add(at))
+		h.proc.Ingest(&pg)
+		h.at(at)
+	}
+	h.at(2 * time.Second)
+	h.want("phone depot ENTER +1s")
+}
+
+// A ping exactly on a fence's edge with any accuracy (within the cap)
+// never causes a transition, live or historic, so never two in a row,
+// whatever came before and whatever reordering the hold or the history
+// undid.
+func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
+	corners := [][2]float64{{13.400, 52.500}, {13.410, 52.500}, {13.410, 52.510}, {13.400, 52.510}}
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHarness(t, nil)
+		onEdge := map[time.Duration]bool{}
+		ev := time.Duration(0)
+		for range rapid.IntRange(1, 40).Draw(t, "pings") {
+			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
+			// Some arrive seconds late: reconciled into the history, which
+			// honours accuracy the same way.
+			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
+			switch rapid.IntRange(0, 2).Draw(t, "kind") {
+			case 0:
+				h.sendAcc("d", westOfDepot(rapid.Float64Range(-200, 200).Draw(t, "metres")), rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive)
+			default:
+				i := rapid.IntRange(0, 3).Draw(t, "edge")
+				a, b := corners[i], corners[(i+1)%4]
+				s := rapid.Float64Range(0, 1).Draw(t, "along")
+				p := pos{a[1] + s*(b[1]-a[1]), a[0] + s*(b[0]-a[0])}
+				h.sendAcc("d", p, rapid.Float64Range(0.1, h.cfg.MaxAccuracy).Draw(t, "edge_acc"), ev, arrive)
+				onEdge[ev] = true
+			}
+		}
+		h.at(ev + time.Hour)
+		for _, tr := range h.rec.trans {
+			if tr.Fence == "depot" && tr.Type != Dwell && onEdge[time.Unix(0, tr.Event).Sub(t0)] {
+				t.Fatalf("a ping on the edge caused %s:\n%q", line(&tr), h.rec.lines())
+			}
+		}
+	})
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func itoa(n int64) string   { return strconv.FormatInt(n, 10) }

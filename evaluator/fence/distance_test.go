@@ -1,0 +1,125 @@
+package fence_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"pgregory.net/rapid"
+)
+
+// Distances to the edges of a square with a hole, a two-part multipolygon
+// and a circle, against distances worked out by hand (metres, within
+// the planar approximation's 0.5 %).
+func TestEdgeDistance(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	kx := metresPerDegree * math.Cos(lat0*math.Pi/180)
+	set, err := fence.Parse(fc(
+		polygonFeature("holed", square(lon0, lat0, 0.01), square(lon0, lat0, 0.002)),
+		`{"type":"Feature","id":"multi","geometry":{"type":"MultiPolygon","coordinates":[[`+square(lon0+1, lat0, 0.001)+`],[`+square(lon0+1.01, lat0, 0.001)+`]]}}`,
+		circleFeature("circle", lat0, lon0+2, 150),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fence    string
+		lat, lon float64
+		want     float64
+	}{
+		{"holed", lat0, lon0 + 0.005, 0.003 * kx},              // between the hole's edge and the outer one, east
+		{"holed", lat0 + 0.006, lon0, 0.004 * metresPerDegree}, // north: 0.004° to the hole, 0.004° to the outside
+		{"holed", lat0, lon0, 0.002 * kx},                      // in the hole: its edge
+		{"holed", lat0 + 0.01, lon0, 0},                        // on the outer edge
+		{"holed", lat0 + 0.011, lon0, 0.001 * metresPerDegree},
+		{"multi", lat0, lon0 + 1.005, 0.004 * kx}, // between the parts: the nearer one
+		{"circle", lat0, lon0 + 2, 150},           // centre
+		{"circle", lat0 + 100/metresPerDegree, lon0 + 2, 50},
+		{"circle", lat0 + 200/metresPerDegree, lon0 + 2, 50},
+	} {
+		got := set.ByID(c.fence).EdgeDistance(c.lat, c.lon)
+		if math.Abs(got-c.want) > 0.005*c.want+0.01 {
+			t.Errorf("%s: distance from (%g, %g) = %.3f m, want %.3f", c.fence, c.lat, c.lon, got, c.want)
+		}
+	}
+}
+
+// A point on any edge of a polygon is no further from it than rounding,
+// and a point moved off it perpendicularly by d metres is d from it (as
+// long as no other edge is nearer).
+func TestPropertyPointOnEdgeIsAtDistanceZero(t *testing.T) {
+	set, err := fence.Parse(fc(polygonFeature("tri", "[[13.40,52.50],[13.42,52.50],[13.41,52.515],[13.40,52.50]]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := set.ByID("tri")
+	corners := [][2]float64{{13.40, 52.50}, {13.42, 52.50}, {13.41, 52.515}}
+	rapid.Check(t, func(t *rapid.T) {
+		i := rapid.IntRange(0, 2).Draw(t, "edge")
+		a, b := corners[i], corners[(i+1)%3]
+		s := rapid.Float64Range(0, 1).Draw(t, "along")
+		lon, lat := a[0]+s*(b[0]-a[0]), a[1]+s*(b[1]-a[1])
+		if d := f.EdgeDistance(lat, lon); d > 1e-6 {
+			t.Fatalf("point on edge %d at %g: distance %g m", i, s, d)
+		}
+	})
+}
+
+// max_accuracy is a per-fence number of metres >= 0.
+func TestMaxAccuracyProperty(t *testing.T) {
+	set, err := fence.Parse(fc(`{"type":"Feature","id":"a","properties":{"max_accuracy":25},"geometry":{"type":"Polygon","coordinates":[` + square(13.4, 52.5, 0.01) + `]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := set.ByID("a"); !f.HasMaxAccuracy || f.MaxAccuracy != 25 {
+		t.Fatalf("max_accuracy = %v (%v), want 25", f.MaxAccuracy, f.HasMaxAccuracy)
+	}
+	for _, bad := range []string{`-1`, `"25"`, `true`} {
+		_, err := fence.Parse(fc(`{"type":"Feature","id":"a","properties":{"max_accuracy":` + bad + `},"geometry":{"type":"Polygon","coordinates":[` + square(13.4, 52.5, 0.01) + `]}}`))
+		if !errors.Is(err, fence.ErrInvalidAccuracy) {
+			t.Errorf("max_accuracy %s: %v, want ErrInvalidAccuracy", bad, err)
+		}
+	}
+}
+
+// Settle keeps a device's membership in a fence whose edge the fix's
+// accuracy straddles, and takes the position alone for a fix without
+// accuracy or less accurate than the cap.
+func TestSettle(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	kx := metresPerDegree * math.Cos(lat0*math.Pi/180)
+	set, err := fence.Parse(fc(polygonFeature("a", square(lon0, lat0, 0.01)), polygonFeature("b", square(lon0+0.02, lat0, 0.01))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fence.NewSearcher()
+	a, b := set.ByID("a"), set.ByID("b")
+	ids := func(fs []*fence.Fence) (s []string) {
+		for _, f := range fs {
+			s = append(s, f.ID)
+		}
+		return s
+	}
+	edge := lon0 + 0.01 // a's east edge, b's west edge
+	for _, c := range []struct {
+		name   string
+		metres float64 // east of the shared edge
+		acc    float64
+		before []*fence.Fence
+		want   string
+	}{
+		{"in b by 10 m ±20 m, was in a: stays in a", 10, 20, []*fence.Fence{a}, "[a]"},
+		{"in b by 30 m ±20 m, was in a: moves", 30, 20, []*fence.Fence{a}, "[b]"},
+		{"in a by 10 m ±20 m, was in a and b: stays in both", -10, 20, []*fence.Fence{a, b}, "[a b]"},
+		{"no accuracy: position alone", 10, 0, []*fence.Fence{a}, "[b]"},
+		{"over the cap: position alone", 10, 150, []*fence.Fence{a}, "[b]"},
+	} {
+		lon := edge + c.metres/kx
+		got := fence.Settle(nil, q.Contains(set, lat0, lon), c.before, lat0, lon, c.acc, 100)
+		if s := "[" + strings.Join(ids(got), " ") + "]"; s != c.want {
+			t.Errorf("%s: %s, want %s", c.name, s, c.want)
+		}
+	}
+}
