@@ -66,6 +66,5 @@ func subjectToTopic(s string) string {
 
 // topicToSubject is the NATS MQTT mapping of a topic with no empty level.
 func topicToSubject(t string) string {
-	t = strings.ReplaceAll(t, ".", "//")
-	return strings.ReplaceAll(t, "/", ".")
+	return strings.NewReplacer("/", ".", ".", "//").Replace(t)
 }

@@ -181,8 +181,13 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 	period := w.cfg.Lease / 4
 	t := time.NewTicker(period)
 	defer t.Stop()
+	first := true
 	for {
-		w.rebalance(ctx)
+		// The first round only announces the worker: workers started
+		// together then see each other before taking shares, instead of
+		// the first taking everything and handing most of it over.
+		w.rebalance(ctx, !first)
+		first = false
 		select {
 		case <-ctx.Done():
 			return
@@ -191,8 +196,9 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 	}
 }
 
-// rebalance is one round of the lease loop.
-func (w *Worker) rebalance(ctx context.Context) {
+// rebalance is one round of the lease loop; it takes free partitions
+// only when take is set.
+func (w *Worker) rebalance(ctx context.Context, take bool) {
 	cfg := &w.cfg
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
@@ -225,7 +231,7 @@ func (w *Worker) rebalance(ctx context.Context) {
 	}
 	have := min(len(owned), quota)
 	first := slices.Index(live, cfg.Name) * cfg.Partitions / len(live)
-	for i := 0; i < cfg.Partitions && have < quota; i++ {
+	for i := 0; take && i < cfg.Partitions && have < quota; i++ {
 		n := (first + i) % cfg.Partitions
 		w.mu.Lock()
 		mine := w.parts[n] != nil
@@ -234,7 +240,7 @@ func (w *Worker) rebalance(ctx context.Context) {
 			have++
 		}
 	}
-	w.ready.Store(true)
+	w.ready.Store(take)
 }
 
 // liveWorkers lists the names of the workers whose presence is fresh.
