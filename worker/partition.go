@@ -266,6 +266,8 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	if err := pt.check(ctx); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	if _, err := w.ckpts.PutBytes(ctx, checkpointName(pt.n), buf.Bytes()); err != nil {
 		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
 	}

@@ -126,7 +126,7 @@ func (w *Worker) connect() error {
 	// Several workers starting at once create the same streams: retry
 	// each step on its own deadline until the cluster agrees.
 	if err := retry(w.log, "ping stream", func(ctx context.Context) error {
-		_, err := w.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		_, err := w.ensureStream(ctx, jetstream.StreamConfig{
 			Name: PingStream, Subjects: []string{PingSubjectPrefix + ">"}, Replicas: cfg.Replicas,
 			Storage: jetstream.FileStorage, MaxAge: cfg.PingsMaxAge,
 		})
@@ -135,7 +135,7 @@ func (w *Worker) connect() error {
 		return err
 	}
 	if err := retry(w.log, "history stream", func(ctx context.Context) (err error) {
-		w.history, err = w.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		w.history, err = w.ensureStream(ctx, jetstream.StreamConfig{
 			Name: HistoryStream, Subjects: []string{historyPrefix + ">"}, Replicas: cfg.Replicas,
 			Storage: jetstream.FileStorage, Duplicates: cfg.DedupWindow, MaxAge: cfg.PingsMaxAge,
 		})
@@ -364,14 +364,28 @@ func (w *Worker) Close(ctx context.Context) error {
 	w.ready.Store(false)
 	w.cancel()
 	<-w.done
+	// Renew once more, then stop every partition at once: their final
+	// checkpoints are taken while the leases certainly hold.
+	w.renew(ctx)
 	w.mu.Lock()
 	parts := make(map[int]*partition, len(w.parts))
 	for n, pt := range w.parts {
 		parts[n] = pt
+		close(pt.stopCh)
 	}
 	w.mu.Unlock()
 	for n, pt := range parts {
-		w.releasePartition(ctx, n, pt)
+		<-pt.done
+		pt.cancel()
+		w.mu.Lock()
+		rev := w.revs[n]
+		delete(w.parts, n)
+		delete(w.revs, n)
+		w.mu.Unlock()
+		w.m.ckptAt[n].Store(0)
+		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+		w.m.released.Inc()
+		w.log.Info("partition released", "partition", n)
 	}
 	_ = w.leases.Delete(ctx, presenceKey(w.cfg.Name))
 	w.closeConns()
@@ -390,6 +404,20 @@ func (w *Worker) closeConns() {
 	if w.nc != nil {
 		w.nc.Close()
 	}
+}
+
+// ensureStream returns the stream, creating it if it does not exist. An
+// existing stream is left as it is (an operator may have tuned it), and
+// workers starting together do not all propose the same update.
+func (w *Worker) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := w.js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = w.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return w.js.Stream(ctx, cfg.Name)
+		}
+	}
+	return s, err
 }
 
 // retry runs step with a 5 s deadline until it succeeds, for a minute.
