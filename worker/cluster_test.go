@@ -221,6 +221,7 @@ type fleet struct {
 	conns   []mqtt.Client
 	devices int
 	held    map[int]string
+	acked   int // pings the NATS nodes acknowledged (PUBACK)
 }
 
 func (f *fleet) round(t *testing.T, r int) {
@@ -248,6 +249,7 @@ func (f *fleet) round(t *testing.T, r int) {
 		if !tok.WaitTimeout(20*time.Second) || tok.Error() != nil {
 			t.Fatalf("publish: %v", tok.Error())
 		}
+		f.acked++
 	}
 }
 
@@ -629,6 +631,16 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		last[m.part] = m.seq
 	}
 	t.Logf("checkpoints %v, last messages %v", ckpt, last)
+	stored := 0
+	for _, m := range msgs {
+		if !strings.HasSuffix(m.subject, "._tick") {
+			stored++
+		}
+	}
+	t.Logf("pings: %d acknowledged to the trackers (MQTT QoS 1), %d in the ping stream", fl.acked, stored)
+	if stored < fl.acked {
+		t.Errorf("the NATS nodes acknowledged %d pings and the ping stream holds %d: pings lost before the stream", fl.acked, stored)
+	}
 	if len(applied) < len(msgs)*9/10 {
 		t.Fatalf("the workers applied only %d of %d stream messages", len(applied), len(msgs))
 	}
