@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string) error {
 		Subcommands: []*ffcli.Command{
 			serveCommand(),
 			bridgeCommand(),
+			workerCommand(),
 			replayCommand(),
 			simulateCommand(),
 			loadgenCommand(),

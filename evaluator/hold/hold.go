@@ -63,6 +63,14 @@ func (e *Estimate) Observe(late time.Duration, p *Policy) {
 	}
 }
 
+// Bits returns the estimate's whole state, for a checkpoint.
+func (e Estimate) Bits() uint32 { return uint32(e.q[0]) | uint32(e.q[1])<<8 | uint32(e.unsure)<<16 }
+
+// FromBits returns the estimate whose Bits are b.
+func FromBits(b uint32) Estimate {
+	return Estimate{q: [2]uint8{uint8(b), uint8(b >> 8)}, unsure: uint8(b >> 16)}
+}
+
 // Quantile returns the lateness estimate.
 func (e *Estimate) Quantile() time.Duration { return time.Duration(e.quantile()) * Unit }
 

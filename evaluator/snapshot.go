@@ -1,0 +1,139 @@
+package evaluator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/reorder"
+)
+
+// Snapshot is a Processor's whole device state with exported fields: what
+// a scale-out worker checkpoints so that the next owner of a partition
+// resumes exactly where it stood (RestoreProcessor) and, fed the same
+// pings at the same instants, decides the same transitions. Metrics and
+// scratch are not in it.
+type Snapshot struct {
+	// Devices in the processor's sweep order.
+	Devices []DeviceSnapshot
+	// Timers are the queued deadlines: device index in Devices and the
+	// processor-relative instant.
+	Timers []TimerSnapshot
+	Cursor int
+}
+
+// TimerSnapshot is one queued deadline of a Snapshot.
+type TimerSnapshot struct {
+	At     int64
+	Device int32
+}
+
+// DeviceSnapshot is one device's state (see the device record).
+type DeviceSnapshot struct {
+	ID      string
+	Buf     []reorder.Held
+	States  []FenceStateSnapshot
+	Hist    []PointSnapshot
+	Late    *LateSnapshot
+	Trimmed bool
+	Clock   clock.ModelSnapshot
+
+	High, WM, Done, HighAt int64
+	HoldUs                 int32
+	Seq                    uint32
+	Lat, Lon               int32  // fixed point (see fixed)
+	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
+}
+
+// FenceStateSnapshot is a device's state in one fence.
+type FenceStateSnapshot struct {
+	Fence   string
+	Enter   int64
+	Seq     uint32
+	Inside  bool
+	Dwelled bool
+}
+
+// PointSnapshot is a committed ping of a device's history.
+type PointSnapshot struct {
+	Event, Wall int64
+	Lat, Lon    int32 // fixed point (see fixed)
+	Acc         uint16
+}
+
+// LateSnapshot is a device's batch of late pings waiting to be reconciled.
+type LateSnapshot struct {
+	Pings       []reorder.Held
+	First, Last int64
+}
+
+// Snapshot returns the processor's device state. The result shares no
+// memory with the processor.
+func (p *Processor) Snapshot() *Snapshot {
+	s := &Snapshot{Devices: make([]DeviceSnapshot, len(p.all)), Cursor: p.cursor}
+	for i, d := range p.all {
+		ds := DeviceSnapshot{
+			ID: d.id, Buf: append([]reorder.Held(nil), d.buf...), Trimmed: d.trimmed,
+			Clock: d.clk.Snapshot(), High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
+			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(),
+		}
+		for _, st := range d.states {
+			ds.States = append(ds.States, FenceStateSnapshot{Fence: st.fence, Enter: st.enter, Seq: st.seq, Inside: st.inside, Dwelled: st.dwelled})
+		}
+		for _, pt := range d.hist {
+			ds.Hist = append(ds.Hist, PointSnapshot{Event: pt.event, Wall: pt.wall, Lat: pt.lat, Lon: pt.lon, Acc: pt.acc})
+		}
+		if d.late != nil {
+			ds.Late = &LateSnapshot{Pings: append([]reorder.Held(nil), d.late.pings...), First: d.late.first, Last: d.late.last}
+		}
+		s.Devices[i] = ds
+	}
+	for _, t := range p.timers.All() {
+		s.Timers = append(s.Timers, TimerSnapshot{At: t.At, Device: t.Of.slot})
+	}
+	return s
+}
+
+// RestoreProcessor returns a processor (see NewProcessor) holding the
+// device state s was taken of.
+func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics, s *Snapshot) (*Processor, error) {
+	p, err := NewProcessor(cfg, base, fences, sink, m)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.Devices {
+		ds := &s.Devices[i]
+		if _, dup := p.devices[ds.ID]; dup {
+			return nil, fmt.Errorf("restore processor: device %q twice in the snapshot", ds.ID)
+		}
+		d := &device{
+			id: ds.ID, buf: reorder.Heap(append([]reorder.Held(nil), ds.Buf...)), trimmed: ds.Trimmed,
+			clk: clock.RestoreModel(&ds.Clock), high: ds.High, wm: ds.WM, done: ds.Done, highAt: ds.HighAt,
+			holdUs: ds.HoldUs, seq: ds.Seq, slot: int32(i), lat: ds.Lat, lon: ds.Lon, est: hold.FromBits(ds.Hold),
+		}
+		d.buf.Init()
+		for _, st := range ds.States {
+			d.states = append(d.states, fenceState{fence: st.Fence, enter: st.Enter, seq: st.Seq, inside: st.Inside, dwelled: st.Dwelled})
+		}
+		for _, pt := range ds.Hist {
+			d.hist = append(d.hist, point{event: pt.Event, wall: pt.Wall, lat: pt.Lat, lon: pt.Lon, acc: pt.Acc})
+		}
+		if ds.Late != nil {
+			d.late = &lateBatch{pings: append([]reorder.Held(nil), ds.Late.Pings...), first: ds.Late.First, last: ds.Late.Last}
+			p.deferred += len(d.late.pings)
+		}
+		p.buffered += len(d.buf)
+		p.devices[d.id] = d
+		p.all = append(p.all, d)
+	}
+	for _, t := range s.Timers {
+		if t.Device < 0 || int(t.Device) >= len(p.all) {
+			return nil, fmt.Errorf("restore processor: a deadline names device %d of %d", t.Device, len(p.all))
+		}
+		p.timers.Push(t.At, p.all[t.Device])
+	}
+	p.cursor = min(max(s.Cursor, 0), len(p.all))
+	return p, nil
+}

@@ -1,0 +1,119 @@
+// Package worker is scale-out mode: an edgefence worker on a NATS
+// JetStream cluster owns a share of the device partitions, runs the
+// engine on each partition's ping stream in order, checkpoints its state,
+// and publishes transitions to MQTT dashboards on any NATS node (the
+// server's MQTT retained store) and to a JetStream history stream. It
+// imports no broker: like bridge, it is a client-side part wired from cmd.
+// docs/scale-out.md is the design.
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/ingest"
+)
+
+// Config is a worker's configuration. Start from DefaultConfig.
+type Config struct {
+	// NATS is the cluster's client URLs, comma-separated.
+	NATS string
+	// MQTT is the NATS nodes' MQTT listeners (host:port, comma-separated):
+	// transitions are published there so that the server retains them.
+	MQTT string
+	// Name identifies the worker in leases; unique per running worker.
+	Name string
+	// Partitions is P, the number of device partitions: the servers'
+	// subject mapping must use the same (partition(P, ...)).
+	Partitions int
+	// Replicas of the streams, the lease bucket and the checkpoints.
+	Replicas int
+	// Lease is how long a partition stays owned without its owner
+	// renewing it: a dead worker's partitions move after it.
+	Lease time.Duration
+	// CheckpointEvery is how often an owned partition's state is saved.
+	CheckpointEvery time.Duration
+	// DedupWindow is the history stream's duplicate window: a replay
+	// after a takeover must not reach further back (checkpoint age plus
+	// lease, with room).
+	DedupWindow time.Duration
+	// PingsMaxAge is how long the ping stream keeps pings.
+	PingsMaxAge time.Duration
+
+	Engine           evaluator.Config
+	Fences           string
+	Telemetry        []ingest.TelemetryFilter
+	TransitionPrefix string
+	LateTopic        string
+	RejectTopic      string
+	MaxPayload       int
+
+	HTTPAddr string
+	Pprof    bool
+	Log      *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultPartitions      = 16
+	DefaultLease           = 5 * time.Second
+	DefaultCheckpointEvery = 5 * time.Second
+	DefaultDedupWindow     = 10 * time.Minute
+	DefaultPingsMaxAge     = 24 * time.Hour
+)
+
+// DefaultConfig returns the defaults: a local three-node cluster's
+// client and MQTT ports, 16 partitions, R3.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		NATS:             "nats://127.0.0.1:4222",
+		MQTT:             "127.0.0.1:1883",
+		Name:             fmt.Sprintf("%s-%d", host, os.Getpid()),
+		Partitions:       DefaultPartitions,
+		Replicas:         3,
+		Lease:            DefaultLease,
+		CheckpointEvery:  DefaultCheckpointEvery,
+		DedupWindow:      DefaultDedupWindow,
+		PingsMaxAge:      DefaultPingsMaxAge,
+		Engine:           evaluator.DefaultConfig(),
+		Fences:           "fences.geojson",
+		Telemetry:        ingest.DefaultFilters(),
+		TransitionPrefix: "geofence",
+		LateTopic:        "edgefence/late",
+		RejectTopic:      "edgefence/rejected",
+		MaxPayload:       4096,
+		HTTPAddr:         "127.0.0.1:9090",
+	}
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("invalid worker configuration")
+
+// Validate reports the first setting a worker cannot run with.
+func (c *Config) Validate() error {
+	switch {
+	case strings.TrimSpace(c.NATS) == "":
+		return fmt.Errorf("%w: no NATS URL", ErrConfig)
+	case strings.TrimSpace(c.MQTT) == "":
+		return fmt.Errorf("%w: no MQTT address of a NATS node", ErrConfig)
+	case c.Name == "" || strings.ContainsAny(c.Name, ".*> \t"):
+		return fmt.Errorf("%w: worker name %q must be non-empty without '.', '*', '>' or spaces", ErrConfig, c.Name)
+	case c.Partitions < 1 || c.Partitions > 1024:
+		return fmt.Errorf("%w: partitions %d: want 1 to 1024", ErrConfig, c.Partitions)
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("%w: replicas %d: want 1 to 5", ErrConfig, c.Replicas)
+	case c.Lease < time.Second:
+		return fmt.Errorf("%w: lease %v: at least 1s", ErrConfig, c.Lease)
+	case c.CheckpointEvery <= 0 || c.DedupWindow < 2*(c.CheckpointEvery+c.Lease):
+		return fmt.Errorf("%w: duplicate window %v must cover twice the checkpoint period %v plus the lease %v", ErrConfig, c.DedupWindow, c.CheckpointEvery, c.Lease)
+	case c.PingsMaxAge < c.DedupWindow:
+		return fmt.Errorf("%w: the ping stream's max age %v is shorter than the duplicate window %v", ErrConfig, c.PingsMaxAge, c.DedupWindow)
+	}
+	return c.Engine.Validate()
+}

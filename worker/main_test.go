@@ -1,0 +1,112 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"go.uber.org/goleak"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/worker"
+)
+
+// roleEnv makes the test binary a NATS server or a worker: the cluster
+// tests start their nodes and workers as processes of their own, so that
+// kill -9 is a real one.
+const roleEnv = "EDGEFENCE_WORKER_TEST_ROLE"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "nats":
+		os.Exit(runNATS(os.Getenv("EDGEFENCE_WORKER_TEST_ARG")))
+	case "worker":
+		os.Exit(runWorker(os.Getenv("EDGEFENCE_WORKER_TEST_ARG")))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// runNATS runs a NATS server from a config file until SIGTERM.
+func runNATS(conf string) int {
+	opts, err := server.ProcessConfigFile(conf)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nats config:", err)
+		return 2
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nats:", err)
+		return 2
+	}
+	s.ConfigureLogger()
+	s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		fmt.Fprintln(os.Stderr, "nats: not ready")
+		return 2
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	s.Shutdown()
+	return 0
+}
+
+// workerArgs is what a worker process of the tests is started with.
+type workerArgs struct {
+	NATS, MQTT, Name, Fences string
+	Partitions               int
+	Lease, Checkpoint        time.Duration
+	HTTPAddr                 string
+}
+
+// runWorker runs a worker until SIGTERM.
+func runWorker(arg string) int {
+	var a workerArgs
+	if err := json.Unmarshal([]byte(arg), &a); err != nil {
+		fmt.Fprintln(os.Stderr, "worker args:", err)
+		return 2
+	}
+	cfg := testConfig(a)
+	w, err := worker.Start(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 2
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := w.Close(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "worker close:", err)
+		return 1
+	}
+	return 0
+}
+
+// testConfig is the worker configuration of the tests: the defaults with
+// a short lease and checkpoint period.
+func testConfig(a workerArgs) worker.Config {
+	cfg := worker.DefaultConfig()
+	cfg.NATS, cfg.MQTT, cfg.Name, cfg.Fences = a.NATS, a.MQTT, a.Name, a.Fences
+	cfg.Partitions, cfg.Lease, cfg.CheckpointEvery = a.Partitions, a.Lease, a.Checkpoint
+	cfg.HTTPAddr = a.HTTPAddr
+	cfg.DedupWindow = 2 * time.Minute
+	cfg.PingsMaxAge = time.Hour
+	cfg.Engine = engineConfig()
+	return cfg
+}
+
+// engineConfig is the engine configuration of the tests, which the
+// reference runs use too.
+func engineConfig() evaluator.Config {
+	e := evaluator.DefaultConfig()
+	e.Shards = 1
+	return e
+}

@@ -1,0 +1,58 @@
+package worker
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// workerMetrics are the worker's own Prometheus handles, beside the
+// engine's and the ingest path's, which are serve's.
+type workerMetrics struct {
+	pings          *metrics.Counter
+	published      *metrics.Counter
+	duplicates     *metrics.Counter
+	publishRetries *metrics.Counter
+	checkpoints    *metrics.Counter
+	acquired       *metrics.Counter
+	released       *metrics.Counter
+	lost           *metrics.Counter
+	lag            []atomic.Int64 // per partition: messages not yet delivered
+	ckptAt         []atomic.Int64 // per partition: Unix ns of the last checkpoint, 0 when not owned
+}
+
+func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
+	p := w.cfg.Partitions
+	m := &workerMetrics{
+		pings:          set.NewCounter(`edgefence_worker_pings_total`),
+		published:      set.NewCounter(`edgefence_worker_published_total`),
+		duplicates:     set.NewCounter(`edgefence_worker_replayed_duplicates_total`),
+		publishRetries: set.NewCounter(`edgefence_worker_publish_retries_total`),
+		checkpoints:    set.NewCounter(`edgefence_worker_checkpoints_total`),
+		acquired:       set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
+		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
+		lost:           set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
+		lag:            make([]atomic.Int64, p),
+		ckptAt:         make([]atomic.Int64, p),
+	}
+	set.NewGauge(`edgefence_worker_partitions_owned`, func() float64 { return float64(w.owned()) })
+	for i := range p {
+		l := `{partition="` + strconv.Itoa(i) + `"}`
+		set.NewGauge(`edgefence_worker_partition_lag`+l, func() float64 {
+			if m.ckptAt[i].Load() == 0 {
+				return 0
+			}
+			return float64(m.lag[i].Load())
+		})
+		set.NewGauge(`edgefence_worker_checkpoint_age_seconds`+l, func() float64 {
+			at := m.ckptAt[i].Load()
+			if at == 0 {
+				return 0
+			}
+			return time.Since(time.Unix(0, at)).Seconds()
+		})
+	}
+	return m
+}

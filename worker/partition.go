@@ -1,0 +1,312 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/ingest"
+)
+
+// epoch is the origin of every partition processor's instants: the same
+// for every owner, so that a checkpoint's instants mean the same to the
+// next one.
+var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkpoint is a partition's saved state: the engine's devices after the
+// ping stream's message Seq, and the partition clock then.
+type checkpoint struct {
+	Seq   uint64
+	Clock int64 // Unix ns
+	// Sent is the id of the last output sent over MQTT: if it is the
+	// newest history record, nothing was left half-published.
+	Sent string
+	Snap *evaluator.Snapshot
+}
+
+// partition is one owned partition: its engine, fed the partition's
+// messages in stream order by one goroutine. Its clock is the stream's:
+// a message's JetStream timestamp is its ingest instant (never earlier
+// than the one before), and the owner's ticks, stored in the stream like
+// pings, advance it while devices are quiet. So the engine's input is a
+// function of the stream alone, and any owner, replaying from any
+// checkpoint, decides the same transitions.
+type partition struct {
+	w      *Worker
+	n      int
+	cancel context.CancelFunc // on lease loss: stop at once, even mid-publish
+	stopCh chan struct{}      // closed on release: stop after the message in hand
+	done   chan struct{}
+
+	proc    *evaluator.Processor
+	sink    sink
+	reader  *ingest.Reader
+	rejects rejectSink
+	seq     uint64 // last message applied
+	clock   int64  // partition clock, Unix ns
+	suspect string // the previous owner's last history record
+	sent    string // the last output sent
+	// tainted is set when a message was applied but not all its output
+	// published: the engine is ahead of seq, and must not be saved.
+	tainted bool
+
+	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
+	devices    atomic.Int64
+	lastCkpt   time.Time
+	logged     atomic.Int64
+}
+
+// check returns errLeaseLost once the lease may have run out, and ctx's
+// error once the partition is stopped.
+func (pt *partition) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if pt.w.mono() > pt.validUntil.Load() {
+		return errLeaseLost
+	}
+	return nil
+}
+
+// logErr logs an error of the per-message path at most once a second.
+func (pt *partition) logErr(msg string, err error) {
+	now := time.Now().Unix()
+	if last := pt.logged.Load(); last != now && pt.logged.CompareAndSwap(last, now) {
+		pt.w.log.Warn(msg, "partition", pt.n, "error", err)
+	}
+}
+
+// run owns the partition until ctx is done or the lease is lost: load
+// the checkpoint, replay and follow the stream after it.
+func (pt *partition) run(ctx context.Context) error {
+	w := pt.w
+	set := w.fences
+	fences := func() *fence.Set { return set }
+	ck, err := w.loadCheckpoint(ctx, pt.n)
+	if err != nil {
+		return err
+	}
+	if ck != nil {
+		pt.proc, err = evaluator.RestoreProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em, ck.Snap)
+		pt.seq, pt.clock = ck.Seq, ck.Clock
+	} else {
+		pt.proc, err = evaluator.NewProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em)
+	}
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", pt.n, err)
+	}
+	if pt.suspect, err = w.lastRecord(ctx, pt.n); err != nil {
+		return err
+	}
+	if ck != nil && pt.suspect == ck.Sent {
+		pt.suspect = "" // handed over cleanly: everything recorded was sent
+	}
+	pt.devices.Store(int64(pt.proc.Devices()))
+	pt.lastCkpt = time.Now()
+	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices())
+
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{pingFilter(pt.n)}}
+	if pt.seq > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.seq+1
+	}
+	cons, err := w.js.OrderedConsumer(ctx, PingStream, cc)
+	if err != nil {
+		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
+	}
+	defer it.Stop()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-pt.stopCh:
+		}
+		it.Stop()
+	}()
+	ticker := pt.startTicks(ctx)
+	defer ticker()
+
+	for {
+		if err := pt.check(ctx); err != nil {
+			return pt.stop(ctx, err)
+		}
+		if pt.stopping() {
+			return pt.stop(ctx, nil)
+		}
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || pt.stopping() || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return pt.stop(ctx, ctx.Err())
+			}
+			pt.logErr("partition consumer", err)
+			continue
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			continue
+		}
+		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
+			return pt.stop(ctx, err)
+		}
+		w.m.lag[pt.n].Store(int64(md.NumPending))
+		if time.Since(pt.lastCkpt) >= w.cfg.CheckpointEvery {
+			if err := w.saveCheckpoint(ctx, pt); err != nil {
+				pt.logErr("checkpoint failed", err)
+			}
+		}
+	}
+}
+
+// stopping reports whether the partition is being handed over.
+func (pt *partition) stopping() bool {
+	select {
+	case <-pt.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the partition after run's loop: with a final checkpoint when
+// it is handed over while the lease still holds.
+func (pt *partition) stop(ctx context.Context, cause error) error {
+	if pt.stopping() && ctx.Err() == nil && pt.w.mono() <= pt.validUntil.Load() {
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := pt.w.saveCheckpoint(c, pt); err != nil {
+			pt.w.log.Warn("final checkpoint failed: the next owner replays from the one before", "partition", pt.n, "error", err)
+		} else {
+			pt.w.log.Info("final checkpoint", "partition", pt.n, "seq", pt.seq)
+		}
+	}
+	if errors.Is(cause, context.Canceled) {
+		return nil
+	}
+	return cause
+}
+
+// apply feeds one stream message to the engine at its instant and
+// publishes what it decided.
+func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
+	pt.clock = max(pt.clock, ts)
+	now := time.Unix(0, pt.clock)
+	topic, tick := splitPing(subject)
+	pt.proc.Advance(now)
+	if tick {
+		pt.proc.Sweep(now)
+	} else {
+		pt.w.m.pings.Inc()
+		pt.rejects.seq = seq
+		id, pos, _, outcome := pt.reader.Read(topic, data, "nats")
+		if outcome == ingest.Accepted {
+			pg := evaluator.NewPing(pt.w.clamper, id, &pos, now)
+			pt.proc.Ingest(&pg)
+			pt.proc.Advance(now)
+		}
+	}
+	for i := range pt.sink.buf {
+		if err := pt.publish(ctx, &pt.sink.buf[i]); err != nil {
+			pt.sink.buf = pt.sink.buf[:0]
+			pt.tainted = true
+			return err
+		}
+		pt.sent = pt.sink.buf[i].id
+	}
+	clear(pt.sink.buf)
+	pt.sink.buf = pt.sink.buf[:0]
+	pt.seq = seq
+	pt.devices.Store(int64(pt.proc.Devices()))
+	return nil
+}
+
+// startTicks publishes the partition's tick every sweep period while it
+// holds devices: the stream's own clock for hold deadlines, DWELL timers
+// and idle eviction. It returns a function that stops it.
+func (pt *partition) startTicks(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(pt.w.cfg.Engine.Sweep)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if pt.devices.Load() > 0 && pt.w.mono() <= pt.validUntil.Load() {
+					_ = pt.w.nc.Publish(tickSubject(pt.n), nil) // a lost tick only delays
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// saveCheckpoint stores pt's state after its last applied message.
+func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
+	if pt.tainted {
+		return errors.New("the engine is ahead of what was published: not saved")
+	}
+	var buf bytes.Buffer
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, Snap: pt.proc.Snapshot()}
+	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	if err := pt.check(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := w.ckpts.PutBytes(ctx, checkpointName(pt.n), buf.Bytes()); err != nil {
+		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
+	}
+	pt.lastCkpt = time.Now()
+	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())
+	w.m.checkpoints.Inc()
+	return nil
+}
+
+// loadCheckpoint returns partition n's checkpoint, or nil if it has none.
+func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error) {
+	data, err := w.ckpts.GetBytes(ctx, checkpointName(n))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint of partition %d: %w", n, err)
+	}
+	var ck checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
+		return nil, fmt.Errorf("decode checkpoint of partition %d: %w", n, err)
+	}
+	if ck.Snap == nil {
+		ck.Snap = &evaluator.Snapshot{}
+	}
+	return &ck, nil
+}
+
+// CheckpointSeq returns the ping stream sequence partition n's saved
+// state stands after (0: none saved), for operators and tests.
+func CheckpointSeq(ctx context.Context, js jetstream.JetStream, n int) (uint64, error) {
+	obs, err := js.ObjectStore(ctx, CheckpointBucket)
+	if err != nil {
+		return 0, fmt.Errorf("checkpoint store: %w", err)
+	}
+	w := &Worker{ckpts: obs}
+	ck, err := w.loadCheckpoint(ctx, n)
+	if err != nil || ck == nil {
+		return 0, err
+	}
+	return ck.Seq, nil
+}

@@ -1,0 +1,436 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/fencefile"
+	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/ops"
+)
+
+// Worker is a running worker.
+type Worker struct {
+	cfg     Config
+	log     *slog.Logger
+	set     *metrics.Set
+	m       *workerMetrics
+	em      *evaluator.Metrics
+	im      *ingest.Metrics
+	clamper clock.Clamper
+	fences  *fence.Set
+	start   time.Time
+
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	leases  jetstream.KeyValue
+	ckpts   jetstream.ObjectStore
+	history jetstream.Stream
+	mq      mqtt.Client
+	http    *ops.Server
+
+	mu    sync.Mutex
+	parts map[int]*partition
+	revs  map[int]uint64 // lease revisions of owned partitions
+
+	ready  atomic.Bool
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// mono is the worker's monotonic clock, in ns since it started: lease
+// validity is judged on it, so a wall clock step cannot extend a lease.
+func (w *Worker) mono() int64 { return int64(time.Since(w.start)) }
+
+// owned returns how many partitions the worker owns.
+func (w *Worker) owned() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.parts)
+}
+
+// Owned returns the partitions the worker owns, ascending.
+func (w *Worker) Owned() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]int, 0, len(w.parts))
+	for n := range w.parts {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Start connects to the cluster and the MQTT listeners, creates the
+// streams, the lease bucket and the checkpoint store if they are missing,
+// starts the HTTP endpoints and begins taking partitions.
+func Start(cfg Config) (*Worker, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	_, set0, err := fencefile.Open(cfg.Fences, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
+		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{})}
+	w.m = newWorkerMetrics(w.set, w)
+	w.em = evaluator.NewMetrics(w.set)
+	w.im = ingest.NewMetrics(w.set)
+	w.clamper = cfg.Engine.Clamper()
+	if err := w.connect(); err != nil {
+		w.closeConns()
+		return nil, err
+	}
+	if cfg.HTTPAddr != "" {
+		if w.http, err = ops.Start(cfg.HTTPAddr, w.set, w.ready.Load, cfg.Pprof, w.log); err != nil {
+			w.closeConns()
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go w.leaseLoop(ctx)
+	return w, nil
+}
+
+func (w *Worker) connect() error {
+	cfg := &w.cfg
+	var err error
+	w.nc, err = nats.Connect(cfg.NATS, nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", cfg.NATS, err)
+	}
+	if w.js, err = jetstream.New(w.nc); err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	// Several workers starting at once create the same streams: retry
+	// each step on its own deadline until the cluster agrees.
+	if err := retry(w.log, "ping stream", func(ctx context.Context) error {
+		_, err := w.ensureStream(ctx, jetstream.StreamConfig{
+			Name: PingStream, Subjects: []string{PingSubjectPrefix + ">"}, Replicas: cfg.Replicas,
+			Storage: jetstream.FileStorage, MaxAge: cfg.PingsMaxAge,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(w.log, "history stream", func(ctx context.Context) (err error) {
+		w.history, err = w.ensureStream(ctx, jetstream.StreamConfig{
+			Name: HistoryStream, Subjects: []string{historyPrefix + ">"}, Replicas: cfg.Replicas,
+			Storage: jetstream.FileStorage, Duplicates: cfg.DedupWindow, MaxAge: cfg.PingsMaxAge,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(w.log, "lease bucket", func(ctx context.Context) (err error) {
+		w.leases, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: LeaseBucket, TTL: cfg.Lease, Replicas: cfg.Replicas, Storage: jetstream.FileStorage, History: 1,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(w.log, "checkpoint store", func(ctx context.Context) (err error) {
+		w.ckpts, err = w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: CheckpointBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + cfg.Name).SetCleanSession(true).
+		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).SetConnectRetry(true).
+		SetConnectRetryInterval(250 * time.Millisecond).SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
+	for _, a := range strings.Split(cfg.MQTT, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			opts.AddBroker("tcp://" + a)
+		}
+	}
+	w.mq = mqtt.NewClient(opts)
+	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
+	}
+	return nil
+}
+
+// leaseLoop keeps the worker's presence and leases fresh and moves
+// partitions toward their share: ceil(P/k) each of the k live workers.
+func (w *Worker) leaseLoop(ctx context.Context) {
+	defer close(w.done)
+	period := w.cfg.Lease / 4
+	t := time.NewTicker(period)
+	defer t.Stop()
+	first := true
+	for {
+		// The first round only announces the worker: workers started
+		// together then see each other before taking shares, instead of
+		// the first taking everything and handing most of it over.
+		w.rebalance(ctx, !first)
+		first = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// rebalance is one round of the lease loop; it takes free partitions
+// only when take is set.
+func (w *Worker) rebalance(ctx context.Context, take bool) {
+	cfg := &w.cfg
+	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
+	defer cancel()
+	if _, err := w.leases.Put(c, presenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
+		w.log.Warn("lease bucket unreachable", "error", err)
+		w.renew(c) // expire what cannot be renewed
+		return
+	}
+	live, err := w.liveWorkers(c)
+	if err != nil {
+		w.log.Warn("lease bucket unreachable", "error", err)
+		w.renew(c)
+		return
+	}
+	w.renew(c)
+	if !slices.Contains(live, cfg.Name) {
+		return
+	}
+	// Sticky shares: a worker keeps what it owns up to its quota, gives
+	// back the excess, and takes free partitions below it, so a join or a
+	// death moves only the partitions it must.
+	quota := (cfg.Partitions + len(live) - 1) / len(live)
+	owned := w.Owned()
+	for i := len(owned) - 1; i >= quota; i-- {
+		n := owned[i]
+		w.mu.Lock()
+		pt := w.parts[n]
+		w.mu.Unlock()
+		w.releasePartition(c, n, pt)
+	}
+	have := min(len(owned), quota)
+	first := slices.Index(live, cfg.Name) * cfg.Partitions / len(live)
+	for i := 0; take && i < cfg.Partitions && have < quota; i++ {
+		n := (first + i) % cfg.Partitions
+		w.mu.Lock()
+		mine := w.parts[n] != nil
+		w.mu.Unlock()
+		if !mine && w.acquire(c, n) {
+			have++
+		}
+	}
+	w.ready.Store(take)
+}
+
+// liveWorkers lists the names of the workers whose presence is fresh.
+func (w *Worker) liveWorkers(ctx context.Context) ([]string, error) {
+	kl, err := w.leases.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var live []string
+	for k := range kl.Keys() {
+		if name, ok := strings.CutPrefix(k, "w."); ok {
+			live = append(live, name)
+		}
+	}
+	slices.Sort(live)
+	return live, nil
+}
+
+// renew renews the lease of every owned partition; one that cannot be
+// renewed is stopped.
+func (w *Worker) renew(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for n, pt := range w.parts {
+		asked := w.mono()
+		rev, err := w.leases.Update(ctx, leaseKey(n), []byte(w.cfg.Name), w.revs[n])
+		if err != nil {
+			if pt.w.mono() > pt.validUntil.Load() || errors.Is(err, jetstream.ErrKeyExists) {
+				w.log.Warn("partition lease lost", "partition", n, "error", err)
+				w.m.lost.Inc()
+				if errors.Is(err, jetstream.ErrKeyExists) {
+					pt.validUntil.Store(0) // another owner has it: stop at once
+				}
+				pt.cancel()
+				delete(w.parts, n)
+				delete(w.revs, n)
+				w.m.ckptAt[n].Store(0)
+			}
+			continue
+		}
+		w.revs[n] = rev
+		pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
+	}
+}
+
+// acquire takes partition n if its lease is free, and reports whether it did.
+func (w *Worker) acquire(ctx context.Context, n int) bool {
+	asked := w.mono()
+	rev, err := w.leases.Create(ctx, leaseKey(n), []byte(w.cfg.Name))
+	if err != nil {
+		return false // owned by another until it releases it or its lease expires
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{})}
+	pt.sink.cfg = &w.cfg
+	pt.rejects.s = &pt.sink
+	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.rejects, w.im, w.log, w.cfg.MaxPayload)
+	pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
+	w.mu.Lock()
+	w.parts[n], w.revs[n] = pt, rev
+	w.mu.Unlock()
+	w.m.acquired.Inc()
+	w.m.ckptAt[n].Store(time.Now().UnixNano())
+	go func() {
+		defer close(pt.done)
+		if err := pt.run(pctx); err != nil && pctx.Err() == nil {
+			w.log.Error("partition stopped", "partition", n, "error", err)
+			// Give it up so that it is taken again from its checkpoint.
+			w.dropPartition(n, pt)
+		}
+	}()
+	return true
+}
+
+// dropPartition forgets pt and deletes its lease if still ours.
+func (w *Worker) dropPartition(n int, pt *partition) {
+	w.mu.Lock()
+	rev, ok := w.revs[n]
+	if w.parts[n] == pt {
+		delete(w.parts, n)
+		delete(w.revs, n)
+	}
+	w.mu.Unlock()
+	w.m.ckptAt[n].Store(0)
+	if ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+	}
+}
+
+// releasePartition hands partition n over: stop it with a final
+// checkpoint, then delete its lease so that its new owner takes it.
+func (w *Worker) releasePartition(ctx context.Context, n int, pt *partition) {
+	close(pt.stopCh)
+	<-pt.done
+	pt.cancel()
+	w.mu.Lock()
+	rev := w.revs[n]
+	delete(w.parts, n)
+	delete(w.revs, n)
+	w.mu.Unlock()
+	w.m.ckptAt[n].Store(0)
+	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+	w.m.released.Inc()
+	w.log.Info("partition released", "partition", n)
+}
+
+// ReloadFences is refused: a fence change must reach every partition at
+// the same point of its stream to keep replays deterministic, which is
+// not built yet (docs/scale-out.md). Restart the workers instead.
+func (w *Worker) ReloadFences() error {
+	err := errors.New("worker: fence reload is not supported; restart the workers with the new file")
+	w.log.Warn(err.Error())
+	return err
+}
+
+// Close releases every partition with a final checkpoint, removes the
+// worker's presence and closes its connections.
+func (w *Worker) Close(ctx context.Context) error {
+	w.ready.Store(false)
+	w.cancel()
+	<-w.done
+	// Renew once more, then stop every partition at once: their final
+	// checkpoints are taken while the leases certainly hold.
+	w.renew(ctx)
+	w.mu.Lock()
+	parts := make(map[int]*partition, len(w.parts))
+	for n, pt := range w.parts {
+		parts[n] = pt
+		close(pt.stopCh)
+	}
+	w.mu.Unlock()
+	for n, pt := range parts {
+		<-pt.done
+		pt.cancel()
+		w.mu.Lock()
+		rev := w.revs[n]
+		delete(w.parts, n)
+		delete(w.revs, n)
+		w.mu.Unlock()
+		w.m.ckptAt[n].Store(0)
+		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+		w.m.released.Inc()
+		w.log.Info("partition released", "partition", n)
+	}
+	_ = w.leases.Delete(ctx, presenceKey(w.cfg.Name))
+	w.closeConns()
+	return nil
+}
+
+func (w *Worker) closeConns() {
+	if w.http != nil {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = w.http.Shutdown(c)
+		cancel()
+	}
+	if w.mq != nil {
+		w.mq.Disconnect(250)
+	}
+	if w.nc != nil {
+		w.nc.Close()
+	}
+}
+
+// ensureStream returns the stream, creating it if it does not exist. An
+// existing stream is left as it is (an operator may have tuned it), and
+// workers starting together do not all propose the same update.
+func (w *Worker) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := w.js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = w.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return w.js.Stream(ctx, cfg.Name)
+		}
+	}
+	return s, err
+}
+
+// retry runs step with a 5 s deadline until it succeeds, for a minute.
+func retry(log *slog.Logger, what string, step func(context.Context) error) error {
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = step(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		log.Warn("cluster set-up step failed, retrying", "step", what, "error", err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
