@@ -174,7 +174,9 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	// so is one late on both clocks that lands among the new generation's
 	// pings on the new one but fills a hole on the old one: the network
 	// held it back longer than the step (both delays are plausible then;
-	// the pings around it are not). A backlog's pings are its burst's.
+	// the pings around it are not). A backlog's pings are its burst's:
+	// one far behind on either clock stays in the batch as it was, and
+	// the burst's stamps say where its clock stepped (mendBursts).
 	// Those with the smaller delays on the new clock are placed first:
 	// of two that would crowd each other there, the more delayed one is
 	// the old generation's.
@@ -197,7 +199,10 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	behindTol := max(clock.MinBehind, d.hold())
 	for n, i := range p.burst {
 		h := &b.pings[i]
-		if h.Event <= d.high && h.Wall+d.clk.Off()-h.Event < clock.BacklogAge &&
+		age := h.Wall + d.clk.Off() - h.Event
+		if age >= clock.BacklogAge && age+shift >= clock.BacklogAge {
+			p.burst[n] = -1 // a backlog's on either clock: its burst places it (mendBursts)
+		} else if h.Event <= d.high && age < clock.BacklogAge &&
 			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.fillsHole(h.Event, h.Event-shift, i)) {
 			p.burst[n] = -1
 		} else {
@@ -413,7 +418,8 @@ func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 		if h.Clamp != clock.ClampNone || h.Wall+d.clk.Off()-h.Event < clock.BacklogAge {
 			continue // a counting clock's, or no backlog's
 		}
-		if n := len(p.burst); n > 0 && h.Arrived-pings[p.burst[n-1]].Arrived >= clock.BurstGap {
+		// A ping put back after a step is out of arrival order: not the burst's.
+		if n := len(p.burst); n > 0 && (h.Arrived-pings[p.burst[n-1]].Arrived >= clock.BurstGap || h.Arrived < pings[p.burst[n-1]].Arrived) {
 			flush()
 		}
 		p.burst = append(p.burst, i)
