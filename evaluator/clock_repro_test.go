@@ -461,3 +461,45 @@ func TestStepBackInOutageToldByLivePingsWhileTheBurstWaits(t *testing.T) {
 	h.at(2 * time.Minute)
 	h.wantKinds("depot ENTER", "depot EXIT historic", "depot ENTER historic")
 }
+
+// A tracker whose clock stepped back 3 s during an outage and forward
+// again before it ended, its queue flushed newest-first: the flush
+// begins with pings seconds old, fresh on the model's clock, and the
+// backlog's stamps move the wrong way once, where the clock stepped
+// back. The part after that point goes on from the fresh pings, on the
+// model's clock: the older part is moved back. Moving the newer part
+// forward, as when no live ping has told the step, put it among the
+// fresh pings (device 25319 of the default fleet: EXITs and ENTERs back
+// and forth where it crossed once).
+func TestStepsBackAndForwardInOutageFlushedNewestFirst(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= 38*time.Second {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-6 // driving: no two fixes alike
+		return p
+	}
+	stampOf := func(at time.Duration) time.Duration {
+		if at >= 15*time.Second && at < 30*time.Second {
+			return at - 3*time.Second // back 3 s at +15s, forward again at +30s
+		}
+		return at
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.send("truck-1", where(at), stampOf(at), at+ms(60))
+	}
+	flush := 45 * time.Second
+	n := 0
+	for at := 45*time.Second - period; at >= 10*time.Second; at -= period { // newest first, 1 ms apart
+		h.send("truck-1", where(at), stampOf(at), flush+time.Duration(n)*time.Millisecond)
+		n++
+	}
+	for at := 46 * time.Second; at < 60*time.Second; at += period {
+		h.send("truck-1", where(at), stampOf(at), at+ms(60))
+	}
+	h.at(2 * time.Minute)
+	h.wantKinds("depot ENTER", "depot EXIT")
+}

@@ -402,9 +402,11 @@ func (p *Processor) tellPendingStep(d *device, now int64) bool {
 // apart: the older part back, since the newest part is on the device's
 // clock as it is now, unless that would put it at or before what the
 // device committed before the burst while moving the newer part forward
-// would not reach what it committed after: then the model is still on
-// the clock of the older part (no live ping has told the step). (A step
-// forward only leaves a gap, which orders nothing wrong.)
+// would not reach what it committed after, or the pings newer than the
+// burst that came with it (a flush may begin with pings seconds old, on
+// the model's clock): then the model is still on the clock of the older
+// part (no live ping has told the step). (A step forward only leaves a
+// gap, which orders nothing wrong.)
 func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	p.burst = p.burst[:0]
 	flush := func() {
@@ -493,14 +495,26 @@ func mendBurst(pings []reorder.Held, idx []int, hist []point) {
 	}
 	// Before: committed before the outage, well before the burst (live
 	// pings may come in between its pings, or just before it).
+	// After: committed after the burst came, or while it came and newer
+	// than all of it (the fresh pings its newest part goes on from), and
+	// the batch's newer pings that came with it.
 	first, last := pings[idx[0]].Wall, pings[idx[len(idx)-1]].Wall
+	newest := int64(math.MinInt64)
+	for _, i := range idx {
+		newest = max(newest, pings[i].Event)
+	}
 	before, after := int64(math.MinInt64), int64(math.MaxInt64)
 	for i := range hist {
 		switch {
 		case hist[i].wall < first-clock.BacklogAge:
 			before = max(before, hist[i].event)
-		case hist[i].wall > last:
+		case hist[i].wall > last || hist[i].event > newest:
 			after = min(after, hist[i].event)
+		}
+	}
+	for i := range pings {
+		if pings[i].Event > newest && pings[i].Wall >= first-clock.BacklogAge {
+			after = min(after, pings[i].Event)
 		}
 	}
 	forward := lo <= before && hi < after
