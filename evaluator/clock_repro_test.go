@@ -413,3 +413,93 @@ func TestStepBackJustBeforeTheDeviceGoesSilent(t *testing.T) {
 	h.at(time.Minute)
 	h.want("truck-1 depot ENTER +19.75s")
 }
+
+// A tracker whose clock stepped back 3 s during an outage, its backlog
+// flushed oldest-first just as the live pings after the outage come in:
+// the live pings tell the step while the burst waits to be placed. The
+// burst's pings are a backlog on either clock: the step's delay rule
+// cannot tell their clock (every one would be the new clock's), their
+// burst can (its stamps move the wrong way once, at the step). Re-keyed
+// onto the new clock and sent back to the live path, the part before the
+// step overlapped the part after it (devices 17258 and 36844 of the
+// default fleet: EXITs and ENTERs back and forth where it crossed once).
+func TestStepBackInOutageToldByLivePingsWhileTheBurstWaits(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= ms(26500) && at < 31*time.Second {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-6 // driving: no two fixes alike
+		return p
+	}
+	stampOf := func(at time.Duration) time.Duration {
+		if at >= 25*time.Second {
+			return at - 3*time.Second // the clock stepped back 3 s at +25s
+		}
+		return at
+	}
+	type ping struct{ at, arrive time.Duration }
+	var pings []ping
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		pings = append(pings, ping{at, at + ms(60)})
+	}
+	flush := 40*time.Second + ms(100)
+	n := 0
+	for at := 10 * time.Second; at < 40*time.Second; at += period { // oldest first, 1 ms apart
+		pings = append(pings, ping{at, flush + time.Duration(n)*time.Millisecond})
+		n++
+	}
+	for at := 40 * time.Second; at < 50*time.Second; at += period {
+		pings = append(pings, ping{at, at + ms(60)})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		h.send("truck-1", where(p.at), stampOf(p.at), p.arrive)
+	}
+	h.at(2 * time.Minute)
+	h.wantKinds("depot ENTER", "depot EXIT historic", "depot ENTER historic")
+}
+
+// A tracker whose clock stepped back 3 s during an outage and forward
+// again before it ended, its queue flushed newest-first: the flush
+// begins with pings seconds old, fresh on the model's clock, and the
+// backlog's stamps move the wrong way once, where the clock stepped
+// back. The part after that point goes on from the fresh pings, on the
+// model's clock: the older part is moved back. Moving the newer part
+// forward, as when no live ping has told the step, put it among the
+// fresh pings (device 25319 of the default fleet: EXITs and ENTERs back
+// and forth where it crossed once).
+func TestStepsBackAndForwardInOutageFlushedNewestFirst(t *testing.T) {
+	h := newHarness(t, nil)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= 38*time.Second {
+			p = outside
+		}
+		p.lon += at.Seconds() * 1e-6 // driving: no two fixes alike
+		return p
+	}
+	stampOf := func(at time.Duration) time.Duration {
+		if at >= 15*time.Second && at < 30*time.Second {
+			return at - 3*time.Second // back 3 s at +15s, forward again at +30s
+		}
+		return at
+	}
+	for at := time.Duration(0); at < 10*time.Second; at += period {
+		h.send("truck-1", where(at), stampOf(at), at+ms(60))
+	}
+	flush := 45 * time.Second
+	n := 0
+	for at := 45*time.Second - period; at >= 10*time.Second; at -= period { // newest first, 1 ms apart
+		h.send("truck-1", where(at), stampOf(at), flush+time.Duration(n)*time.Millisecond)
+		n++
+	}
+	for at := 46 * time.Second; at < 60*time.Second; at += period {
+		h.send("truck-1", where(at), stampOf(at), at+ms(60))
+	}
+	h.at(2 * time.Minute)
+	h.wantKinds("depot ENTER", "depot EXIT")
+}

@@ -176,7 +176,9 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	// so is one late on both clocks that lands among the new generation's
 	// pings on the new one but fills a hole on the old one: the network
 	// held it back longer than the step (both delays are plausible then;
-	// the pings around it are not). A backlog's pings are its burst's.
+	// the pings around it are not). A backlog's pings are its burst's:
+	// one far behind on either clock stays in the batch as it was, and
+	// the burst's stamps say where its clock stepped (mendBursts).
 	// Those with the smaller delays on the new clock are placed first:
 	// of two that would crowd each other there, the more delayed one is
 	// the old generation's.
@@ -199,7 +201,10 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	behindTol := max(clock.MinBehind, d.hold())
 	for n, i := range p.burst {
 		h := &b.pings[i]
-		if h.Event <= d.high && h.Wall+d.clk.Off()-h.Event < clock.BacklogAge &&
+		age := h.Wall + d.clk.Off() - h.Event
+		if age >= clock.BacklogAge && age+shift >= clock.BacklogAge {
+			p.burst[n] = -1 // a backlog's on either clock: its burst places it (mendBursts)
+		} else if h.Event <= d.high && age < clock.BacklogAge &&
 			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.fillsHole(h.Event, h.Event-shift, i)) {
 			p.burst[n] = -1
 		} else {
@@ -399,9 +404,11 @@ func (p *Processor) tellPendingStep(d *device, now int64) bool {
 // apart: the older part back, since the newest part is on the device's
 // clock as it is now, unless that would put it at or before what the
 // device committed before the burst while moving the newer part forward
-// would not reach what it committed after: then the model is still on
-// the clock of the older part (no live ping has told the step). (A step
-// forward only leaves a gap, which orders nothing wrong.)
+// would not reach what it committed after, or the pings newer than the
+// burst that came with it (a flush may begin with pings seconds old, on
+// the model's clock): then the model is still on the clock of the older
+// part (no live ping has told the step). (A step forward only leaves a
+// gap, which orders nothing wrong.)
 func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 	p.burst = p.burst[:0]
 	flush := func() {
@@ -415,7 +422,8 @@ func (p *Processor) mendBursts(d *device, pings []reorder.Held) {
 		if h.Clamp != clock.ClampNone || h.Wall+d.clk.Off()-h.Event < clock.BacklogAge {
 			continue // a counting clock's, or no backlog's
 		}
-		if n := len(p.burst); n > 0 && h.Arrived-pings[p.burst[n-1]].Arrived >= clock.BurstGap {
+		// A ping put back after a step is out of arrival order: not the burst's.
+		if n := len(p.burst); n > 0 && (h.Arrived-pings[p.burst[n-1]].Arrived >= clock.BurstGap || h.Arrived < pings[p.burst[n-1]].Arrived) {
 			flush()
 		}
 		p.burst = append(p.burst, i)
@@ -489,14 +497,26 @@ func mendBurst(pings []reorder.Held, idx []int, hist []point) {
 	}
 	// Before: committed before the outage, well before the burst (live
 	// pings may come in between its pings, or just before it).
+	// After: committed after the burst came, or while it came and newer
+	// than all of it (the fresh pings its newest part goes on from), and
+	// the batch's newer pings that came with it.
 	first, last := pings[idx[0]].Wall, pings[idx[len(idx)-1]].Wall
+	newest := int64(math.MinInt64)
+	for _, i := range idx {
+		newest = max(newest, pings[i].Event)
+	}
 	before, after := int64(math.MinInt64), int64(math.MaxInt64)
 	for i := range hist {
 		switch {
 		case hist[i].wall < first-clock.BacklogAge:
 			before = max(before, hist[i].event)
-		case hist[i].wall > last:
+		case hist[i].wall > last || hist[i].event > newest:
 			after = min(after, hist[i].event)
+		}
+	}
+	for i := range pings {
+		if pings[i].Event > newest && pings[i].Wall >= first-clock.BacklogAge {
+			after = min(after, pings[i].Event)
 		}
 	}
 	forward := lo <= before && hi < after
