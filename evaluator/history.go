@@ -17,8 +17,8 @@ import (
 // fixed point (see fixed); the processor rounds every ping's position to
 // it on ingest, so a point evaluated again gives the live answer.
 type point struct {
-	event    int64 // timeline
-	wall     int64 // ingest wall clock, Unix ns
+	event    int64  // timeline
+	wall     int64  // ingest wall clock, Unix ns
 	lat, lon int32  // degrees × fixedScale
 	acc      uint16 // the fix's accuracy, decimetres (reorder.Held.Acc)
 }
