@@ -393,6 +393,22 @@ func (p *Processor) Advance(now time.Time) {
 	}
 }
 
+// AdvanceThrough is Advance at each deadline up to now, at that
+// deadline's own instant: what a processor whose owner fires every
+// deadline on time decides (serve's shards do), for an owner that only
+// gets to run when a message comes (a replay, a scale-out partition).
+// Advance(now) alone would decide a late batch or a hold due earlier as
+// of now, and when a batch is placed depends on that instant.
+func (p *Processor) AdvanceThrough(now time.Time) {
+	n := p.at(now)
+	// Advance(at) takes every deadline at or before at, and what it
+	// queues again lies after it: each round moves on.
+	for p.timers.Len() > 0 && p.timers.Next() < n {
+		p.Advance(p.base.Add(time.Duration(p.timers.Next())))
+	}
+	p.Advance(now)
+}
+
 // NextDeadline returns the earliest instant at which Advance has work, if
 // any. It may be early (a stale entry); never late.
 func (p *Processor) NextDeadline() (time.Time, bool) {

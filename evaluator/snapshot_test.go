@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +160,63 @@ func TestSnapshotCoversEveryStateField(t *testing.T) {
 		}
 	}
 	// clock.Model's own test covers the model (clock/snapshot_internal_test.go).
+}
+
+// TestPropertyAdvanceThroughDecidesAsIfOnTime is what lets a scale-out
+// partition, advanced only when one of its messages comes, decide as a
+// single box whose owner fires every deadline on time: with
+// AdvanceThrough the transitions and late pings (all but the wall-clock
+// instant of the decision) do not depend on how often time is advanced.
+func TestPropertyAdvanceThroughDecidesAsIfOnTime(t *testing.T) {
+	set := mustFences(t, testFences)
+	fences := func() *fence.Set { return set }
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := DefaultConfig()
+		s := clockStream(t)
+		run := func(extra func(prev, next time.Duration) []time.Duration) (string, string) {
+			var rec recorder
+			p, err := NewProcessor(cfg, t0, fences, &rec, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prev time.Duration
+			for _, x := range s {
+				for _, at := range extra(prev, x.arrive) {
+					p.AdvanceThrough(t0.Add(at))
+				}
+				ingest := t0.Add(x.arrive)
+				pp := payload.Position{Lat: x.p.lat, Lon: x.p.lon, TsNs: x.stamp, HasTs: x.hasStamp}
+				pg := NewPing(cfg.Clamper(), x.dev, &pp, ingest)
+				p.AdvanceThrough(ingest)
+				p.Ingest(&pg)
+				p.Advance(ingest)
+				prev = x.arrive
+			}
+			p.AdvanceThrough(t0.Add(prev + 20*time.Minute))
+			var tr, late strings.Builder
+			for _, x := range rec.trans {
+				fmt.Fprintf(&tr, "%s %s %v %d %v; ", x.Device, x.Fence, x.Type, x.Event, x.Historic)
+			}
+			for _, l := range rec.late {
+				fmt.Fprintf(&late, "%s %d %v; ", l.Ping.Device, l.Ping.Event, l.Reason)
+			}
+			return tr.String(), late.String()
+		}
+		seldom := func(_, _ time.Duration) []time.Duration { return nil }
+		often := func(prev, next time.Duration) []time.Duration {
+			var out []time.Duration
+			for at := prev; at < next && len(out) < 50; at += ms(rapid.IntRange(1, 2000).Draw(t, "tick_ms")) {
+				out = append(out, at)
+			}
+			return out
+		}
+		wt, wl := run(seldom)
+		gt, gl := run(often)
+		if gt != wt {
+			t.Fatalf("transitions, advanced often:\n %s\nadvanced at pings only:\n %s", gt, wt)
+		}
+		if gl != wl {
+			t.Fatalf("late pings, advanced often:\n %s\nadvanced at pings only:\n %s", gl, wl)
+		}
+	})
 }

@@ -422,7 +422,7 @@ func reference(t *testing.T, set *fence.Set, msgs []streamMsg) *refSink {
 	for _, m := range msgs {
 		clock = max(clock, m.ts)
 		now := time.Unix(0, clock)
-		proc.Advance(now)
+		proc.AdvanceThrough(now)
 		rest := strings.TrimPrefix(m.subject, worker.PingSubjectPrefix)
 		rest = rest[strings.IndexByte(rest, '.')+1:]
 		if rest == "_tick" {
@@ -504,10 +504,15 @@ func diffDevices(t *testing.T, what string, got, want map[string][]received) {
 
 // TestClusterEqualsSingleBox is the scale-out guarantee: devices over
 // MQTT into a three-node NATS cluster, three workers, one killed with
-// kill -9 mid-stream, one NATS node killed, a fourth worker added: the
-// dashboards get exactly what one engine fed the same stream decides,
-// nothing lost, nothing twice, in order per device; so does the history
-// stream.
+// kill -9 mid-stream, a fourth worker added: the dashboards get exactly
+// what one engine fed the same stream decides, nothing lost, nothing
+// twice, in order per device; so does the history stream.
+//
+// With EDGEFENCE_CLUSTER_NODE_KILL=1 a NATS node is killed too. That
+// run is not in the default test command: NATS's MQTT side then loses
+// what it had acknowledged (QoS 1 pings that never reach the stream, in
+// some runs hundreds; a redelivered retained publish left behind a newer
+// one), which no worker can mend (docs/scale-out.md).
 func TestClusterEqualsSingleBox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS cluster and four worker processes")
@@ -516,6 +521,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	if s := os.Getenv("EDGEFENCE_CLUSTER_DEVICES"); s != "" {
 		devices, _ = strconv.Atoi(s)
 	}
+	killNode := os.Getenv("EDGEFENCE_CLUSTER_NODE_KILL") == "1"
 	const p = 8
 	lease := 3 * time.Second
 	nodes := startCluster(t, p)
@@ -583,9 +589,11 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 				}
 			}()
 		case 8:
-			t.Log("kill -9 NATS node 3")
-			nodes[2].kill()
-			nodeKilledAt = time.Now()
+			if killNode {
+				t.Log("kill -9 NATS node 3")
+				nodes[2].kill()
+				nodeKilledAt = time.Now()
+			}
 		case 11:
 			t.Log("start worker w4")
 			workers["w4"] = startWorker("w4")
@@ -703,6 +711,10 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		}
 	}
 	t.Logf("dashboard: %d of %d devices received out of order", reordered, len(wantDash))
+	if !killNode && (reordered > 0 || repeats > 0 || missing > 0) {
+		// Only a NATS node's death makes its MQTT side redeliver or lose.
+		t.Errorf("with every NATS node up: %d devices out of order, %d repeats, %d missing; want none", reordered, repeats, missing)
+	}
 	diffDevices(t, "history stream", byDevice(readHistory(t, js)), byDevice(want))
 
 	// A dashboard that connects now gets each device's current state per

@@ -201,7 +201,7 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)
 	topic, tick := splitPing(subject)
-	pt.proc.Advance(now)
+	pt.proc.AdvanceThrough(now)
 	if tick {
 		pt.proc.Sweep(now)
 	} else {
