@@ -336,6 +336,12 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 // checkpoint, then delete its lease so that its new owner takes it.
 func (w *Worker) releasePartition(ctx context.Context, n int, pt *partition) {
 	close(pt.stopCh)
+	w.released(ctx, n, pt)
+}
+
+// released waits for partition n, told to stop, to end (its final
+// checkpoint taken), then deletes its lease so that its new owner takes it.
+func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	<-pt.done
 	pt.cancel()
 	w.mu.Lock()
@@ -375,17 +381,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 	for n, pt := range parts {
-		<-pt.done
-		pt.cancel()
-		w.mu.Lock()
-		rev := w.revs[n]
-		delete(w.parts, n)
-		delete(w.revs, n)
-		w.mu.Unlock()
-		w.m.ckptAt[n].Store(0)
-		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
-		w.m.released.Inc()
-		w.log.Info("partition released", "partition", n)
+		w.released(ctx, n, pt)
 	}
 	_ = w.leases.Delete(ctx, presenceKey(w.cfg.Name))
 	w.closeConns()
