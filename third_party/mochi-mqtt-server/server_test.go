@@ -1802,8 +1802,11 @@ func TestServerProcessPublishACLCheckDeny(t *testing.T) {
 				require.Equal(t, tx.expectReponse, buf)
 			}
 
-			require.Equal(t, tx.expectDisconnect, cl.Closed())
+			// The reader sees EOF as soon as Stop closes the connection,
+			// which is before Stop cancels the client's context; wait for
+			// processPublish (and so Stop) to return before asking Closed.
 			wg.Wait()
+			require.Equal(t, tx.expectDisconnect, cl.Closed())
 		})
 	}
 }
