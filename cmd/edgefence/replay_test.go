@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/replay"
 )
 
 // The replay of a live session's capture at the live hold commits exactly
@@ -72,29 +72,29 @@ func TestReplayOfCaptureMatchesLiveTransitions(t *testing.T) {
 		t.Fatalf("serve exited with %v", st)
 	}
 
-	o := defaultReplayOptions()
-	o.holds = durationList{0, 100 * time.Millisecond}
-	o.fences = bundledFences
-	res, err := replay(o, []string{path})
+	o := replay.DefaultOptions()
+	o.Holds = []time.Duration{0, 100 * time.Millisecond}
+	o.Fences = bundledFences
+	res, err := replay.Run(o, []string{path})
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	var replayed []string
-	for _, tr := range res.transitions[1] {
+	for _, tr := range res.Transitions[1] {
 		replayed = append(replayed, transition{Device: tr.Device, Fence: tr.Fence, Type: tr.Type.String(), Ts: tr.Event / 1e6, Historic: tr.Historic}.String())
 	}
 	if !slices.Equal(replayed, live) {
 		t.Errorf("replay at hold=100ms committed\n\t%s\nlive published\n\t%s", strings.Join(replayed, "\n\t"), strings.Join(live, "\n\t"))
 	}
-	if r := res.rows[1]; r.Pings != 8 || r.Late != 1 || res.read.Records != 8 || res.read.Skipped != 0 {
-		t.Errorf("hold=100ms: %d pings, %d late (read %+v); want 8 and 1", r.Pings, r.Late, res.read)
+	if r := res.Rows[1]; r.Pings != 8 || r.Late != 1 || res.Read.Records != 8 || res.Read.Skipped != 0 {
+		t.Errorf("hold=100ms: %d pings, %d late (read %+v); want 8 and 1", r.Pings, r.Late, res.Read)
 	}
 
 	var out bytes.Buffer
-	if err := writeReplay(&out, o, res); err != nil {
+	if err := res.WriteTable(&out, 50); err != nil {
 		t.Fatal(err)
 	}
-	at := func(ms int64) string { return replayTime(ms * 1e6) }
+	at := func(ms int64) string { return replay.FormatTime(ms * 1e6) }
 	for _, line := range []string{
 		"hold=100ms vs arrival: 3 removed, 0 added",
 		"- replay-1 zone-museumsinsel EXIT " + at(t0+1950),
@@ -165,46 +165,6 @@ func TestReplayCommand(t *testing.T) {
 	}
 }
 
-// A phantom EXIT+ENTER pair that the buffer removes is two '-' lines, in
-// event order; what only the buffered run has is '+'; equal transitions
-// (however many) cancel.
-func TestReplayDiff(t *testing.T) {
-	at := func(s float64) int64 { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano() + int64(s*1e9) }
-	tr := func(dev, fence string, typ evaluator.Type, s float64) evaluator.Transition {
-		return evaluator.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
-	}
-	arrival := []evaluator.Transition{
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-1", "depot", evaluator.Exit, 2),  // the delayed outside ping…
-		tr("truck-1", "depot", evaluator.Enter, 1), // …and the inside ping it overtook
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Enter, 5),
-	}
-	buffered := []evaluator.Transition{
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Exit, 7.5),
-	}
-	var out bytes.Buffer
-	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(arrival, buffered), 2)
-	want := "hold=500ms vs arrival: 2 removed, 1 added\n" +
-		"- truck-1 depot ENTER 2026-12-01T10:00:01.000Z\n" +
-		"- truck-1 depot EXIT 2026-12-01T10:00:02.000Z\n" +
-		"… 1 more not shown (--diff-limit 2)\n"
-	if out.String() != want {
-		t.Errorf("diff:\n%s\nwant:\n%s", out.String(), want)
-	}
-	out.Reset()
-	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(buffered, slices.Clone(buffered)), 2)
-	if out.String() != "hold=500ms vs arrival: the same transitions\n" {
-		t.Errorf("no difference printed as %q", out.String())
-	}
-	if got := replayTime(at(1) + 1); got != "2026-12-01T10:00:01.000000001Z" {
-		t.Errorf("sub-millisecond event time printed as %s", got)
-	}
-}
-
 func TestReplayArgs(t *testing.T) {
 	o := defaultReplayOptions()
 	fs := replayFlags(o)
@@ -220,18 +180,6 @@ func TestReplayArgs(t *testing.T) {
 		fs.SetOutput(new(bytes.Buffer))
 		if _, err := replayArgs(fs, args); err == nil {
 			t.Errorf("%q accepted", args)
-		}
-	}
-}
-
-func TestReplayRejectsBadHolds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "capture.jsonl")
-	writeFile(t, path, `{"seq":1,"device":"d","lat":1,"lon":1,"event":1796083200000000000,"ingest":1796083200000000000}`+"\n")
-	for _, holds := range []durationList{nil, {0, 0}, {time.Hour}} {
-		o := defaultReplayOptions()
-		o.holds, o.fences = holds, bundledFences
-		if _, err := replay(o, []string{path}); err == nil || !strings.Contains(err.Error(), "hold") {
-			t.Errorf("holds %v: %v, want an error about the hold", holds, err)
 		}
 	}
 }

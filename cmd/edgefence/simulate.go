@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
@@ -187,79 +185,26 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 	}
 	var observe func([]evaluator.Ping)
 	if o.capture != "" {
-		c, err := newStreamCapture(o.capture)
+		c, err := capture.CreatePingWriter(o.capture)
 		if err != nil {
 			return err
 		}
-		observe = c.write
-		defer func() { err = errors.Join(err, c.close()) }()
+		observe = c.WritePings
+		defer func() { err = errors.Join(err, c.Close()) }()
 	}
-	strategies := []shadow.Strategy(o.holds)
 	status := newStatus(o.status, progress.Options{Label: "simulate", Unit: "devices", Total: int64(o.fleet.Devices)})
-	res, err := fleet.Run(o.fleet, o.engine, set, strategies, o.workers, countDevices(status, observe))
+	res, err := fleet.Run(o.fleet, o.engine, set, o.holds, o.workers, countDevices(status, observe))
 	status.Stop()
 	if err != nil {
 		return err
 	}
 	if o.chart != "" {
-		if err := writeSimulateChart(o.chart, o, set.Len(), res); err != nil {
+		if err := res.WriteChart(o.chart, &o.fleet, set.Len()); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		meta := map[string]any{
-			"seed": o.fleet.Seed, "devices": o.fleet.Devices, "duration": o.fleet.Duration.String(),
-			"fences": set.Len(), "pings": res.Pings, "truth_transitions": res.Truth,
-			"faults": res.FaultCounts(), "wall_seconds": res.Wall.Seconds(),
-		}
-		return shadow.WriteJSON(w, meta, res.Rows)
+		return res.WriteJSON(w, &o.fleet, set.Len())
 	}
-	fmt.Fprintf(w, "fleet: %d devices × %v, %d fences, seed %d: %d pings, %d true transitions (%.1fs wall, %.0f pings/s per strategy)\n",
-		o.fleet.Devices, o.fleet.Duration, set.Len(), o.fleet.Seed, res.Pings, res.Truth, res.Wall.Seconds(),
-		float64(res.Pings)*float64(len(strategies))/res.Wall.Seconds())
-	fc := res.FaultCounts()
-	fmt.Fprintf(w, "faults: %d clock steps, %d cold-boot pings, %d outages (%d newest-first, %d backlog pings), %d reordered pings, %d delayed > 500ms\n\n",
-		fc["clock_steps"], fc["cold_boot_pings"], fc["outages"], fc["outages_newest_first"], fc["backlog_pings"], fc["reordered_pings"], fc["delayed_over_500ms_pings"])
-	return shadow.WriteTable(w, res.Rows)
-}
-
-// streamCapture writes a simulated stream in the capture format. Unlike
-// serve's capture it never drops: a simulation can wait for its disk.
-type streamCapture struct {
-	mu  sync.Mutex
-	f   *os.File
-	w   *bufio.Writer
-	seq uint64
-	buf []byte
-	err error
-}
-
-func newStreamCapture(path string) (*streamCapture, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
-	}
-	return &streamCapture{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
-}
-
-// write appends one device's arrivals; workers call it concurrently.
-func (c *streamCapture) write(arrivals []evaluator.Ping) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := range arrivals {
-		c.seq++
-		r := capture.FromPing(c.seq, &arrivals[i])
-		c.buf = append(capture.AppendJSON(c.buf[:0], &r), '\n')
-		if _, err := c.w.Write(c.buf); err != nil && c.err == nil {
-			c.err = err
-		}
-	}
-}
-
-func (c *streamCapture) close() error {
-	err := errors.Join(c.err, c.w.Flush(), c.f.Close())
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
-	}
-	return nil
+	return res.WriteTable(w, &o.fleet, set.Len())
 }
