@@ -50,23 +50,6 @@ func TestPasswdHashAuthenticates(t *testing.T) {
 	}
 }
 
-// One line, without its line ending, is the password; spaces are part of
-// it.
-func TestPasswdReadsOneLine(t *testing.T) {
-	for in, want := range map[string]string{
-		"secret":        "secret",
-		"secret\n":      "secret",
-		"secret\r\n":    "secret",
-		" pass word \n": " pass word ",
-		"tab\tin\n":     "tab\tin",
-	} {
-		got, err := readPassword(strings.NewReader(in))
-		if err != nil || string(got) != want {
-			t.Errorf("readPassword(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-}
-
 func TestPasswdRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name, stdin, algorithm, want string
