@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,6 +25,26 @@ type Report struct {
 
 // Damaged reports whether anything is wrong.
 func (r *Report) Damaged() bool { return len(r.Bad) > 0 || len(r.Problems) > 0 || len(r.Stopped) > 0 }
+
+// Print writes the report as `edgefence store check|repair` shows it: a
+// line per problem, then whether the store is ok and how many records it
+// read.
+func (r *Report) Print(w io.Writer) {
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "%s: bbolt: %s\n", r.Path, p)
+	}
+	for _, k := range r.Bad {
+		fmt.Fprintf(w, "%s: unreadable record %.128q\n", r.Path, k)
+	}
+	for _, s := range r.Stopped {
+		fmt.Fprintf(w, "%s: %s\n", r.Path, s)
+	}
+	state := "ok"
+	if r.Damaged() {
+		state = "damaged"
+	}
+	fmt.Fprintf(w, "%s: %s, %d readable records\n", r.Path, state, r.Records)
+}
 
 // Check opens dir's store read-only (the broker must be stopped: ErrLocked
 // otherwise), runs bbolt's consistency check and decodes every record. It

@@ -33,7 +33,7 @@ func storeCommand() *ffcli.Command {
 				if err != nil {
 					return err
 				}
-				printReport(w, r)
+				r.Print(w)
 				if r.Damaged() {
 					fmt.Fprintf(w, "stop the broker and run `edgefence store repair --data-dir %s` to copy the readable records into a fresh file; the damaged one is kept\n", dir)
 					return errStoreDamaged
@@ -45,7 +45,7 @@ func storeCommand() *ffcli.Command {
 				if err != nil {
 					return err
 				}
-				printReport(w, r)
+				r.Print(w)
 				if r.Aside == "" {
 					fmt.Fprintln(w, "nothing to repair")
 				} else {
@@ -73,22 +73,4 @@ func storeSubcommand(name, help string, run func(dir string, w io.Writer) error)
 			return run(*dir, os.Stdout)
 		},
 	}
-}
-
-// printReport writes what Check or Repair found.
-func printReport(w io.Writer, r *store.Report) {
-	for _, p := range r.Problems {
-		fmt.Fprintf(w, "%s: bbolt: %s\n", r.Path, p)
-	}
-	for _, k := range r.Bad {
-		fmt.Fprintf(w, "%s: unreadable record %.128q\n", r.Path, k)
-	}
-	for _, s := range r.Stopped {
-		fmt.Fprintf(w, "%s: %s\n", r.Path, s)
-	}
-	state := "ok"
-	if r.Damaged() {
-		state = "damaged"
-	}
-	fmt.Fprintf(w, "%s: %s, %d readable records\n", r.Path, state, r.Records)
 }
