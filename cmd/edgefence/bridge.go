@@ -9,11 +9,12 @@ import (
 
 	"github.com/edgefence/edgefence/bridge"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/flagvalue"
 )
 
 // bridgeFlags binds every bridge flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, proc *processFlags) *flag.FlagSet {
+func bridgeFlags(cfg *bridge.Config, topics *flagvalue.Strings, receiveMax *int, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence bridge", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.Upstream, "upstream", cfg.Upstream, "the broker: mqtt://host:port or mqtts://host:port (also ws://, wss://)")
@@ -53,7 +54,7 @@ func bridgeFlags(cfg *bridge.Config, topics *stringList, receiveMax *int, proc *
 
 func bridgeCommand() *ffcli.Command {
 	cfg := bridge.DefaultConfig()
-	topics := &stringList{values: ingest.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
 	receiveMax := int(cfg.ReceiveMaximum)
 	proc := defaultProcessFlags()
 	fs := bridgeFlags(&cfg, topics, &receiveMax, &proc)
@@ -80,7 +81,7 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}
 			cfg.ReceiveMaximum = uint16(receiveMax)
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
+			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
 				return err
 			}
 			return runBridge(ctx, cfg)

@@ -7,37 +7,15 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/loadgen"
 	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/suite"
 	"github.com/edgefence/edgefence/progress"
 )
-
-// byteValue is a flag for a small unsigned setting (a QoS).
-type byteValue struct {
-	p   *byte
-	max byte
-}
-
-func (v byteValue) String() string {
-	if v.p == nil {
-		return "0"
-	}
-	return strconv.Itoa(int(*v.p))
-}
-
-func (v byteValue) Set(s string) error {
-	n, err := strconv.ParseUint(s, 10, 8)
-	if err != nil || byte(n) > v.max {
-		return fmt.Errorf("want 0..%d", v.max)
-	}
-	*v.p = byte(n)
-	return nil
-}
 
 type loadgenOptions struct {
 	cfg         loadgen.Config
@@ -53,7 +31,7 @@ func loadgenFlags(o *loadgenOptions) *flag.FlagSet {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "broker's MQTT TCP address (loopback only)")
 	fs.IntVar(&c.Conns, "conns", c.Conns, "tracker connections")
 	fs.IntVar(&c.DevicesPerConn, "devices-per-conn", c.DevicesPerConn, "devices publishing over each connection")
-	fs.Var(byteValue{&c.QoS, 1}, "qos", "QoS of the pings: 0 or 1")
+	fs.Var(flagvalue.Small{P: &c.QoS, Max: 1}, "qos", "QoS of the pings: 0 or 1")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "total pings/s, paced; 0: unthrottled (QoS 1: as fast as PUBACKs return, --window in flight per connection)")
 	fs.IntVar(&c.Window, "window", c.Window, "QoS 1 pings in flight per connection at most")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "unthrottled: pings per write at most")
@@ -63,7 +41,7 @@ func loadgenFlags(o *loadgenOptions) *flag.FlagSet {
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "the measured window")
 	fs.DurationVar(&c.Drain, "drain", c.Drain, "after the load, how long to wait for acknowledgements and transitions at most (more than the broker's hold)")
 	fs.StringVar(&c.Sub, "sub", c.Sub, "subscriber topic filter whose messages are matched to pings for latency (geofence/# or devices/#); empty: none")
-	fs.Var(byteValue{&c.SubQoS, 1}, "sub-qos", "the subscription's QoS: 0 or 1")
+	fs.Var(flagvalue.Small{P: &c.SubQoS, Max: 1}, "sub-qos", "the subscription's QoS: 0 or 1")
 	fs.StringVar(&c.SubAddr, "sub-addr", c.SubAddr, "broker's MQTT TCP address for the --sub subscriber (loopback only); empty: --addr")
 	fs.IntVar(&o.fences, "fences", o.fences, "generated fences the devices walk across (the broker must load the same: see --write-fences)")
 	fs.StringVar(&o.writeFences, "write-fences", "", "write the --fences generated fences as GeoJSON to this file and exit")

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+
+	"github.com/edgefence/edgefence/internal/flagvalue"
 )
 
 // processFlags are serve's and bridge's process-wide settings.
@@ -19,7 +21,7 @@ func defaultProcessFlags() processFlags {
 }
 
 func (p *processFlags) register(fs *flag.FlagSet) {
-	fs.Var(byteSize{&p.memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: GOMEMLIMIT or none): the GC works harder near it instead of the box running out")
+	fs.Var(flagvalue.Size{P: &p.memLimit}, "memory-limit", "Go soft memory limit (e.g. 512MiB; 0: GOMEMLIMIT or none): the GC works harder near it instead of the box running out")
 	fs.StringVar(&p.logLevel, "log-level", p.logLevel, "debug, info, warn or error")
 }
 

@@ -26,25 +26,3 @@ func TestServeSetsTheMemoryLimit(t *testing.T) {
 		t.Fatalf("/metrics has no %q:\n%s", strings.TrimSpace(want), body)
 	}
 }
-
-// Sizes read back as written, so -h shows the defaults as a user would
-// type them.
-func TestByteSizeRoundTrip(t *testing.T) {
-	for _, tc := range []struct{ in, out string }{
-		{"128MiB", "128MiB"}, {"1GiB", "1GiB"}, {"1024MiB", "1GiB"}, {"1536KiB", "1536KiB"}, {"1000", "1000"}, {"0", "0"},
-	} {
-		var n int64
-		if err := (byteSize{&n}).Set(tc.in); err != nil {
-			t.Fatalf("Set(%q): %v", tc.in, err)
-		}
-		if got := (byteSize{&n}).String(); got != tc.out {
-			t.Errorf("Set(%q) reads back %q, want %q", tc.in, got, tc.out)
-		}
-	}
-	var n int64
-	for _, bad := range []string{"-1", "12MB", "lots"} {
-		if err := (byteSize{&n}).Set(bad); err == nil {
-			t.Errorf("Set(%q) accepted", bad)
-		}
-	}
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/replay"
 )
@@ -23,7 +24,7 @@ type replayOptions struct {
 func replayFlags(o *replayOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence replay", flag.ContinueOnError)
 	e := &o.Engine
-	fs.Var((*durationList)(&o.Holds), "holds", "strategies: comma-separated holds; the transitions of each are diffed against hold 0 (arrival order), or the first if 0 is not listed")
+	fs.Var((*flagvalue.Durations)(&o.Holds), "holds", "strategies: comma-separated holds; the transitions of each are diffed against hold 0 (arrival order), or the first if 0 is not listed")
 	fs.StringVar(&o.Fences, "fences", o.Fences, "GeoJSON fence file: the one the captured broker ran with")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
 	fs.IntVar(&o.diffLimit, "diff-limit", o.diffLimit, "transition diff lines shown per strategy (the rest are counted)")

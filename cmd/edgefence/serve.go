@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,43 +18,8 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/homeassistant"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/flagvalue"
 )
-
-// stringList is a repeatable flag whose defaults are replaced, not
-// appended to, by the first value given.
-type stringList struct {
-	values []string
-	set    bool
-}
-
-func (l *stringList) String() string { return strings.Join(l.values, ",") }
-
-func (l *stringList) Set(v string) error {
-	if !l.set {
-		l.values, l.set = nil, true
-	}
-	l.values = append(l.values, v)
-	return nil
-}
-
-// uint32Value is a flag for a uint32 setting.
-type uint32Value struct{ p *uint32 }
-
-func (v uint32Value) String() string {
-	if v.p == nil {
-		return "0"
-	}
-	return strconv.FormatUint(uint64(*v.p), 10)
-}
-
-func (v uint32Value) Set(s string) error {
-	n, err := strconv.ParseUint(s, 10, 32)
-	if err != nil {
-		return err
-	}
-	*v.p = uint32(n)
-	return nil
-}
 
 // optionalPrefix is a flag that is a switch or takes a value:
 // --homeassistant turns it on with the default prefix,
@@ -90,122 +54,6 @@ func (v optionalPrefix) Set(s string) error {
 
 // IsBoolFlag lets the flag stand alone.
 func (v optionalPrefix) IsBoolFlag() bool { return true }
-
-// byteSize is a size flag: bytes, or with a KiB, MiB or GiB suffix.
-type byteSize struct{ p *int64 }
-
-func (b byteSize) String() string {
-	if b.p == nil || *b.p == 0 {
-		return "0"
-	}
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if *b.p%u.size == 0 {
-			return strconv.FormatInt(*b.p/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(*b.p, 10)
-}
-
-func (b byteSize) Set(s string) error {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if n, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = n, u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a size such as 512MiB, got %q", s)
-	}
-	*b.p = n * mult
-	return nil
-}
-
-// engineFlag is --engine=on|off, stored as "off".
-type engineFlag struct{ off *bool }
-
-func (f engineFlag) String() string {
-	if f.off != nil && *f.off {
-		return "off"
-	}
-	return "on"
-}
-
-func (f engineFlag) Set(v string) error {
-	switch strings.ToLower(v) {
-	case "on", "true", "1":
-		*f.off = false
-	case "off", "false", "0":
-		*f.off = true
-	default:
-		return fmt.Errorf("want on or off, got %q", v)
-	}
-	return nil
-}
-
-// int32Value is a flag for an int32 setting.
-type int32Value struct{ p *int32 }
-
-func (v int32Value) String() string {
-	if v.p == nil {
-		return "0"
-	}
-	return strconv.FormatInt(int64(*v.p), 10)
-}
-
-func (v int32Value) Set(s string) error {
-	n, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return err
-	}
-	*v.p = int32(n)
-	return nil
-}
-
-// uint16Value is a flag for a uint16 setting.
-type uint16Value struct{ p *uint16 }
-
-func (v uint16Value) String() string {
-	if v.p == nil {
-		return "0"
-	}
-	return strconv.FormatUint(uint64(*v.p), 10)
-}
-
-func (v uint16Value) Set(s string) error {
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil {
-		return err
-	}
-	*v.p = uint16(n)
-	return nil
-}
-
-// timeFlag is an RFC 3339 instant.
-type timeFlag struct{ t *time.Time }
-
-func (f timeFlag) String() string {
-	if f.t == nil {
-		return ""
-	}
-	return f.t.UTC().Format(time.RFC3339)
-}
-
-func (f timeFlag) Set(v string) error {
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return fmt.Errorf("want an RFC 3339 time such as 2015-01-01T00:00:00Z: %w", err)
-	}
-	*f.t = t
-	return nil
-}
 
 // holdFlag is --hold: "adaptive" or a fixed hold. A duration keeps its
 // old meaning, so an existing config's fixed hold stays fixed.
@@ -243,7 +91,7 @@ func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
 	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be (a new device is trusted within it)")
 	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled into each device's history (0: late pings go to the late topic)")
-	fs.Var(timeFlag{&e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
+	fs.Var(flagvalue.Time{P: &e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
 	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
 	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
@@ -255,7 +103,7 @@ func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence.
-func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *flag.FlagSet {
+func serveFlags(cfg *broker.Config, topics *flagvalue.Strings, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
@@ -287,23 +135,23 @@ func serveFlags(cfg *broker.Config, topics *stringList, proc *processFlags) *fla
 	fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: map tile URL template, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no base map, no request leaves the page)")
 	fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers, fences as occupancy sensors; =PREFIX for a discovery prefix other than homeassistant")
 	fs.BoolVar(&cfg.OwnTracksEvents, "owntracks-events", cfg.OwnTracksEvents, "publish the transitions of devices reporting over owntracks/<user>/<device> as OwnTracks events on owntracks/<user>/<device>/event")
-	fs.Var(uint32Value{&cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
+	fs.Var(flagvalue.Uint[uint32]{P: &cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
 	fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
 	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
 	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per device id (other publishes: per user or client id; 0: unlimited); over it: 0x97")
 	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per device id (or user, or client id) above --rate")
-	fs.Var(engineFlag{&cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
+	fs.Var(flagvalue.Off{P: &cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
 	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
 	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
-	fs.Var(int32Value{&cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 (a queue grows with what is queued: trackers pay nothing for it)")
-	fs.Var(uint16Value{&cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
+	fs.Var(flagvalue.Int32{P: &cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 (a queue grows with what is queued: trackers pay nothing for it)")
+	fs.Var(flagvalue.Uint[uint16]{P: &cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
 	proc.register(fs)
 	return fs
 }
 
 func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
-	topics := &stringList{values: ingest.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	fs := serveFlags(&cfg, topics, &proc)
 	removed := newRemovedServeFlags()
@@ -328,7 +176,7 @@ func serveCommand() *ffcli.Command {
 			if err := removed.check(cfg.Log); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
+			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
 				return err
 			}
 			return serve(ctx, cfg)

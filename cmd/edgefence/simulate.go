@@ -22,29 +22,6 @@ import (
 	"github.com/edgefence/edgefence/shadow"
 )
 
-// durationList is a comma-separated list of durations.
-type durationList []time.Duration
-
-func (l *durationList) String() string {
-	s := make([]string, len(*l))
-	for i, d := range *l {
-		s[i] = d.String()
-	}
-	return strings.Join(s, ",")
-}
-
-func (l *durationList) Set(v string) error {
-	*l = nil
-	for _, f := range strings.Split(v, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil {
-			return err
-		}
-		*l = append(*l, d)
-	}
-	return nil
-}
-
 // strategyList is a comma-separated list of strategies (shadow.ParseStrategy).
 type strategyList []shadow.Strategy
 

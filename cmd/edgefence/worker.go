@@ -8,12 +8,13 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
 )
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *flag.FlagSet {
+func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "NATS cluster client URLs, comma-separated")
@@ -40,7 +41,7 @@ func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *fl
 
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &stringList{values: ingest.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	fs := workerFlags(&cfg, topics, &proc)
 	return &ffcli.Command{
@@ -62,7 +63,7 @@ func workerCommand() *ffcli.Command {
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
+			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
 				return err
 			}
 			w, err := worker.Start(cfg)

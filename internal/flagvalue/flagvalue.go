@@ -1,0 +1,208 @@
+// Package flagvalue holds the flag.Value types the edgefence commands
+// share beyond those of package flag: integers narrower than int, sizes
+// with binary suffixes, RFC 3339 instants, comma-separated durations,
+// on/off switches and repeatable lists that replace their defaults.
+package flagvalue
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Strings is a repeatable flag whose defaults are replaced, not appended
+// to, by the first value given.
+type Strings struct {
+	Values []string // the defaults, then what the flags gave
+	set    bool
+}
+
+// String is the values, comma-separated.
+func (l *Strings) String() string { return strings.Join(l.Values, ",") }
+
+// Set appends v, dropping the defaults the first time.
+func (l *Strings) Set(v string) error {
+	if !l.set {
+		l.Values, l.set = nil, true
+	}
+	l.Values = append(l.Values, v)
+	return nil
+}
+
+// Uint is a flag for an unsigned setting narrower than uint64.
+type Uint[T uint8 | uint16 | uint32] struct{ P *T }
+
+// String is the value in decimal.
+func (v Uint[T]) String() string {
+	if v.P == nil {
+		return "0"
+	}
+	return strconv.FormatUint(uint64(*v.P), 10)
+}
+
+// Set parses a decimal within T's range.
+func (v Uint[T]) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, bits.Len64(uint64(^T(0))))
+	if err != nil {
+		return err
+	}
+	*v.P = T(n)
+	return nil
+}
+
+// Int32 is a flag for an int32 setting.
+type Int32 struct{ P *int32 }
+
+// String is the value in decimal.
+func (v Int32) String() string {
+	if v.P == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*v.P), 10)
+}
+
+// Set parses a decimal within int32's range.
+func (v Int32) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return err
+	}
+	*v.P = int32(n)
+	return nil
+}
+
+// Small is a flag for a small unsigned setting from 0 to Max (a QoS).
+type Small struct {
+	P   *byte
+	Max byte
+}
+
+// String is the value in decimal.
+func (v Small) String() string {
+	if v.P == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*v.P))
+}
+
+// Set parses a decimal from 0 to Max.
+func (v Small) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 8)
+	if err != nil || byte(n) > v.Max {
+		return fmt.Errorf("want 0..%d", v.Max)
+	}
+	*v.P = byte(n)
+	return nil
+}
+
+// binary are the suffixes of Size, largest first.
+var binary = []struct {
+	suffix string
+	size   int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+
+// Size is a size flag: bytes, or with a KiB, MiB or GiB suffix.
+type Size struct{ P *int64 }
+
+// String is the size in the largest unit that divides it: 512MiB.
+func (b Size) String() string {
+	if b.P == nil || *b.P == 0 {
+		return "0"
+	}
+	for _, u := range binary {
+		if *b.P%u.size == 0 {
+			return strconv.FormatInt(*b.P/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(*b.P, 10)
+}
+
+// Set parses a non-negative size such as 512MiB or 1048576.
+func (b Size) Set(s string) error {
+	mult := int64(1)
+	for _, u := range binary {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a size such as 512MiB, got %q", s)
+	}
+	*b.P = n * mult
+	return nil
+}
+
+// Off is an on|off flag stored as whether it is off (a setting whose zero
+// value is on).
+type Off struct{ P *bool }
+
+// String is "on" or "off".
+func (f Off) String() string {
+	if f.P != nil && *f.P {
+		return "off"
+	}
+	return "on"
+}
+
+// Set takes on, true or 1, and off, false or 0.
+func (f Off) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "on", "true", "1":
+		*f.P = false
+	case "off", "false", "0":
+		*f.P = true
+	default:
+		return fmt.Errorf("want on or off, got %q", v)
+	}
+	return nil
+}
+
+// Time is an RFC 3339 instant.
+type Time struct{ P *time.Time }
+
+// String is the instant in UTC, RFC 3339, to the second.
+func (f Time) String() string {
+	if f.P == nil {
+		return ""
+	}
+	return f.P.UTC().Format(time.RFC3339)
+}
+
+// Set parses an RFC 3339 instant.
+func (f Time) Set(v string) error {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return fmt.Errorf("want an RFC 3339 time such as 2015-01-01T00:00:00Z: %w", err)
+	}
+	*f.P = t
+	return nil
+}
+
+// Durations is a comma-separated list of durations.
+type Durations []time.Duration
+
+// String is the durations, comma-separated.
+func (l *Durations) String() string {
+	s := make([]string, len(*l))
+	for i, d := range *l {
+		s[i] = d.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// Set replaces the list with v's durations.
+func (l *Durations) Set(v string) error {
+	*l = nil
+	for _, f := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return err
+		}
+		*l = append(*l, d)
+	}
+	return nil
+}
