@@ -22,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/edgefence/edgefence/loadgen"
@@ -294,20 +293,10 @@ func Run(ctx context.Context, s Suite, w io.Writer) error {
 
 // runOne starts the broker, runs the load against it and stops it.
 func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg loadgen.Config, fencesPath, logPath, profile string) (*loadgen.Result, error) {
-	mqttAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	httpAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	var argv []string
+	var (
+		p   *process
+		err error
+	)
 	switch b.kind {
 	case kindEdgefence, kindEngineOff:
 		dataDir := ""
@@ -315,61 +304,37 @@ func (s *Suite) runOne(ctx context.Context, b brokerSpec, cfg loadgen.Config, fe
 			dataDir = filepath.Join(filepath.Dir(logPath), fmt.Sprintf("data-%s-%d", cfg.Tag, time.Now().UnixNano()))
 			defer os.RemoveAll(dataDir)
 		}
-		argv = s.serveArgv(b, serveAddrs{mqtt: mqttAddr, http: httpAddr}, fencesPath, dataDir, profile != "")
-		cfg.MetricsURL = "http://" + httpAddr + "/metrics"
+		p, err = s.startEdgefence(ctx, b, fencesPath, dataDir, logPath, profile != "")
 	case kindMosquitto:
-		conf := filepath.Join(filepath.Dir(logPath), "mosquitto.conf")
-		if err := os.WriteFile(conf, []byte(mosquittoConf(mqttAddr)), 0o644); err != nil {
-			return nil, err
-		}
-		argv = []string{s.Mosquitto, "-c", conf}
+		p, err = s.startMosquitto(ctx, logPath, freeAddr)
+	default:
+		err = fmt.Errorf("unknown broker kind %q", b.kind)
 	}
-	if s.BrokerCPU != "" {
-		argv = append([]string{"taskset", "-c", s.BrokerCPU}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "GOGC=") // the broker's own defaults
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}
-	defer stop()
-	if err := waitReady(ctx, []string{mqttAddr}, cfg.MetricsURL, exited); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("%s did not start (log %s): %w", b.kind, logPath, err)
 	}
-	cfg.Addr = mqttAddr
-	cfg.PID = cmd.Process.Pid
+	defer p.stop()
+	cfg.Addr = p.mqtt
+	cfg.PID = p.cmd.Process.Pid
+	if p.http != "" {
+		cfg.MetricsURL = "http://" + p.http + "/metrics"
+	}
 	if profile != "" {
 		cfg.OnMeasure = func() {
-			s.fetchProfile("http://"+httpAddr+"/debug/pprof/profile?seconds=5", profile)
-			s.fetchProfile("http://"+httpAddr+"/debug/pprof/heap", profile+".heap")
+			s.fetchProfile("http://"+p.http+"/debug/pprof/profile?seconds=5", profile)
+			s.fetchProfile("http://"+p.http+"/debug/pprof/heap", profile+".heap")
 		}
 	}
 	return loadgen.Run(ctx, cfg)
 }
 
-// serveAddrs are the loopback addresses one run's edgefence listens on.
-type serveAddrs struct {
-	mqtt, http string
-}
-
-// serveArgv is the command line of an edgefence broker under test: the
-// loopback addresses picked for the run, the bench's fences, no rate
-// limit (the load is the limit under test) and quiet logs.
-func (s *Suite) serveArgv(b brokerSpec, a serveAddrs, fencesPath, dataDir string, pprof bool) []string {
-	argv := []string{s.Bin, "serve", "--mqtt-addr", a.mqtt, "--http-addr", a.http, "--fences", fencesPath,
-		"--rate", "0", "--hold", b.hold.String(), "--log-level", "warn", "--close-timeout", "5s",
+// serveArgv is the command line of an edgefence broker under test: its
+// listeners on loopback port 0 (startEdgefence reads the ports from its
+// log), the bench's fences, no rate limit (the load is the limit under
+// test) and the log at info, which is quiet after the start.
+func (s *Suite) serveArgv(b brokerSpec, fencesPath, dataDir string, pprof bool) []string {
+	argv := []string{s.Bin, "serve", "--mqtt-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--fences", fencesPath,
+		"--rate", "0", "--hold", b.hold.String(), "--log-level", "info", "--close-timeout", "5s",
 		"--data-dir", dataDir}
 	if b.kind == kindEngineOff {
 		argv = append(argv, "--engine=off")
@@ -418,57 +383,6 @@ log_dest stderr
 log_type error
 log_type warning
 `, port, host)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// waitReady waits until the broker accepts connections on every one of
-// addrs (and, with a metrics URL, answers /readyz), for 20 s at most.
-func waitReady(ctx context.Context, addrs []string, metricsURL string, exited <-chan error) error {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("exited: %v", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if !accepting(addrs) {
-			continue
-		}
-		if metricsURL == "" {
-			return nil
-		}
-		resp, err := http.Get(strings.TrimSuffix(metricsURL, "/metrics") + "/readyz")
-		if err != nil {
-			continue
-		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return nil
-		}
-	}
-	return errors.New("not ready within 20s")
-}
-
-// accepting reports whether a TCP connection to each of addrs succeeds.
-func accepting(addrs []string) bool {
-	for _, addr := range addrs {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return false
-		}
-		c.Close()
-	}
-	return true
 }
 
 func (r *Row) values(f func(*loadgen.Result) float64) []float64 {

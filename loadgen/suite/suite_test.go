@@ -56,12 +56,13 @@ func argAfter(argv []string, flag string) (string, bool) {
 	return argv[i+1], true
 }
 
+// edgefence listens on port 0 (startEdgefence reads its ports from the
+// "edgefence serving" line, logged at info).
 func TestServeArgv(t *testing.T) {
 	s := Suite{Bin: "/bin/edgefence"}
-	a := serveAddrs{mqtt: "127.0.0.1:1001", http: "127.0.0.1:1002"}
 	edge := brokerSpec{name: "edgefence (engine on)", kind: kindEdgefence, hold: 500 * time.Millisecond, sub: "geofence/#"}
-	argv := s.serveArgv(edge, a, "/f.geojson", "", true)
-	want := map[string]string{"--mqtt-addr": "127.0.0.1:1001", "--http-addr": "127.0.0.1:1002",
+	argv := s.serveArgv(edge, "/f.geojson", "", true)
+	want := map[string]string{"--mqtt-addr": "127.0.0.1:0", "--http-addr": "127.0.0.1:0", "--log-level": "info",
 		"--hold": "500ms", "--rate": "0", "--fences": "/f.geojson", "--data-dir": ""}
 	for f, v := range want {
 		if got, ok := argAfter(argv, f); !ok || got != v {
@@ -72,7 +73,7 @@ func TestServeArgv(t *testing.T) {
 		t.Errorf("engine on: %q", argv)
 	}
 	off := brokerSpec{name: "edgefence --engine=off", kind: kindEngineOff}
-	if argv := s.serveArgv(off, serveAddrs{mqtt: "x", http: "y"}, "f", "", false); !slices.Contains(argv, "--engine=off") {
+	if argv := s.serveArgv(off, "f", "", false); !slices.Contains(argv, "--engine=off") {
 		t.Errorf("engine off: %q", argv)
 	}
 }
