@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,9 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
+// freePort picks a port free now, which another process may take before
+// the child binds it ("address already in use"): startCluster retries on
+// it; the throughput test's worker HTTP listeners still take the chance.
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -100,6 +104,36 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// natsListening matches the lines a NATS server logs for the listeners
+// it bound: "Listening for client connections on 127.0.0.1:41234", "…
+// route connections on …", "… MQTT clients on mqtt://…".
+var natsListening = regexp.MustCompile(`Listening for (client connections|route connections|MQTT clients) on (?:mqtt://)?127\.0\.0\.1:(\d+)\n`)
+
+// boundPorts waits until node p has logged all three of its listeners (a
+// node whose cluster port is taken logs the other two first, then exits)
+// and returns its client and MQTT ports; ok is false if it exited first.
+func boundPorts(t *testing.T, p *proc) (client, mqtt int, ok bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ports := map[string]int{}
+		for _, m := range natsListening.FindAllStringSubmatch(p.out.String(), -1) {
+			ports[m[1]], _ = strconv.Atoi(m[2])
+		}
+		if len(ports) == 3 {
+			return ports["client connections"], ports["MQTT clients"], true
+		}
+		select {
+		case <-p.done:
+			return 0, 0, false
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not log its listeners within 60s:\n%s", p.name, p.out)
+		}
+	}
 }
 
 // node is one NATS server of the test cluster.
@@ -117,32 +151,47 @@ func startCluster(t *testing.T, p int) []*node {
 	t.Helper()
 	dir := t.TempDir()
 	nodes := make([]*node, 3)
-	routes := make([]int, 3)
-	for i := range nodes {
-		nodes[i] = &node{client: freePort(t), mqtt: freePort(t)}
-		routes[i] = freePort(t)
-	}
 	var maps []string
 	for from, to := range worker.PartitionMappings(p) {
 		maps = append(maps, strconv.Quote(from)+": "+strconv.Quote(to))
 	}
-	var rs []string
-	for _, r := range routes {
-		rs = append(rs, fmt.Sprintf("nats-route://127.0.0.1:%d", r))
-	}
-	for i, n := range nodes {
-		conf := fmt.Sprintf(`server_name: n%d
-listen: 127.0.0.1:%d
+	// Every listener binds port -1 (any free port) and the test reads the
+	// ports from the node's log, so that no other process can take one
+	// between a pick and the bind; but for the first node's cluster port:
+	// JetStream wants configured routes, and the seed can only name its
+	// own cluster address before it starts. That port is picked, and the
+	// node started again on a fresh one if it was taken (3 times at most).
+	// The others route to the seed; the full mesh follows by gossip.
+	var seed string
+	for i := range nodes {
+		for attempt := 1; ; attempt++ {
+			listen := "127.0.0.1:-1"
+			if i == 0 {
+				listen = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+				seed = "nats-route://" + listen
+			}
+			conf := fmt.Sprintf(`server_name: n%d
+listen: 127.0.0.1:-1
 jetstream { store_dir: %q }
-cluster { name: edgefence, listen: 127.0.0.1:%d, routes: [%s] }
-mqtt { listen: 127.0.0.1:%d, stream_replicas: 3 }
+cluster { name: edgefence, listen: %s, routes: [%s] }
+mqtt { listen: 127.0.0.1:-1, stream_replicas: 3 }
 mappings = { %s }
-`, i+1, n.client, filepath.Join(dir, fmt.Sprint(i+1)), routes[i], strings.Join(rs, ", "), n.mqtt, strings.Join(maps, ", "))
-		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
+`, i+1, filepath.Join(dir, fmt.Sprint(i+1)), listen, seed, strings.Join(maps, ", "))
+			path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
+			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			n := &node{proc: startProc(t, fmt.Sprintf("nats-%d", i+1), "nats", path)}
+			var ok bool
+			if n.client, n.mqtt, ok = boundPorts(t, n.proc); ok {
+				nodes[i] = n
+				break
+			}
+			if i > 0 || attempt == 3 || !strings.Contains(n.out.String(), "address already in use") {
+				t.Fatalf("%s exited before listening:\n%s", n.name, n.out)
+			}
+			t.Logf("%s: its cluster port was taken before it bound it; starting it again on another", n.name)
 		}
-		n.proc = startProc(t, fmt.Sprintf("nats-%d", i+1), "nats", path)
 	}
 	// Ready when JetStream has a meta leader: a stream can be created.
 	nc := connect(t, nodes[0].url())
