@@ -174,7 +174,7 @@ func memoryPerDevice(b *testing.B, devices, points int) {
 		pings, kept := 0, 0
 		for _, d := range proc.devices {
 			pings += len(d.buf)
-			kept += len(d.hist)
+			kept += len(d.Points)
 		}
 		if kept != devices*points {
 			b.Fatalf("%d committed pings kept, want %d", kept, devices*points)

@@ -7,7 +7,9 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -32,15 +34,14 @@ type Processor struct {
 	deferred int                    // pings in late batches
 	counting [clock.NumStates]int64 // devices per clock state in this sweep round
 	counted  [clock.NumStates]int64 // … as of the last whole round, published
-	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
+	batches  history.Pool           // spare late batches, so reconciling does not allocate
 	holds    []uint64               // devices per hold bucket in this sweep round
 	holdSum  time.Duration          // … and their holds' sum
 
 	// scratch of reconciliation
 	redo     []reorder.Held
-	merged   []point
-	prev     []*fence.Fence
-	changes  []change
+	merged   []history.Point
+	changes  history.Changes
 	revealed []Transition // historic transitions of one run, sorted before they go out
 	burst    []int        // indices of one backlog burst in a late batch
 
@@ -52,7 +53,7 @@ type Processor struct {
 	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence // the fences a device is inside, for it
 
-	watched map[*device]*watch // devices being inspected (see watch.go)
+	watched inspect.Watchlist[*device] // devices being inspected
 }
 
 // NewProcessor returns a processor whose instants count from base. fences
@@ -161,8 +162,8 @@ func (p *Processor) Ingest(pg *Ping) {
 	pg.Device = d.id // buffered copies share the device's string
 	// Rounded to what the history keeps, so that a ping evaluated again
 	// after a late one is placed before it gives the answer it gave live.
-	pg.Lat, pg.Lon = quantize(pg.Lat), quantize(pg.Lon)
-	if len(p.watched) > 0 {
+	pg.Lat, pg.Lon = history.Quantize(pg.Lat), history.Quantize(pg.Lon)
+	if p.watched.Len() > 0 {
 		p.observe(d, pg, now)
 	}
 	if d.holdUs == 0 && !p.cfg.Adaptive() {
@@ -213,7 +214,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		return clock.Fresh
 	}
 	stamp := pg.Event // as sent, or repaired
-	if c.Previous(stamp, wall) || c.Straddles(stamp, wall) && d.fillsHole(stamp-c.PrevShift(), stamp-c.Shift(), -1) {
+	if c.Previous(stamp, wall) || c.Straddles(stamp, wall) && d.FillsHole(d.buf, stamp-c.PrevShift(), stamp-c.Shift(), -1) {
 		// A ping of the generation before the last step, delayed past it:
 		// its transit delay is the smaller there, or, when it is not
 		// negative on either, it fills a hole the old generation left
@@ -228,7 +229,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		// ordinary delays look like a step back (docs/engine.md).
 		behindTol = max(clock.MinBehind, int64(p.pol.Max))
 	}
-	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.seen(stamp-c.Shift(), pg.Lat, pg.Lon) {
+	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.Seen(d.buf, stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
 		return clock.Fresh
@@ -274,9 +275,9 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 	if moved {
 		d.buf.Init()
 	}
-	if d.late != nil {
-		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+	if d.Late != nil {
+		for i := range d.Late.Pings {
+			if h := &d.Late.Pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
 				h.Event += delta
 				h.Stamp += delta
 			}
@@ -377,7 +378,7 @@ func (p *Processor) Advance(now time.Time) {
 			}
 			p.releaseThrough(d, n)
 		}
-		if d.late == nil {
+		if d.Late == nil {
 			continue
 		}
 		wait := int64(p.cfg.HistoryWait)
@@ -385,9 +386,9 @@ func (p *Processor) Advance(now time.Time) {
 			p.reconcileLate(d, n)
 			continue
 		}
-		next := min(d.late.last+wait, d.late.first+4*wait)
+		next := min(d.Late.Last+wait, d.Late.First+4*wait)
 		if next <= n { // due, but a step is being told: look again soon
-			next = min(n+wait/4, d.late.first+8*wait)
+			next = min(n+wait/4, d.Late.First+8*wait)
 		}
 		p.timers.Push(next, d)
 	}
@@ -442,7 +443,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		p.counting[d.clk.State()]++
 		p.holds[p.m.Hold.Bucket(time.Duration(d.hold()))]++
 		p.holdSum += time.Duration(d.hold())
-		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
+		if len(d.buf) == 0 && d.Late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
@@ -453,7 +454,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 					evicted++
 					continue
 				}
-				d.buf, d.hist = nil, nil
+				d.buf, d.Points = nil, nil
 				d.states = compactStates(d.states)
 			}
 		}
@@ -492,7 +493,7 @@ func (p *Processor) remove(d *device) {
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
-	delete(p.watched, d)
+	p.watched.Forget(d)
 }
 
 func (p *Processor) move(from, to int) {
@@ -547,7 +548,7 @@ func (p *Processor) Reconcile(now time.Time) {
 			}
 			p.out = Transition{
 				Device: d.id, Fence: st.fence, Type: Exit, Event: at,
-				Lat: degrees(d.lat), Lon: degrees(d.lon), Ingest: now, Decided: now,
+				Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: now, Decided: now,
 				Timer: true, Reason: ReasonFenceRemoved,
 			}
 			p.m.Transitions[Exit].Inc()
@@ -564,8 +565,8 @@ func (p *Processor) Forget(id string) {
 	if d := p.devices[id]; d != nil {
 		p.buffered -= len(d.buf)
 		d.buf = nil // its queued deadlines are now stale
-		if d.late != nil {
-			p.deferred -= len(d.late.pings)
+		if d.Late != nil {
+			p.deferred -= len(d.Late.Pings)
 			p.freeBatch(d)
 		}
 		p.remove(d)
@@ -576,7 +577,7 @@ func (p *Processor) Forget(id string) {
 func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)
 	for _, d := range p.devices {
-		if d.late != nil {
+		if d.Late != nil {
 			p.reconcileLate(d, n)
 		}
 		for i := range d.buf {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
@@ -43,7 +44,7 @@ type DeviceSnapshot struct {
 	High, WM, Done, HighAt int64
 	HoldUs                 int32
 	Seq                    uint32
-	Lat, Lon               int32  // fixed point (see fixed)
+	Lat, Lon               int32  // fixed point (history.Fixed)
 	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
 }
 
@@ -59,7 +60,7 @@ type FenceStateSnapshot struct {
 // PointSnapshot is a committed ping of a device's history.
 type PointSnapshot struct {
 	Event, Wall int64
-	Lat, Lon    int32 // fixed point (see fixed)
+	Lat, Lon    int32 // fixed point (history.Fixed)
 	Acc         uint16
 }
 
@@ -82,11 +83,11 @@ func (p *Processor) Snapshot() *Snapshot {
 		for _, st := range d.states {
 			ds.States = append(ds.States, FenceStateSnapshot{Fence: st.fence, Enter: st.enter, Seq: st.seq, Inside: st.inside, Dwelled: st.dwelled})
 		}
-		for _, pt := range d.hist {
-			ds.Hist = append(ds.Hist, PointSnapshot{Event: pt.event, Wall: pt.wall, Lat: pt.lat, Lon: pt.lon, Acc: pt.acc})
+		for _, pt := range d.Points {
+			ds.Hist = append(ds.Hist, PointSnapshot{Event: pt.Event, Wall: pt.Wall, Lat: pt.Lat, Lon: pt.Lon, Acc: pt.Acc})
 		}
-		if d.late != nil {
-			ds.Late = &LateSnapshot{Pings: append([]reorder.Held(nil), d.late.pings...), First: d.late.first, Last: d.late.last}
+		if d.Late != nil {
+			ds.Late = &LateSnapshot{Pings: append([]reorder.Held(nil), d.Late.Pings...), First: d.Late.First, Last: d.Late.Last}
 		}
 		s.Devices[i] = ds
 	}
@@ -118,11 +119,11 @@ func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink
 			d.states = append(d.states, fenceState{fence: st.Fence, enter: st.Enter, seq: st.Seq, inside: st.Inside, dwelled: st.Dwelled})
 		}
 		for _, pt := range ds.Hist {
-			d.hist = append(d.hist, point{event: pt.Event, wall: pt.Wall, lat: pt.Lat, lon: pt.Lon, acc: pt.Acc})
+			d.Points = append(d.Points, history.Point(pt))
 		}
 		if ds.Late != nil {
-			d.late = &lateBatch{pings: append([]reorder.Held(nil), ds.Late.Pings...), first: ds.Late.First, last: ds.Late.Last}
-			p.deferred += len(d.late.pings)
+			d.Late = &history.Batch{Pings: append([]reorder.Held(nil), ds.Late.Pings...), First: ds.Late.First, Last: ds.Late.Last}
+			p.deferred += len(d.Late.Pings)
 		}
 		p.buffered += len(d.buf)
 		p.devices[d.id] = d

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"pgregory.net/rapid"
 )
@@ -149,11 +150,13 @@ func TestSnapshotCoversEveryStateField(t *testing.T) {
 		snap  reflect.Type
 		extra int // state fields the snapshot keeps elsewhere
 	}{
-		// slot is the index in Snapshot.Devices; clk is Clock.
-		{reflect.TypeFor[device](), reflect.TypeFor[DeviceSnapshot](), 1},
+		// slot is the index in Snapshot.Devices (one more); clk is Clock;
+		// the embedded History is Hist and Late (one fewer).
+		{reflect.TypeFor[device](), reflect.TypeFor[DeviceSnapshot](), 1 - 1},
+		{reflect.TypeFor[history.History](), reflect.TypeFor[struct{ Hist, Late int }](), 0},
 		{reflect.TypeFor[fenceState](), reflect.TypeFor[FenceStateSnapshot](), 0},
-		{reflect.TypeFor[point](), reflect.TypeFor[PointSnapshot](), 0},
-		{reflect.TypeFor[lateBatch](), reflect.TypeFor[LateSnapshot](), 0},
+		{reflect.TypeFor[history.Point](), reflect.TypeFor[PointSnapshot](), 0},
+		{reflect.TypeFor[history.Batch](), reflect.TypeFor[LateSnapshot](), 0},
 	} {
 		if got, want := c.snap.NumField()+c.extra, c.typ.NumField(); got != want {
 			t.Errorf("%v has %d fields, %v covers %d: put the new state in the snapshot (and its restore)", c.typ, want, c.snap, got)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 )
 
 // due is a DWELL that has come due: the state index and its event time.
@@ -43,8 +44,8 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 		if !st.inside || st.dwelled {
 			continue
 		}
-		if f := find(hits, st.fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event && !d.lateBefore(st.enter+dw) {
+		if f := fence.Find(hits, st.fence); f != nil {
+			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event && !d.LateBefore(st.enter+dw) {
 				// (A late ping waiting to be placed before the dwell's end
 				// may yet show the device left: then it waits too.)
 				p.dues = append(p.dues, due{i, st.enter + dw})
@@ -64,7 +65,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 
 	for i := range d.states {
 		st := &d.states[i]
-		if st.inside && find(hits, st.fence) == nil {
+		if st.inside && fence.Find(hits, st.fence) == nil {
 			st.inside = false
 			rev := st.seq == d.seq-1
 			st.seq = d.seq
@@ -97,7 +98,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	}
 	clear(d.states[k:])
 	d.states = d.states[:k]
-	d.lat, d.lon = fixed(pg.Lat), fixed(pg.Lon)
+	d.lat, d.lon = history.Fixed(pg.Lat), history.Fixed(pg.Lon)
 }
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
@@ -129,16 +130,6 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 	}
 	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy)
 	return p.eff
-}
-
-// find returns the fence with id among hits, or nil.
-func find(hits []*fence.Fence, id string) *fence.Fence {
-	for _, f := range hits {
-		if f.ID == id {
-			return f
-		}
-	}
-	return nil
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.
@@ -184,7 +175,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 // backlog it sends, decides its DWELL. The watermark moves to each DWELL's instant: a ping
 // stamped before it would otherwise come out after it.
 func (p *Processor) dwellTimers(d *device, now int64) {
-	if d.high == noTime || !d.parked() {
+	if d.high == noTime || !d.Parked() {
 		return
 	}
 	est := d.estimate(now)
@@ -209,6 +200,6 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		}
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, degrees(d.lat), degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
+		p.fireDwells(d, history.Degrees(d.lat), history.Degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
 	}
 }

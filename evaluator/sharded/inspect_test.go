@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -81,7 +82,7 @@ func TestInspectFencesAndFleet(t *testing.T) {
 		t.Error("an unknown device has a view")
 	}
 	seen := map[string][]string{}
-	if err := e.Fleet(func(s *evaluator.DeviceSummary) { seen[s.Device] = append([]string(nil), s.Inside...) }); err != nil {
+	if err := e.Fleet(func(s *inspect.DeviceSummary) { seen[s.Device] = append([]string(nil), s.Inside...) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || len(seen["van-7"]) != 1 || seen["van-7"][0] != "depot" || len(seen["bike-2"]) != 0 {
@@ -98,7 +99,7 @@ func TestFleetVisitsEveryDevice(t *testing.T) {
 		submit(t, e, "dev-"+strconv.Itoa(i), outside, now)
 	}
 	seen := map[string]bool{}
-	if err := e.Fleet(func(s *evaluator.DeviceSummary) { seen[s.Device] = true }); err != nil {
+	if err := e.Fleet(func(s *inspect.DeviceSummary) { seen[s.Device] = true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != n {
@@ -128,7 +129,7 @@ func BenchmarkFleet(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		n := 0
-		if err := e.Fleet(func(*evaluator.DeviceSummary) { n++ }); err != nil || n != 100_000 {
+		if err := e.Fleet(func(*inspect.DeviceSummary) { n++ }); err != nil || n != 100_000 {
 			b.Fatal(n, err)
 		}
 	}
