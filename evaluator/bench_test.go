@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -55,8 +56,8 @@ func randomFences(tb testing.TB, n int, r *rand.Rand) *fence.Set {
 
 type countSink struct{ trans, late int }
 
-func (s *countSink) Transition(*Transition) { s.trans++ }
-func (s *countSink) Late(*Late)             { s.late++ }
+func (s *countSink) Transition(*record.Transition) { s.trans++ }
+func (s *countSink) Late(*record.Late)             { s.late++ }
 
 // BenchmarkPipeline measures one ping through decode → clamp → reorder
 // buffer → state machine with 1,000 fences, on one goroutine, in virtual
@@ -111,7 +112,7 @@ func pipeline(b *testing.B, cfg Config) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pg := NewPing(clamp, ids[d], &pos, ingest)
+		pg := record.NewPing(clamp, ids[d], &pos, ingest)
 		proc.Ingest(&pg)
 		if i%64 == 0 {
 			proc.Advance(ingest)
@@ -155,7 +156,7 @@ func memoryPerDevice(b *testing.B, devices, points int) {
 		ping := func(d int, off time.Duration) {
 			id := "truck-" + strconv.Itoa(d)
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-			pg := NewPing(cfg.Clamper(), id, &pos, base.Add(off))
+			pg := record.NewPing(cfg.Clamper(), id, &pos, base.Add(off))
 			proc.Ingest(&pg)
 		}
 		for k := range points {
@@ -205,7 +206,7 @@ func BenchmarkSweepMillionDevices(b *testing.B) {
 	}
 	for d := range devices {
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.UnixNano(), HasTs: true}
-		pg := NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
+		pg := record.NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
 		proc.Ingest(&pg)
 	}
 	now := base.Add(time.Second)

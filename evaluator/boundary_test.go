@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // A stamp exactly the skew tolerance either side of "now minus 1024 GPS
@@ -31,7 +32,7 @@ func TestClampWeekRolloverWindowEdges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: tc.stamp, HasTs: true}
-			pg := NewPing(c, "rolled", &pos, t0)
+			pg := record.NewPing(c, "rolled", &pos, t0)
 			if pg.Event != tc.want || pg.Clamp != tc.reason {
 				t.Fatalf("event %v, clamp %q; want %v, %q",
 					time.Unix(0, pg.Event).Sub(t0), pg.Clamp, time.Unix(0, tc.want).Sub(t0), tc.reason)

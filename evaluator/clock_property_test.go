@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"pgregory.net/rapid"
 )
 
@@ -47,9 +48,9 @@ func truthOf(t tb, w []stamped) []string {
 
 // kinds renders transitions in event order as "fence TYPE", without
 // their times: a device's timeline may be its own clock's.
-func kinds(trans []Transition) []string {
+func kinds(trans []record.Transition) []string {
 	trans = slices.Clone(trans)
-	slices.SortStableFunc(trans, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	slices.SortStableFunc(trans, func(a, b record.Transition) int { return cmp.Compare(a.Event, b.Event) })
 	out := make([]string, 0, len(trans))
 	for _, tr := range trans {
 		out = append(out, tr.Fence+" "+tr.Type.String())

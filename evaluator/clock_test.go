@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // Boundary tests of the clock model (clock/model.go), late-ping reconciliation
@@ -187,7 +188,7 @@ func TestHistoryKeepsExactlyHistoryPoints(t *testing.T) {
 				t.Fatalf("late = %d, reconciled = %d; want %d, %d", len(h.rec.late), h.m.Reconciled.Get(), tc.late, 1-tc.late)
 			}
 			if tc.late == 1 {
-				if l := h.rec.late[0]; l.Reason != LateBeforeHistory || l.Ping.Event != t0.Add(tc.stamp).UnixNano() {
+				if l := h.rec.late[0]; l.Reason != record.LateBeforeHistory || l.Ping.Event != t0.Add(tc.stamp).UnixNano() {
 					t.Fatalf("late = %v at %v, want before_history at +%v", l.Reason, time.Unix(0, l.Ping.Event).Sub(t0), tc.stamp)
 				}
 			}
@@ -252,20 +253,20 @@ func TestRestoreBoundaryIsTheRestoredInstant(t *testing.T) {
 	e := t0.UnixNano()
 	t.Run("at the restored instant", func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.proc.Restore("truck-1", "depot", Enter, e)
+		h.proc.Restore("truck-1", "depot", record.Enter, e)
 		h.sendStamp("truck-1", outside, e, true, ms(100))
 		if h.proc.Deferred() != 1 || h.proc.Buffered() != 0 {
 			t.Fatalf("deferred %d, buffered %d; want the ping in the late batch", h.proc.Deferred(), h.proc.Buffered())
 		}
 		h.at(10 * time.Second)
 		h.want()
-		if len(h.rec.late) != 1 || h.rec.late[0].Reason != LateBeforeHistory {
+		if len(h.rec.late) != 1 || h.rec.late[0].Reason != record.LateBeforeHistory {
 			t.Fatalf("late = %+v, want the ping before the history", h.rec.late)
 		}
 	})
 	t.Run("one ns after", func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.proc.Restore("truck-1", "depot", Enter, e)
+		h.proc.Restore("truck-1", "depot", record.Enter, e)
 		h.sendStamp("truck-1", outside, e+1, true, ms(100))
 		if h.proc.Deferred() != 0 || h.proc.Buffered() != 1 {
 			t.Fatalf("deferred %d, buffered %d; want the ping buffered", h.proc.Deferred(), h.proc.Buffered())

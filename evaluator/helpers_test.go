@@ -6,6 +6,8 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Three test fences near Berlin: depot and yard side by side, zone
@@ -52,12 +54,12 @@ func mustFences(t tb, geojson string) *fence.Set {
 
 // recorder is a Sink that keeps everything, as the tests read it.
 type recorder struct {
-	trans []Transition
-	late  []Late
+	trans []record.Transition
+	late  []record.Late
 }
 
-func (r *recorder) Transition(t *Transition) { r.trans = append(r.trans, *t) }
-func (r *recorder) Late(l *Late)             { r.late = append(r.late, *l) }
+func (r *recorder) Transition(t *record.Transition) { r.trans = append(r.trans, *t) }
+func (r *recorder) Late(l *record.Late)             { r.late = append(r.late, *l) }
 
 // lines renders transitions as "device fence TYPE +offset" for readable diffs.
 func (r *recorder) lines() []string {
@@ -68,7 +70,7 @@ func (r *recorder) lines() []string {
 	return out
 }
 
-func line(t *Transition) string {
+func line(t *record.Transition) string {
 	d := time.Unix(0, t.Event).Sub(t0)
 	sign := "+"
 	if d < 0 {
@@ -86,7 +88,7 @@ type harness struct {
 	cfg  Config
 	set  *fence.Set
 	rec  *recorder
-	m    *Metrics
+	m    *stats.Metrics
 	proc *Processor
 }
 
@@ -97,7 +99,7 @@ func newHarness(t tb, mod func(*Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
-	h := &harness{t: t, cfg: cfg, set: mustFences(t, testFences), rec: &recorder{}, m: NewMetrics(nil)}
+	h := &harness{t: t, cfg: cfg, set: mustFences(t, testFences), rec: &recorder{}, m: stats.NewMetrics(nil)}
 	var err error
 	h.proc, err = NewProcessor(cfg, t0, func() *fence.Set { return h.set }, h.rec, h.m)
 	if err != nil {
@@ -115,7 +117,7 @@ func (h *harness) send(dev string, p pos, event, arrive time.Duration) {
 func (h *harness) sendStamp(dev string, p pos, stamp int64, hasStamp bool, arrive time.Duration) {
 	ingest := t0.Add(arrive)
 	pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: stamp, HasTs: hasStamp}
-	pg := NewPing(h.cfg.Clamper(), dev, &pp, ingest)
+	pg := record.NewPing(h.cfg.Clamper(), dev, &pp, ingest)
 	h.proc.Advance(ingest)
 	h.proc.Ingest(&pg)
 	h.proc.Advance(ingest)

@@ -10,7 +10,9 @@ import (
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/inspect"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Processor is the engine for the devices of one shard: reorder buffers,
@@ -21,8 +23,8 @@ type Processor struct {
 	cfg    Config
 	base   time.Time // origin of processor-relative instants
 	fences func() *fence.Set
-	sink   Sink
-	m      *Metrics
+	sink   record.Sink
+	m      *stats.Metrics
 	search *fence.Searcher
 	pol    hold.Policy // the adaptive hold's, when Config.Adaptive()
 
@@ -42,13 +44,13 @@ type Processor struct {
 	redo     []reorder.Held
 	merged   []history.Point
 	changes  history.Changes
-	revealed []Transition // historic transitions of one run, sorted before they go out
-	burst    []int        // indices of one backlog burst in a late batch
+	revealed []record.Transition // historic transitions of one run, sorted before they go out
+	burst    []int               // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
-	ping   Ping
-	out    Transition
-	late   Late
+	ping   record.Ping
+	out    record.Transition
+	late   record.Late
 	dues   []due
 	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence // the fences a device is inside, for it
@@ -58,12 +60,12 @@ type Processor struct {
 
 // NewProcessor returns a processor whose instants count from base. fences
 // is called for every evaluation and must return the current snapshot.
-func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics) (*Processor, error) {
+func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink record.Sink, m *stats.Metrics) (*Processor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if m == nil {
-		m = NewMetrics(nil)
+		m = stats.NewMetrics(nil)
 	}
 	return &Processor{
 		cfg:     cfg,
@@ -73,7 +75,7 @@ func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sin
 		m:       m,
 		search:  fence.NewSearcher(),
 		pol:     cfg.policy(),
-		holds:   make([]uint64, len(HoldBuckets)+1),
+		holds:   make([]uint64, len(stats.HoldBuckets)+1),
 		devices: make(map[string]*device),
 	}, nil
 }
@@ -151,9 +153,8 @@ func (p *Processor) Deferred() int { return p.deferred }
 // it comes after everything committed, or arrival-order evaluation is
 // on), or held to be reconciled into the device's history (when it comes
 // before). Call Advance afterwards to release pings whose hold expired.
-func (p *Processor) Ingest(pg *Ping) {
+func (p *Processor) Ingest(pg *record.Ping) {
 	now := p.at(pg.Ingest)
-	pg.arrived = now
 	d := p.device(pg.Device)
 	wall := pg.Ingest.UnixNano()
 	if d.wm != noTime {
@@ -169,7 +170,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	if d.holdUs == 0 && !p.cfg.Adaptive() {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
-		p.evaluate(d, pg, now)
+		p.evaluate(d, pg, now, now)
 		return
 	}
 	// A ping that follows the one before within milliseconds is part of a
@@ -179,7 +180,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	if p.cfg.Adaptive() {
 		p.adapt(d, v, pg.Event)
 	}
-	h := heldOf(pg, wall)
+	h := heldOf(pg, wall, now)
 	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
@@ -193,7 +194,7 @@ func (p *Processor) Ingest(pg *Ping) {
 // learns from it. A clamped stamp, or one the model finds implausible,
 // is set to the model's clock; a confirmed step puts the pings held
 // while it was a candidate back on the live path, re-keyed.
-func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
+func (p *Processor) judge(d *device, pg *record.Ping, wall, now int64) clock.Verdict {
 	c := &d.clk
 	skew := int64(p.cfg.Skew)
 	model := wall + c.Off() // the device's clock now, as the model has it
@@ -312,25 +313,24 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		// stamp still pending, so the evaluated prefix stays in order;
 		// only pings stamped before it that arrive later become late.
 		for len(d.buf) > p.cfg.BufferCap {
-			heldPing(&d.buf[0], &p.ping, d.id)
+			arrived := heldPing(&d.buf[0], &p.ping, d.id)
 			d.buf.Pop()
 			p.buffered--
 			p.m.Overflow.Inc()
 			d.wm = max(d.wm, p.ping.Event)
-			p.evaluate(d, &p.ping, now)
+			p.evaluate(d, &p.ping, arrived, now)
 		}
 	case h.Event > d.done && !(burst && p.cfg.History > 0):
 		// Behind the watermark but after everything committed, and the
 		// buffer holds only pings after the watermark: it is next (unless
 		// older ones of its burst are still to come: then it is placed
 		// with them).
-		heldPing(h, &p.ping, d.id)
-		p.evaluate(d, &p.ping, now)
+		p.evaluate(d, &p.ping, heldPing(h, &p.ping, d.id), now)
 	case p.cfg.History > 0:
 		p.deferLate(d, h, now)
 	default:
 		heldPing(h, &p.ping, d.id)
-		p.late = Late{Ping: p.ping, Reason: LateBehindWatermark, Watermark: d.wm}
+		p.late = record.Late{Ping: p.ping, Reason: record.LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
 	}
@@ -354,10 +354,10 @@ func (p *Processor) raise(d *device, event, wall, now int64) {
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
 	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
-		heldPing(&d.buf[0], &p.ping, d.id)
+		arrived := heldPing(&d.buf[0], &p.ping, d.id)
 		d.buf.Pop()
 		p.buffered--
-		p.evaluate(d, &p.ping, now)
+		p.evaluate(d, &p.ping, arrived, now)
 	}
 }
 
@@ -466,7 +466,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	}
 	p.cursor = 0
 	for i, n := range p.counting {
-		p.m.clockStates[i].Add(n - p.counted[i])
+		p.m.AddClockDevices(i, n-p.counted[i])
 	}
 	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
 	p.m.Hold.AddCounts(p.holds, p.holdSum)
@@ -546,12 +546,12 @@ func (p *Processor) Reconcile(now time.Time) {
 				k++
 				continue
 			}
-			p.out = Transition{
-				Device: d.id, Fence: st.fence, Type: Exit, Event: at,
+			p.out = record.Transition{
+				Device: d.id, Fence: st.fence, Type: record.Exit, Event: at,
 				Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: now, Decided: now,
-				Timer: true, Reason: ReasonFenceRemoved,
+				Timer: true, Reason: record.ReasonFenceRemoved,
 			}
-			p.m.Transitions[Exit].Inc()
+			p.m.Transitions[record.Exit].Inc()
 			p.sink.Transition(&p.out)
 		}
 		clear(d.states[k:])
@@ -592,20 +592,20 @@ func (p *Processor) Flush(now time.Time) {
 // persisted on the retained topics), before its pings arrive, so that a
 // restart does not repeat an ENTER. Pings stamped at or before event are
 // then late: they would rewrite committed history.
-func (p *Processor) Restore(device, fenceID string, typ Type, event int64) {
+func (p *Processor) Restore(device, fenceID string, typ record.Type, event int64) {
 	d := p.device(device)
 	d.wm = max(d.wm, event)
 	d.done = max(d.done, event)
 	d.high = max(d.high, event)
 	d.trimmed = true // what came before the restored state is not known
 	i := d.state(fenceID)
-	if typ == Exit {
+	if typ == record.Exit {
 		if i >= 0 {
 			d.states = append(d.states[:i], d.states[i+1:]...)
 		}
 		return
 	}
-	st := fenceState{fence: strings.Clone(fenceID), enter: event, inside: true, dwelled: typ == Dwell}
+	st := fenceState{fence: strings.Clone(fenceID), enter: event, inside: true, dwelled: typ == record.Dwell}
 	if i >= 0 {
 		st.enter = min(st.enter, d.states[i].enter)
 		st.dwelled = st.dwelled || d.states[i].dwelled

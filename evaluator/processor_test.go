@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
@@ -67,7 +68,7 @@ func TestPingBeforeCommittedGoesToLateOutputWithoutHistory(t *testing.T) {
 		t.Fatalf("late = %d pings, want 1", len(h.rec.late))
 	}
 	l := h.rec.late[0]
-	if l.Reason != LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(2000)).UnixNano() {
+	if l.Reason != record.LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(2000)).UnixNano() {
 		t.Fatalf("late = %+v, want the 1 s ping behind watermark +2s", l)
 	}
 	if h.m.Late.Get() != 1 {
@@ -94,8 +95,8 @@ func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
 			t.Fatalf("%s is not historic", line(&tr))
 		}
 	}
-	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[Exit].Get() != 1 {
-		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[Exit].Get())
+	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[record.Exit].Get() != 1 {
+		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[record.Exit].Get())
 	}
 	// The stay under way began at the revealed ENTER: its DWELL counts from there.
 	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.Add(2*time.Second).UnixNano() {
@@ -347,8 +348,8 @@ func TestOverlappingFencesAreIndependent(t *testing.T) {
 
 func TestRestoredStateSuppressesDuplicateEnter(t *testing.T) {
 	h := newHarness(t, nil)
-	h.proc.Restore("truck-1", "depot", Enter, t0.Add(-time.Minute).UnixNano())
-	h.proc.Restore("truck-2", "depot", Enter, t0.Add(-time.Minute).UnixNano())
+	h.proc.Restore("truck-1", "depot", record.Enter, t0.Add(-time.Minute).UnixNano())
+	h.proc.Restore("truck-2", "depot", record.Enter, t0.Add(-time.Minute).UnixNano())
 	h.send("truck-1", inDepot, 0, 0)
 	h.send("truck-1", outside, ms(1000), ms(1000))
 	// truck-2 left while the broker was down: its first ping exits.
@@ -469,7 +470,7 @@ func TestRemovedFenceExitsAtOnceAndKeptFencesKeepState(t *testing.T) {
 	 {"type":"Feature","id":"zone","properties":{"dwell":3},"geometry":{"type":"Polygon","coordinates":[[[13.405,52.500],[13.415,52.500],[13.415,52.510],[13.405,52.510],[13.405,52.500]]]}}]}`)
 	h.proc.Reconcile(t0.Add(ms(1000)))
 	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 depot EXIT +1s")
-	if tr := h.rec.trans[2]; tr.Reason != ReasonFenceRemoved || !tr.Timer {
+	if tr := h.rec.trans[2]; tr.Reason != record.ReasonFenceRemoved || !tr.Timer {
 		t.Fatalf("EXIT = %+v, want reason fence_removed", tr)
 	}
 	// Its next ping changes nothing: no second EXIT, no new ENTER for zone.

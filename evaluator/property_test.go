@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/record"
 	"pgregory.net/rapid"
 )
 
@@ -51,9 +52,9 @@ func feed(h *harness, s []sent) map[string][]string {
 
 // timeline renders each device's transitions in event order, historic
 // ones where they happened: what a consumer that keeps history sees.
-func timeline(trans []Transition) map[string][]string {
+func timeline(trans []record.Transition) map[string][]string {
 	trans = slices.Clone(trans)
-	slices.SortStableFunc(trans, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	slices.SortStableFunc(trans, func(a, b record.Transition) int { return cmp.Compare(a.Event, b.Event) })
 	out := map[string][]string{}
 	for _, tr := range trans {
 		out[tr.Device] = append(out[tr.Device], line(&tr))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // BenchmarkHeapAtDevices reports the Go heap in use (runtime.MemStats
@@ -44,7 +45,7 @@ func BenchmarkHeapAtDevices(b *testing.B) {
 				ping := func(d int, off time.Duration) {
 					id := "truck-" + strconv.Itoa(d)
 					pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-					pg := NewPing(clamper, id, &pos, base.Add(off))
+					pg := record.NewPing(clamper, id, &pos, base.Add(off))
 					proc.Ingest(&pg)
 				}
 				for d := range devices {

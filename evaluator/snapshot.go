@@ -8,7 +8,9 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Snapshot is a Processor's whole device state with exported fields: what
@@ -99,7 +101,7 @@ func (p *Processor) Snapshot() *Snapshot {
 
 // RestoreProcessor returns a processor (see NewProcessor) holding the
 // device state s was taken of.
-func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics, s *Snapshot) (*Processor, error) {
+func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink record.Sink, m *stats.Metrics, s *Snapshot) (*Processor, error) {
 	p, err := NewProcessor(cfg, base, fences, sink, m)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"pgregory.net/rapid"
 )
 
@@ -66,7 +67,7 @@ func runStream(cfg Config, proc *Processor, s []stampedPing, from, to int, swept
 		}
 		ingest := t0.Add(x.arrive)
 		pp := payload.Position{Lat: x.p.lat, Lon: x.p.lon, TsNs: x.stamp, HasTs: x.hasStamp}
-		pg := NewPing(cfg.Clamper(), x.dev, &pp, ingest)
+		pg := record.NewPing(cfg.Clamper(), x.dev, &pp, ingest)
 		proc.Advance(ingest)
 		proc.Ingest(&pg)
 		proc.Advance(ingest)
@@ -189,7 +190,7 @@ func TestPropertyAdvanceThroughDecidesAsIfOnTime(t *testing.T) {
 				}
 				ingest := t0.Add(x.arrive)
 				pp := payload.Position{Lat: x.p.lat, Lon: x.p.lon, TsNs: x.stamp, HasTs: x.hasStamp}
-				pg := NewPing(cfg.Clamper(), x.dev, &pp, ingest)
+				pg := record.NewPing(cfg.Clamper(), x.dev, &pp, ingest)
 				p.AdvanceThrough(ingest)
 				p.Ingest(&pg)
 				p.Advance(ingest)

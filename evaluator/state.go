@@ -6,6 +6,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // due is a DWELL that has come due: the state index and its event time.
@@ -26,12 +27,13 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 // evaluate runs the state machine on the device's next in-order ping.
 // Within one ping, DWELLs that came due (at earlier instants) come first,
 // then EXITs, then ENTERs, so a ping that leaves one fence for another
-// reads as EXIT before ENTER.
-func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
+// reads as EXIT before ENTER. arrived is when the ping arrived, for the
+// latency figures.
+func (p *Processor) evaluate(d *device, pg *record.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
 	p.commit(d, pg)
-	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
+	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
 	if pg.HasAcc && pg.Acc > 0 {
@@ -69,7 +71,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 			st.inside = false
 			rev := st.seq == d.seq-1
 			st.seq = d.seq
-			p.emit(d, st.fence, Exit, pg.Event, pg, rev, now)
+			p.emit(d, st.fence, record.Exit, pg.Event, pg, arrived, rev, now)
 		}
 	}
 	for _, f := range hits {
@@ -85,7 +87,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 		} else {
 			d.insertState(st)
 		}
-		p.emit(d, f.ID, Enter, pg.Event, pg, rev, now)
+		p.emit(d, f.ID, record.Enter, pg.Event, pg, arrived, rev, now)
 	}
 
 	// Outside states matter only to the next ping, for reversal counting.
@@ -103,7 +105,7 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
 // containing pg, against the fences d is inside.
-func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
+func (p *Processor) edges(d *device, pg *record.Ping, hits []*fence.Fence) []*fence.Fence {
 	// Most pings change nothing: the fences containing them are those the
 	// device is in (both sorted by ID). Then there is nothing to settle.
 	k, same := 0, true
@@ -143,19 +145,19 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 	for _, u := range dues {
 		st := &d.states[u.i]
 		st.dwelled = true
-		p.out = Transition{
-			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
+		p.out = record.Transition{
+			Device: d.id, Fence: st.fence, Type: record.Dwell, Event: u.at,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
 			Stamp: u.at + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
-		p.m.Transitions[Dwell].Inc()
+		p.m.Transitions[record.Dwell].Inc()
 		p.sink.Transition(&p.out)
 	}
 }
 
-func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *Ping, rev bool, now int64) {
-	p.out = Transition{
+func (p *Processor) emit(d *device, fenceID string, typ record.Type, event int64, pg *record.Ping, arrived int64, rev bool, now int64) {
+	p.out = record.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
@@ -165,7 +167,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	if rev {
 		p.m.Reversals.Inc()
 	}
-	p.m.DecideLatency.Observe(time.Duration(now - pg.arrived))
+	p.m.DecideLatency.Observe(time.Duration(now - arrived))
 	p.sink.Transition(&p.out)
 }
 

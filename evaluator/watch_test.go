@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // A watched device keeps its last inspect.Ring arrivals in arrival order,
@@ -27,7 +28,7 @@ func TestWatchKeepsTheLastArrivalsOfInspectedDevices(t *testing.T) {
 	ping := func(id string, stamped bool) {
 		at = at.Add(100 * time.Millisecond)
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: at.UnixNano(), HasTs: stamped}
-		pg := NewPing(cfg.Clamper(), id, &pos, at)
+		pg := record.NewPing(cfg.Clamper(), id, &pos, at)
 		proc.Ingest(&pg)
 	}
 	ping("a", true)

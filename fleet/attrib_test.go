@@ -12,6 +12,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -64,11 +65,11 @@ func TestAttributePhantoms(t *testing.T) {
 		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
 		byArrival(samples)
 		id := fmt.Sprintf("dev-%06d", i)
-		var arrivals []evaluator.Ping
+		var arrivals []record.Ping
 		for k := range samples {
 			s := &samples[k]
 			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-			arrivals = append(arrivals, evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
+			arrivals = append(arrivals, record.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
 		}
 		out := runner.Device(arrivals)[0]
 		var emitted []event
@@ -305,7 +306,7 @@ func (fl *faultList) classify(at int64, cause int, samples []sample, historic bo
 	return "other/" + h
 }
 
-func printTrace(t *testing.T, samples []sample, truthEv []event, out []evaluator.Transition, emitted []event, cause []int, unmatched, order []int, fl faultList) {
+func printTrace(t *testing.T, samples []sample, truthEv []event, out []record.Transition, emitted []event, cause []int, unmatched, order []int, fl faultList) {
 	ph := map[int]bool{}
 	var around []int64
 	for _, u := range unmatched {
@@ -363,10 +364,10 @@ func printTrace(t *testing.T, samples []sample, truthEv []event, out []evaluator
 	}
 }
 
-type lateSink struct{ late []evaluator.Late }
+type lateSink struct{ late []record.Late }
 
-func (s *lateSink) Transition(*evaluator.Transition) {}
-func (s *lateSink) Late(l *evaluator.Late)           { s.late = append(s.late, *l) }
+func (s *lateSink) Transition(*record.Transition) {}
+func (s *lateSink) Late(l *record.Late)           { s.late = append(s.late, *l) }
 
 // TestAttributeLost is a diagnostic like TestAttributePhantoms: with
 // EDGEFENCE_LOST=N it lists the pings of the first N devices that the
@@ -399,7 +400,7 @@ func TestAttributeLost(t *testing.T) {
 		for k := range samples {
 			s := &samples[k]
 			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, TsNs: s.stamp, HasTs: true}
-			pg := evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival)))
+			pg := record.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival)))
 			for next := prev.Add(time.Second); next.Before(pg.Ingest); next = next.Add(time.Second) {
 				advance(p, next)
 				p.Sweep(next)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -22,7 +23,7 @@ func TestTruthFollowsTruePositions(t *testing.T) {
 		s = append(s, sample{at: int64(i) * 6 * sec, lat: p[0], lon: p[1]})
 	}
 	got, _ := truth(s, set, fence.NewSearcher(), 0, nil, nil)
-	want := fmt.Sprint([]event{{"a", evaluator.Enter, 6 * sec}, {"a", evaluator.Dwell, 16 * sec}, {"a", evaluator.Exit, 24 * sec}})
+	want := fmt.Sprint([]event{{"a", record.Enter, 6 * sec}, {"a", record.Dwell, 16 * sec}, {"a", record.Exit, 24 * sec}})
 	if fmt.Sprint(got) != want {
 		t.Fatalf("truth = %v, want %v", got, want)
 	}

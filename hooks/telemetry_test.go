@@ -13,14 +13,16 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/sharded"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 )
 
 type discard struct{}
 
-func (discard) Transition(*evaluator.Transition)                     {}
-func (discard) Late(*evaluator.Late)                                 {}
+func (discard) Transition(*record.Transition)                        {}
+func (discard) Late(*record.Late)                                    {}
 func (discard) Rejected(device, topic, reason, msg string, b []byte) {}
 
 // newTelemetry is the hook in front of a real engine with one fence and
@@ -34,7 +36,7 @@ func newTelemetry(tb testing.TB) *Telemetry {
 	}
 	cfg := evaluator.DefaultConfig()
 	cfg.Shards = 1
-	eng, err := sharded.New(cfg, fences, discard{}, evaluator.NewMetrics(metrics.NewSet()))
+	eng, err := sharded.New(cfg, fences, discard{}, stats.NewMetrics(metrics.NewSet()))
 	if err != nil {
 		tb.Fatal(err)
 	}

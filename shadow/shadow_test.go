@@ -11,13 +11,14 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
-func ping(c clock.Clamper, dev string, lat float64, event, arrive time.Duration) evaluator.Ping {
+func ping(c clock.Clamper, dev string, lat float64, event, arrive time.Duration) record.Ping {
 	pos := payload.Position{Lat: lat, Lon: 13.05, TsNs: t0.Add(event).UnixNano(), HasTs: true}
-	return evaluator.NewPing(c, dev, &pos, t0.Add(arrive))
+	return record.NewPing(c, dev, &pos, t0.Add(arrive))
 }
 
 // One device's reordered stream through arrival order and a 500 ms hold:
@@ -36,7 +37,7 @@ func TestRunnerComparesStrategiesOnOneStream(t *testing.T) {
 	}
 	c := cfg.Clamper()
 	in, out := 52.05, 52.2
-	arrivals := []evaluator.Ping{
+	arrivals := []record.Ping{
 		ping(c, "d", in, 0, 0),
 		ping(c, "d", out, 1100*time.Millisecond, 1150*time.Millisecond),
 		ping(c, "d", in, 1000*time.Millisecond, 1300*time.Millisecond),

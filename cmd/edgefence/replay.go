@@ -18,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
@@ -121,14 +122,14 @@ type replayResult struct {
 	first, last time.Time // earliest and latest arrival
 	fences      int
 	rows        []shadow.Row
-	baseline    int                      // the row the others are diffed against
-	transitions [][]evaluator.Transition // per strategy, every device's
+	baseline    int                   // the row the others are diffed against
+	transitions [][]record.Transition // per strategy, every device's
 }
 
 // replayArrival is a captured ping with what orders it among its device's.
 type replayArrival struct {
 	seq  uint64
-	ping evaluator.Ping
+	ping record.Ping
 }
 
 // replay reads the captures at paths and runs each device's pings, in the
@@ -180,14 +181,14 @@ func replay(o *replayOptions, paths []string) (*replayResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	res.transitions = make([][]evaluator.Transition, len(strategies))
+	res.transitions = make([][]record.Transition, len(strategies))
 	ids := make([]string, 0, len(byDevice))
 	for id := range byDevice {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	status.Restart("replay", "devices", int64(len(ids)), 0)
-	var pings []evaluator.Ping
+	var pings []record.Ping
 	for _, id := range ids {
 		status.Add(1)
 		arr := byDevice[id]

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // The replay of a live session's capture at the live hold commits exactly
@@ -170,21 +170,21 @@ func TestReplayCommand(t *testing.T) {
 // (however many) cancel.
 func TestReplayDiff(t *testing.T) {
 	at := func(s float64) int64 { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano() + int64(s*1e9) }
-	tr := func(dev, fence string, typ evaluator.Type, s float64) evaluator.Transition {
-		return evaluator.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
+	tr := func(dev, fence string, typ record.Type, s float64) record.Transition {
+		return record.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
 	}
-	arrival := []evaluator.Transition{
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-1", "depot", evaluator.Exit, 2),  // the delayed outside ping…
-		tr("truck-1", "depot", evaluator.Enter, 1), // …and the inside ping it overtook
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Enter, 5),
+	arrival := []record.Transition{
+		tr("truck-1", "depot", record.Enter, 0),
+		tr("truck-1", "depot", record.Exit, 2),  // the delayed outside ping…
+		tr("truck-1", "depot", record.Enter, 1), // …and the inside ping it overtook
+		tr("truck-2", "yard", record.Enter, 5),
+		tr("truck-2", "yard", record.Enter, 5),
 	}
-	buffered := []evaluator.Transition{
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Exit, 7.5),
+	buffered := []record.Transition{
+		tr("truck-2", "yard", record.Enter, 5),
+		tr("truck-1", "depot", record.Enter, 0),
+		tr("truck-2", "yard", record.Enter, 5),
+		tr("truck-2", "yard", record.Exit, 7.5),
 	}
 	var out bytes.Buffer
 	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(arrival, buffered), 2)

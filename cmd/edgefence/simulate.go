@@ -19,6 +19,7 @@ import (
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
@@ -185,7 +186,7 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	var observe func([]evaluator.Ping)
+	var observe func([]record.Ping)
 	if o.capture != "" {
 		c, err := newStreamCapture(o.capture)
 		if err != nil {
@@ -243,7 +244,7 @@ func newStreamCapture(path string) (*streamCapture, error) {
 }
 
 // write appends one device's arrivals; workers call it concurrently.
-func (c *streamCapture) write(arrivals []evaluator.Ping) {
+func (c *streamCapture) write(arrivals []record.Ping) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range arrivals {

@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // awaitTransition waits at most within for the sink's next transition and
 // fails unless it is dev's typ in fenceID. It bounds how long the test may
 // wait; it does not measure latency.
-func awaitTransition(t *testing.T, sink *chanSink, dev, fenceID string, typ evaluator.Type, within time.Duration) evaluator.Transition {
+func awaitTransition(t *testing.T, sink *chanSink, dev, fenceID string, typ record.Type, within time.Duration) record.Transition {
 	t.Helper()
-	var tr evaluator.Transition
+	var tr record.Transition
 	select {
 	case tr = <-sink.trans: // already there: a zero wait still finds it
 	default:
@@ -38,9 +39,9 @@ func TestEngineParkedDeviceReleasedAtHoldAfterTimerFired(t *testing.T) {
 	e := newEngine(t, sink, func(c *evaluator.Config) { c.Shards = 1; c.Hold = ms(50); c.Sweep = time.Hour })
 	submit(t, e, "parked", inDepot, time.Now())
 	// Only the timer can release it: no other ping, no sweep for an hour.
-	awaitTransition(t, sink, "parked", "depot", evaluator.Enter, 3*time.Second)
+	awaitTransition(t, sink, "parked", "depot", record.Enter, 3*time.Second)
 	submit(t, e, "parked", outside, time.Now())
-	awaitTransition(t, sink, "parked", "depot", evaluator.Exit, 3*time.Second)
+	awaitTransition(t, sink, "parked", "depot", record.Exit, 3*time.Second)
 	e.Close()
 	if n := len(sink.trans); n != 0 {
 		t.Fatalf("%d more transitions after Close, want none", n)
@@ -58,7 +59,7 @@ func TestEngineTimerRearmedForEarlierDeadline(t *testing.T) {
 	}
 	submit(t, e, "shaky", inDepot, time.Now()) // the timer is armed MaxHold ahead
 	submit(t, e, "steady", inYard, time.Now())
-	awaitTransition(t, sink, "steady", "yard", evaluator.Enter, 3*time.Second)
+	awaitTransition(t, sink, "steady", "yard", record.Enter, 3*time.Second)
 	e.Close() // flushes shaky's buffered ping
-	awaitTransition(t, sink, "shaky", "depot", evaluator.Enter, 0)
+	awaitTransition(t, sink, "shaky", "depot", record.Enter, 0)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 	"go.uber.org/goleak"
 )
 
@@ -19,28 +20,28 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // chanSink forwards transitions to a channel, as a broker would publish them.
 type chanSink struct {
-	trans chan evaluator.Transition
-	late  chan evaluator.Late
+	trans chan record.Transition
+	late  chan record.Late
 }
 
 func newChanSink() *chanSink {
-	return &chanSink{trans: make(chan evaluator.Transition, 1024), late: make(chan evaluator.Late, 1024)}
+	return &chanSink{trans: make(chan record.Transition, 1024), late: make(chan record.Late, 1024)}
 }
-func (s *chanSink) Transition(t *evaluator.Transition) { s.trans <- *t }
-func (s *chanSink) Late(l *evaluator.Late)             { s.late <- *l }
+func (s *chanSink) Transition(t *record.Transition) { s.trans <- *t }
+func (s *chanSink) Late(l *record.Late)             { s.late <- *l }
 
-func (s *chanSink) next(t *testing.T) evaluator.Transition {
+func (s *chanSink) next(t *testing.T) record.Transition {
 	t.Helper()
 	select {
 	case tr := <-s.trans:
 		return tr
 	case <-time.After(5 * time.Second):
 		t.Fatal("no transition within 5 s")
-		return evaluator.Transition{}
+		return record.Transition{}
 	}
 }
 
-func newEngine(t *testing.T, sink evaluator.Sink, mod func(*evaluator.Config)) *Engine {
+func newEngine(t *testing.T, sink record.Sink, mod func(*evaluator.Config)) *Engine {
 	t.Helper()
 	cfg := evaluator.DefaultConfig()
 	cfg.Shards = 2
@@ -70,7 +71,7 @@ func TestEngineParkedDeviceEntersAfterTheHold(t *testing.T) {
 	now := time.Now()
 	submit(t, e, "parked", inDepot, now)
 	tr := sink.next(t)
-	if tr.Device != "parked" || tr.Fence != "depot" || tr.Type != evaluator.Enter || tr.Event != now.UnixNano() {
+	if tr.Device != "parked" || tr.Fence != "depot" || tr.Type != record.Enter || tr.Event != now.UnixNano() {
 		t.Fatalf("got %+v, want parked depot ENTER at its stamp", tr)
 	}
 	if waited := time.Since(tr.Ingest); waited < 50*time.Millisecond {
@@ -102,11 +103,11 @@ type blockingSink struct {
 	once    sync.Once
 }
 
-func (s *blockingSink) Transition(*evaluator.Transition) {
+func (s *blockingSink) Transition(*record.Transition) {
 	s.once.Do(func() { close(s.entered) })
 	<-s.release
 }
-func (s *blockingSink) Late(*evaluator.Late) {}
+func (s *blockingSink) Late(*record.Late) {}
 
 func TestEngineFullQueueRefusesAtOnceAndOthersContinue(t *testing.T) {
 	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
@@ -185,12 +186,12 @@ func TestEngineRestoreBeforeTelemetry(t *testing.T) {
 	sink := newChanSink()
 	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 10 * time.Millisecond })
 	now := time.Now()
-	if err := e.Restore("truck-1", "depot", evaluator.Enter, now.Add(-time.Minute).UnixNano()); err != nil {
+	if err := e.Restore("truck-1", "depot", record.Enter, now.Add(-time.Minute).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, e, "truck-1", inDepot, now)
 	submit(t, e, "truck-1", outside, now.Add(time.Millisecond))
-	if tr := sink.next(t); tr.Type != evaluator.Exit || tr.Fence != "depot" {
+	if tr := sink.next(t); tr.Type != record.Exit || tr.Fence != "depot" {
 		t.Fatalf("first transition after restore = %+v, want EXIT depot (no duplicate ENTER)", tr)
 	}
 }
@@ -212,7 +213,7 @@ func TestEngineFreeShardEvaluatesInTheCaller(t *testing.T) {
 	submit(t, e, "walker", inDepot, time.Now())
 	select {
 	case tr := <-sink.trans:
-		if tr.Type != evaluator.Enter || tr.Device != "walker" {
+		if tr.Type != record.Enter || tr.Device != "walker" {
 			t.Fatalf("got %v %s, want ENTER of walker", tr.Type, tr.Device)
 		}
 	default:
@@ -227,8 +228,8 @@ func TestEngineFreeShardEvaluatesInTheCaller(t *testing.T) {
 // each device's transitions come in its own order.
 func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	var mu sync.Mutex
-	got := map[string][]evaluator.Type{}
-	sink := sinkFunc(func(tr *evaluator.Transition) {
+	got := map[string][]record.Type{}
+	sink := sinkFunc(func(tr *record.Transition) {
 		mu.Lock()
 		got[tr.Device] = append(got[tr.Device], tr.Type)
 		mu.Unlock()
@@ -275,7 +276,7 @@ func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	}
 	for dev, ts := range got {
 		for i, typ := range ts {
-			if wantT := []evaluator.Type{evaluator.Enter, evaluator.Exit}[i%2]; typ != wantT {
+			if wantT := []record.Type{record.Enter, record.Exit}[i%2]; typ != wantT {
 				t.Fatalf("%s: transition %d is %v, want %v (order lost)", dev, i, typ, wantT)
 			}
 		}
@@ -283,10 +284,10 @@ func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	t.Logf("%d refusals retried", refused.Load())
 }
 
-type sinkFunc func(*evaluator.Transition)
+type sinkFunc func(*record.Transition)
 
-func (f sinkFunc) Transition(t *evaluator.Transition) { f(t) }
-func (f sinkFunc) Late(*evaluator.Late)               {}
+func (f sinkFunc) Transition(t *record.Transition) { f(t) }
+func (f sinkFunc) Late(*record.Late)               {}
 
 // A ping brought while another goroutine owns the shard waits in the
 // queue, and the owner evaluates it before it lets go.
@@ -302,7 +303,7 @@ func TestEngineOwnerTakesPingsQueuedWhileItOwned(t *testing.T) {
 	s.unlock()
 	select {
 	case tr := <-sink.trans:
-		if tr.Type != evaluator.Enter {
+		if tr.Type != record.Enter {
 			t.Fatalf("got %v, want ENTER", tr.Type)
 		}
 	default:

@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // A device whose clock runs 3 s ahead, with a hold long enough that its
@@ -64,7 +65,7 @@ func TestInspectFencesAndFleet(t *testing.T) {
 	stamp := time.Now().Truncate(time.Millisecond)
 	submit(t, e, "van-7", inDepot, stamp)
 	submit(t, e, "bike-2", outside, stamp)
-	if tr := sink.next(t); tr.Device != "van-7" || tr.Type != evaluator.Enter {
+	if tr := sink.next(t); tr.Device != "van-7" || tr.Type != record.Enter {
 		t.Fatalf("first transition %+v, want van-7's ENTER", tr)
 	}
 	v, ok, err := e.Inspect("van-7")

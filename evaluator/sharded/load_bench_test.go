@@ -13,13 +13,14 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // atomicSink counts output from any number of shards.
 type atomicSink struct{ trans, late atomic.Int64 }
 
-func (s *atomicSink) Transition(*evaluator.Transition) { s.trans.Add(1) }
-func (s *atomicSink) Late(*evaluator.Late)             { s.late.Add(1) }
+func (s *atomicSink) Transition(*record.Transition) { s.trans.Add(1) }
+func (s *atomicSink) Late(*record.Late)             { s.late.Add(1) }
 
 // benchFleet is n devices, each wandering among two positions a few
 // hundred metres apart in the benchmark area (so some pings cross one of

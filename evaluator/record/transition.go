@@ -1,4 +1,7 @@
-package evaluator
+// Package record is the engine's records: the Ping it takes, and the
+// Transition and Late reports it gives to a Sink. The engine's packages
+// and its users share them; they know nothing of how the engine decides.
+package record
 
 import (
 	"time"
@@ -15,14 +18,17 @@ const (
 	Enter Type = iota
 	Exit
 	Dwell
-	numTypes
 )
 
-var typeNames = [numTypes]string{"ENTER", "EXIT", "DWELL"}
+// NumTypes is how many transition types there are: the length of an
+// array indexed by Type.
+const NumTypes = 3
+
+var typeNames = [NumTypes]string{"ENTER", "EXIT", "DWELL"}
 
 // String returns ENTER, EXIT or DWELL.
 func (t Type) String() string {
-	if t < numTypes {
+	if t < NumTypes {
 		return typeNames[t]
 	}
 	return "UNKNOWN"
