@@ -6,6 +6,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -20,7 +21,7 @@ const noTime = math.MinInt64
 type device struct {
 	id     string
 	buf    reorder.Heap
-	states []fenceState // sorted by fence ID
+	states presence.States
 	// History: its committed pings, oldest first (see commit), and its
 	// late pings waiting to be reconciled (usually none).
 	history.History
@@ -45,47 +46,6 @@ type device struct {
 // hold returns the device's allowed lateness in nanoseconds.
 func (d *device) hold() int64 { return int64(d.holdUs) * 1000 }
 
-// fenceState is a device's state in one fence. Outside states linger for
-// one ping after an EXIT so that a re-ENTER can be counted as a reversal.
-type fenceState struct {
-	fence   string
-	enter   int64  // event time of the ENTER
-	seq     uint32 // device seq of the last ENTER or EXIT
-	inside  bool
-	dwelled bool
-}
-
 // estimate is the device's clock as best known at processor instant now:
 // its high-water mark plus the monotonic time since that ping arrived.
 func (d *device) estimate(now int64) int64 { return d.high + (now - d.highAt) }
-
-// state returns the index of fence id in d.states, or -1.
-func (d *device) state(id string) int {
-	for i := range d.states {
-		if d.states[i].fence == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// insertState adds a state keeping d.states sorted by fence ID.
-func (d *device) insertState(st fenceState) {
-	i := len(d.states)
-	d.states = append(d.states, st)
-	for i > 0 && d.states[i-1].fence > st.fence {
-		d.states[i] = d.states[i-1]
-		i--
-	}
-	d.states[i] = st
-}
-
-// inside reports whether the device is inside any fence.
-func (d *device) inside() bool {
-	for i := range d.states {
-		if d.states[i].inside {
-			return true
-		}
-	}
-	return false
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
@@ -285,17 +286,17 @@ func (p *Processor) mergeRun(d *device, a *history.Point, run []reorder.Held, ne
 // historic: the pings since confirm it, and the live one would come out
 // of order.
 func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwelled bool, b *history.Point, now int64) {
-	i := d.state(f.ID)
-	if i < 0 || !d.states[i].inside || d.states[i].enter > b.Event {
+	i := d.states.Index(f.ID)
+	if i < 0 || !d.states[i].Inside || d.states[i].Enter > b.Event {
 		return
 	}
 	st := &d.states[i]
-	st.enter = event
+	st.Enter = event
 	if fresh {
-		st.dwelled = dwelled
+		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok && !st.dwelled && event+dw <= d.done {
-		st.dwelled = true
+	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done {
+		st.Dwelled = true
 		p.historic(d, f.ID, record.Dwell, b, event+dw, now)
 	}
 }
@@ -308,12 +309,12 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 	p.dues = p.dues[:0]
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.inside || st.dwelled {
+		if !st.Inside || st.Dwelled {
 			continue
 		}
-		if f := set.ByID(st.fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= d.done {
-				p.dues = append(p.dues, due{i, st.enter + dw})
+		if f := set.ByID(st.Fence); f != nil {
+			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= d.done {
+				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
 			}
 		}
 	}
@@ -327,19 +328,19 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 func (p *Processor) overdueDwells(d *device, done, now int64) {
 	k := 0
 	for _, u := range p.dues {
-		if u.at > done {
+		if u.At > done {
 			p.dues[k] = u
 			k++
 			continue
 		}
-		st := &d.states[u.i]
-		st.dwelled = true
+		st := &d.states[u.I]
+		st.Dwelled = true
 		// Confirmed by the newest committed ping: its position and ingest.
-		pt := history.PointOf(u.at, p.base.Add(time.Duration(now)).UnixNano(), history.Degrees(d.lat), history.Degrees(d.lon), 0)
+		pt := history.PointOf(u.At, p.base.Add(time.Duration(now)).UnixNano(), history.Degrees(d.lat), history.Degrees(d.lon), 0)
 		if n := len(d.Points); n > 0 {
 			pt = d.Points[n-1]
 		}
-		p.historic(d, st.fence, record.Dwell, &pt, u.at, now)
+		p.historic(d, st.Fence, record.Dwell, &pt, u.At, now)
 	}
 	p.dues = p.dues[:k]
 	p.publishRevealed()

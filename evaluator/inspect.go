@@ -80,8 +80,8 @@ func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary
 		s.LastArrival = p.wallOf(d.highAt)
 	}
 	for i := range d.states {
-		if d.states[i].inside {
-			s.Inside = append(s.Inside, d.states[i].fence)
+		if d.states[i].Inside {
+			s.Inside = append(s.Inside, d.states[i].Fence)
 		}
 	}
 }
@@ -125,9 +125,9 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 	}
 	for i := range d.states {
 		st := &d.states[i]
-		fv := inspect.FenceView{Fence: st.fence, Inside: st.inside, Dwelled: st.dwelled}
-		if st.inside {
-			fv.Since = timeOf(st.enter)
+		fv := inspect.FenceView{Fence: st.Fence, Inside: st.Inside, Dwelled: st.Dwelled}
+		if st.Inside {
+			fv.Since = timeOf(st.Enter)
 		}
 		v.Fences = append(v.Fences, fv)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/inspect"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 	"github.com/edgefence/edgefence/evaluator/stats"
@@ -51,7 +52,7 @@ type Processor struct {
 	ping   record.Ping
 	out    record.Transition
 	late   record.Late
-	dues   []due
+	dues   []presence.Due
 	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence // the fences a device is inside, for it
 
@@ -448,14 +449,14 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
-				if !d.inside() {
+				if !d.states.Inside() {
 					p.counting[d.clk.State()]--
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
 				}
 				d.buf, d.Points = nil, nil
-				d.states = compactStates(d.states)
+				d.states = d.states.Compact()
 			}
 		}
 		p.cursor++
@@ -502,17 +503,6 @@ func (p *Processor) move(from, to int) {
 	d.slot = int32(to)
 }
 
-// compactStates drops lingering outside states and spare capacity.
-func compactStates(s []fenceState) []fenceState {
-	out := make([]fenceState, 0, len(s))
-	for _, st := range s {
-		if st.inside {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
 // Reconcile brings device state in line with the current fence set after
 // a swap: a device inside a fence that no longer exists gets its EXIT now
 // (Reason ReasonFenceRemoved), at its estimated clock, whose instant then
@@ -525,7 +515,7 @@ func (p *Processor) Reconcile(now time.Time) {
 	for _, d := range p.devices {
 		gone := false
 		for i := range d.states {
-			if d.states[i].inside && set.ByID(d.states[i].fence) == nil {
+			if d.states[i].Inside && set.ByID(d.states[i].Fence) == nil {
 				gone = true
 				break
 			}
@@ -541,13 +531,13 @@ func (p *Processor) Reconcile(now time.Time) {
 		d.wm, d.done = at, max(d.done, at)
 		k := 0
 		for _, st := range d.states {
-			if !st.inside || set.ByID(st.fence) != nil {
+			if !st.Inside || set.ByID(st.Fence) != nil {
 				d.states[k] = st
 				k++
 				continue
 			}
 			p.out = record.Transition{
-				Device: d.id, Fence: st.fence, Type: record.Exit, Event: at,
+				Device: d.id, Fence: st.Fence, Type: record.Exit, Event: at,
 				Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: now, Decided: now,
 				Timer: true, Reason: record.ReasonFenceRemoved,
 			}
@@ -598,19 +588,5 @@ func (p *Processor) Restore(device, fenceID string, typ record.Type, event int64
 	d.done = max(d.done, event)
 	d.high = max(d.high, event)
 	d.trimmed = true // what came before the restored state is not known
-	i := d.state(fenceID)
-	if typ == record.Exit {
-		if i >= 0 {
-			d.states = append(d.states[:i], d.states[i+1:]...)
-		}
-		return
-	}
-	st := fenceState{fence: strings.Clone(fenceID), enter: event, inside: true, dwelled: typ == record.Dwell}
-	if i >= 0 {
-		st.enter = min(st.enter, d.states[i].enter)
-		st.dwelled = st.dwelled || d.states[i].dwelled
-		d.states[i] = st
-		return
-	}
-	d.insertState(st)
+	d.states.Restore(strings.Clone(fenceID), typ == record.Exit, typ == record.Dwell, event)
 }

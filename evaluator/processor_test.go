@@ -99,7 +99,7 @@ func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
 		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[record.Exit].Get())
 	}
 	// The stay under way began at the revealed ENTER: its DWELL counts from there.
-	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.Add(2*time.Second).UnixNano() {
+	if d := h.proc.devices["truck-1"]; !d.states[0].Inside || d.states[0].Enter != t0.Add(2*time.Second).UnixNano() {
 		t.Fatalf("state = %+v, want inside since +2s", d.states)
 	}
 }

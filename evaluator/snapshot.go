@@ -8,6 +8,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 	"github.com/edgefence/edgefence/evaluator/stats"
@@ -37,9 +38,9 @@ type TimerSnapshot struct {
 type DeviceSnapshot struct {
 	ID      string
 	Buf     []reorder.Held
-	States  []FenceStateSnapshot
-	Hist    []PointSnapshot
-	Late    *LateSnapshot
+	States  []presence.State
+	Hist    []history.Point
+	Late    *history.Batch
 	Trimmed bool
 	Clock   clock.ModelSnapshot
 
@@ -48,28 +49,6 @@ type DeviceSnapshot struct {
 	Seq                    uint32
 	Lat, Lon               int32  // fixed point (history.Fixed)
 	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
-}
-
-// FenceStateSnapshot is a device's state in one fence.
-type FenceStateSnapshot struct {
-	Fence   string
-	Enter   int64
-	Seq     uint32
-	Inside  bool
-	Dwelled bool
-}
-
-// PointSnapshot is a committed ping of a device's history.
-type PointSnapshot struct {
-	Event, Wall int64
-	Lat, Lon    int32 // fixed point (history.Fixed)
-	Acc         uint16
-}
-
-// LateSnapshot is a device's batch of late pings waiting to be reconciled.
-type LateSnapshot struct {
-	Pings       []reorder.Held
-	First, Last int64
 }
 
 // Snapshot returns the processor's device state. The result shares no
@@ -82,14 +61,10 @@ func (p *Processor) Snapshot() *Snapshot {
 			Clock: d.clk.Snapshot(), High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
 			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(),
 		}
-		for _, st := range d.states {
-			ds.States = append(ds.States, FenceStateSnapshot{Fence: st.fence, Enter: st.enter, Seq: st.seq, Inside: st.inside, Dwelled: st.dwelled})
-		}
-		for _, pt := range d.Points {
-			ds.Hist = append(ds.Hist, PointSnapshot{Event: pt.Event, Wall: pt.Wall, Lat: pt.Lat, Lon: pt.Lon, Acc: pt.Acc})
-		}
+		ds.States = append([]presence.State(nil), d.states...)
+		ds.Hist = append([]history.Point(nil), d.Points...)
 		if d.Late != nil {
-			ds.Late = &LateSnapshot{Pings: append([]reorder.Held(nil), d.Late.Pings...), First: d.Late.First, Last: d.Late.Last}
+			ds.Late = &history.Batch{Pings: append([]reorder.Held(nil), d.Late.Pings...), First: d.Late.First, Last: d.Late.Last}
 		}
 		s.Devices[i] = ds
 	}
@@ -117,12 +92,8 @@ func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink
 			holdUs: ds.HoldUs, seq: ds.Seq, slot: int32(i), lat: ds.Lat, lon: ds.Lon, est: hold.FromBits(ds.Hold),
 		}
 		d.buf.Init()
-		for _, st := range ds.States {
-			d.states = append(d.states, fenceState{fence: st.Fence, enter: st.Enter, seq: st.Seq, inside: st.Inside, dwelled: st.Dwelled})
-		}
-		for _, pt := range ds.Hist {
-			d.Points = append(d.Points, history.Point(pt))
-		}
+		d.states = append(d.states, ds.States...)
+		d.Points = append(d.Points, ds.Hist...)
 		if ds.Late != nil {
 			d.Late = &history.Batch{Pings: append([]reorder.Held(nil), ds.Late.Pings...), First: ds.Late.First, Last: ds.Late.Last}
 			p.deferred += len(d.Late.Pings)
