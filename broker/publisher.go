@@ -10,7 +10,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/store"
@@ -192,10 +192,10 @@ func (p *publisher) close() {
 	<-p.done
 }
 
-// Transition implements record.Sink. It blocks when the queue is full:
+// Transition implements engine.Sink. It blocks when the queue is full:
 // a decided transition is never dropped, and the back-pressure reaches the
 // trackers as full engine queues (QoS 1: "quota exceeded").
-func (p *publisher) Transition(t *record.Transition) {
+func (p *publisher) Transition(t *engine.Transition) {
 	m := message{
 		topic:   output.TransitionTopic(p.cfg.TransitionPrefix, t.Fence, t.Device),
 		payload: output.TransitionJSON(t, t.Decided),
@@ -204,7 +204,7 @@ func (p *publisher) Transition(t *record.Transition) {
 	if !t.Timer {
 		m.ingest = t.Ingest
 	}
-	if t.Type == record.Exit {
+	if t.Type == engine.Exit {
 		// The retained map stays bounded: an EXIT only says "outside",
 		// which is also what no message says.
 		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
@@ -214,7 +214,7 @@ func (p *publisher) Transition(t *record.Transition) {
 		// retained current state, which newer pings decided, stays.
 		m.retain, m.expiry = false, 0
 	}
-	if t.Reason == record.ReasonFenceRemoved {
+	if t.Reason == engine.ReasonFenceRemoved {
 		// The fence is gone: subscribers see the EXIT, and its retained
 		// topics are cleared (an empty retained publish deletes).
 		m.retain = false
@@ -224,8 +224,8 @@ func (p *publisher) Transition(t *record.Transition) {
 	p.queue <- m
 }
 
-// Late implements record.Sink.
-func (p *publisher) Late(l *record.Late) {
+// Late implements engine.Sink.
+func (p *publisher) Late(l *engine.Late) {
 	p.side(message{topic: output.LateTopic(p.cfg.LateTopic, l.Ping.Device), payload: output.LateJSON(l)})
 }
 

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -28,7 +28,7 @@ func (p *Processor) lateDue(d *device, now int64) bool {
 
 // commit records a released ping in the device's history (see
 // history.History.Commit) and moves what it has committed to the ping.
-func (p *Processor) commit(d *device, pg *record.Ping) {
+func (p *Processor) commit(d *device, pg *engine.Ping) {
 	d.done = max(d.done, pg.Event)
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
@@ -227,10 +227,10 @@ func (p *Processor) tellPendingStep(d *device, now int64) bool {
 
 // lost sends a late ping that no history can place to the late output.
 func (p *Processor) lost(d *device, h *reorder.Held) {
-	var pg record.Ping
+	var pg engine.Ping
 	heldPing(h, &pg, d.id)
 	pg.Stamp, pg.HasStamp = h.Stamp, h.Clamp != clock.ClampMissing
-	p.late = record.Late{Ping: pg, Reason: record.LateBeforeHistory, Watermark: d.wm}
+	p.late = engine.Late{Ping: pg, Reason: engine.LateBeforeHistory, Watermark: d.wm}
 	p.m.Late.Inc()
 	p.sink.Late(&p.late)
 }
@@ -261,9 +261,9 @@ func (p *Processor) mergeRun(d *device, a *history.Point, run []reorder.Held, ne
 		published := len(next) > 0 && last && odd // at next[0]: it stands for this one
 		dwelled := false
 		if !published {
-			typ := record.Exit
+			typ := engine.Exit
 			if c.Enter {
-				typ = record.Enter
+				typ = engine.Enter
 			}
 			at := history.RunPoint(run, next, c.At)
 			p.historic(d, c.Fence.ID, typ, &at, at.Event, now)
@@ -297,7 +297,7 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwe
 	}
 	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done {
 		st.Dwelled = true
-		p.historic(d, f.ID, record.Dwell, b, event+dw, now)
+		p.historic(d, f.ID, engine.Dwell, b, event+dw, now)
 	}
 }
 
@@ -340,7 +340,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		if n := len(d.Points); n > 0 {
 			pt = d.Points[n-1]
 		}
-		p.historic(d, st.Fence, record.Dwell, &pt, u.At, now)
+		p.historic(d, st.Fence, engine.Dwell, &pt, u.At, now)
 	}
 	p.dues = p.dues[:k]
 	p.publishRevealed()
@@ -361,7 +361,7 @@ func (p *Processor) historicDwell(d *device, c history.Change, run []reorder.Hel
 			return false // left before the dwell was reached
 		}
 		if pt.Event >= enter+dw {
-			p.historic(d, c.Fence.ID, record.Dwell, &pt, enter+dw, now)
+			p.historic(d, c.Fence.ID, engine.Dwell, &pt, enter+dw, now)
 			return true
 		}
 	}
@@ -370,8 +370,8 @@ func (p *Processor) historicDwell(d *device, c history.Change, run []reorder.Hel
 
 // historic publishes a transition that late pings revealed, caused by the
 // ping at pt, at event (pt's, or a DWELL's instant).
-func (p *Processor) historic(d *device, fenceID string, typ record.Type, pt *history.Point, event, now int64) {
-	p.out = record.Transition{
+func (p *Processor) historic(d *device, fenceID string, typ engine.Type, pt *history.Point, event, now int64) {
+	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Ingest: time.Unix(0, pt.Wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
@@ -384,7 +384,7 @@ func (p *Processor) historic(d *device, fenceID string, typ record.Type, pt *his
 // publishRevealed sends the historic transitions of one run in event
 // order (a DWELL may come due after another fence's change).
 func (p *Processor) publishRevealed() {
-	slices.SortStableFunc(p.revealed, func(a, b record.Transition) int { return cmp.Compare(a.Event, b.Event) })
+	slices.SortStableFunc(p.revealed, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
 	for i := range p.revealed {
 		p.sink.Transition(&p.revealed[i])
 	}

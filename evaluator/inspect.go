@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/inspect"
-	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // Inspect returns a view of device's state at now, or false when the
@@ -135,7 +135,7 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 }
 
 // observe records pg's arrival if its device is watched.
-func (p *Processor) observe(d *device, pg *record.Ping, now int64) {
+func (p *Processor) observe(d *device, pg *engine.Ping, now int64) {
 	r := p.watched.Arrival(d, now)
 	if r == nil {
 		return

@@ -4,14 +4,14 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
-	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // heldOf keeps what a reorder buffer needs of p, whose ingest wall clock
 // reading is wall (Unix ns: the caller has it already) and which arrived
 // at processor instant arrived.
-func heldOf(p *record.Ping, wall, arrived int64) reorder.Held {
+func heldOf(p *engine.Ping, wall, arrived int64) reorder.Held {
 	h := reorder.Held{Lat: p.Lat, Lon: p.Lon, Event: p.Event, Arrived: arrived, Wall: wall, Stamp: p.Stamp, Clamp: p.Clamp,
 		Source: p.Source, Seq: p.Seq, HasSeq: p.HasSeq}
 	if p.HasAcc {
@@ -25,8 +25,8 @@ func heldOf(p *record.Ping, wall, arrived int64) reorder.Held {
 // monotonic one: the processor's own clock is the arrival, and a latency
 // measured from Ingest outside it reads the wall clock, which is off
 // only for a ping held while the clock was stepped.
-func heldPing(h *reorder.Held, dst *record.Ping, id string) int64 {
-	*dst = record.Ping{
+func heldPing(h *reorder.Held, dst *engine.Ping, id string) int64 {
+	*dst = engine.Ping{
 		Device: id, Lat: h.Lat, Lon: h.Lon, Clamp: h.Clamp, Event: h.Event,
 		Stamp: h.Stamp, HasStamp: h.Clamp != clock.ClampMissing,
 		Source: h.Source, Seq: h.Seq, HasSeq: h.HasSeq,

@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/presence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 	"github.com/edgefence/edgefence/evaluator/stats"
 )
@@ -21,10 +21,10 @@ import (
 // runs the same in real time (a shard goroutine) and in virtual time (the
 // simulator). It is not safe for concurrent use: one owner, no locks.
 type Processor struct {
-	cfg    Config
+	cfg    engine.Config
 	base   time.Time // origin of processor-relative instants
 	fences func() *fence.Set
-	sink   record.Sink
+	sink   engine.Sink
 	m      *stats.Metrics
 	search *fence.Searcher
 	pol    hold.Policy // the adaptive hold's, when Config.Adaptive()
@@ -45,13 +45,13 @@ type Processor struct {
 	redo     []reorder.Held
 	merged   []history.Point
 	changes  history.Changes
-	revealed []record.Transition // historic transitions of one run, sorted before they go out
+	revealed []engine.Transition // historic transitions of one run, sorted before they go out
 	burst    []int               // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
-	ping   record.Ping
-	out    record.Transition
-	late   record.Late
+	ping   engine.Ping
+	out    engine.Transition
+	late   engine.Late
 	dues   []presence.Due
 	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence // the fences a device is inside, for it
@@ -61,7 +61,7 @@ type Processor struct {
 
 // NewProcessor returns a processor whose instants count from base. fences
 // is called for every evaluation and must return the current snapshot.
-func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink record.Sink, m *stats.Metrics) (*Processor, error) {
+func NewProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics) (*Processor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink rec
 		sink:    sink,
 		m:       m,
 		search:  fence.NewSearcher(),
-		pol:     cfg.policy(),
+		pol:     cfg.Policy(),
 		holds:   make([]uint64, len(stats.HoldBuckets)+1),
 		devices: make(map[string]*device),
 	}, nil
@@ -112,7 +112,7 @@ func (p *Processor) device(id string) *device {
 // sets it again.
 func (p *Processor) SetHold(id string, hold time.Duration) {
 	d := p.device(id)
-	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
+	d.holdUs = int32(min(max(hold, 0), engine.MaxHold) / time.Microsecond)
 	// The queued deadlines were computed with the old hold: queue the new ones.
 	for i := range d.buf {
 		d.buf[i].HoldUs = uint32(d.holdUs)
@@ -154,7 +154,7 @@ func (p *Processor) Deferred() int { return p.deferred }
 // it comes after everything committed, or arrival-order evaluation is
 // on), or held to be reconciled into the device's history (when it comes
 // before). Call Advance afterwards to release pings whose hold expired.
-func (p *Processor) Ingest(pg *record.Ping) {
+func (p *Processor) Ingest(pg *engine.Ping) {
 	now := p.at(pg.Ingest)
 	d := p.device(pg.Device)
 	wall := pg.Ingest.UnixNano()
@@ -195,7 +195,7 @@ func (p *Processor) Ingest(pg *record.Ping) {
 // learns from it. A clamped stamp, or one the model finds implausible,
 // is set to the model's clock; a confirmed step puts the pings held
 // while it was a candidate back on the live path, re-keyed.
-func (p *Processor) judge(d *device, pg *record.Ping, wall, now int64) clock.Verdict {
+func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Verdict {
 	c := &d.clk
 	skew := int64(p.cfg.Skew)
 	model := wall + c.Off() // the device's clock now, as the model has it
@@ -331,7 +331,7 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		p.deferLate(d, h, now)
 	default:
 		heldPing(h, &p.ping, d.id)
-		p.late = record.Late{Ping: p.ping, Reason: record.LateBehindWatermark, Watermark: d.wm}
+		p.late = engine.Late{Ping: p.ping, Reason: engine.LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
 	}
@@ -536,12 +536,12 @@ func (p *Processor) Reconcile(now time.Time) {
 				k++
 				continue
 			}
-			p.out = record.Transition{
-				Device: d.id, Fence: st.Fence, Type: record.Exit, Event: at,
+			p.out = engine.Transition{
+				Device: d.id, Fence: st.Fence, Type: engine.Exit, Event: at,
 				Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: now, Decided: now,
-				Timer: true, Reason: record.ReasonFenceRemoved,
+				Timer: true, Reason: engine.ReasonFenceRemoved,
 			}
-			p.m.Transitions[record.Exit].Inc()
+			p.m.Transitions[engine.Exit].Inc()
 			p.sink.Transition(&p.out)
 		}
 		clear(d.states[k:])
@@ -582,11 +582,11 @@ func (p *Processor) Flush(now time.Time) {
 // persisted on the retained topics), before its pings arrive, so that a
 // restart does not repeat an ENTER. Pings stamped at or before event are
 // then late: they would rewrite committed history.
-func (p *Processor) Restore(device, fenceID string, typ record.Type, event int64) {
+func (p *Processor) Restore(device, fenceID string, typ engine.Type, event int64) {
 	d := p.device(device)
 	d.wm = max(d.wm, event)
 	d.done = max(d.done, event)
 	d.high = max(d.high, event)
 	d.trimmed = true // what came before the restored state is not known
-	d.states.Restore(strings.Clone(fenceID), typ == record.Exit, typ == record.Dwell, event)
+	d.states.Restore(strings.Clone(fenceID), typ == engine.Exit, typ == engine.Dwell, event)
 }

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/presence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 	"github.com/edgefence/edgefence/evaluator/stats"
 )
@@ -76,7 +76,7 @@ func (p *Processor) Snapshot() *Snapshot {
 
 // RestoreProcessor returns a processor (see NewProcessor) holding the
 // device state s was taken of.
-func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink record.Sink, m *stats.Metrics, s *Snapshot) (*Processor, error) {
+func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics, s *Snapshot) (*Processor, error) {
 	p, err := NewProcessor(cfg, base, fences, sink, m)
 	if err != nil {
 		return nil, err

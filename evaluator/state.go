@@ -4,10 +4,10 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
-	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // dwellOf returns a fence's dwell time, or false when DWELL is off for it.
@@ -24,7 +24,7 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 // then EXITs, then ENTERs, so a ping that leaves one fence for another
 // reads as EXIT before ENTER. arrived is when the ping arrived, for the
 // latency figures.
-func (p *Processor) evaluate(d *device, pg *record.Ping, arrived, now int64) {
+func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
 	p.commit(d, pg)
@@ -66,7 +66,7 @@ func (p *Processor) evaluate(d *device, pg *record.Ping, arrived, now int64) {
 			st.Inside = false
 			rev := st.Seq == d.seq-1
 			st.Seq = d.seq
-			p.emit(d, st.Fence, record.Exit, pg.Event, pg, arrived, rev, now)
+			p.emit(d, st.Fence, engine.Exit, pg.Event, pg, arrived, rev, now)
 		}
 	}
 	for _, f := range hits {
@@ -82,7 +82,7 @@ func (p *Processor) evaluate(d *device, pg *record.Ping, arrived, now int64) {
 		} else {
 			d.states.Insert(st)
 		}
-		p.emit(d, f.ID, record.Enter, pg.Event, pg, arrived, rev, now)
+		p.emit(d, f.ID, engine.Enter, pg.Event, pg, arrived, rev, now)
 	}
 
 	d.states.Prune(d.seq)
@@ -91,7 +91,7 @@ func (p *Processor) evaluate(d *device, pg *record.Ping, arrived, now int64) {
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
 // containing pg, against the fences d is inside.
-func (p *Processor) edges(d *device, pg *record.Ping, hits []*fence.Fence) []*fence.Fence {
+func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fence.Fence {
 	// Most pings change nothing: the fences containing them are those the
 	// device is in (both sorted by ID). Then there is nothing to settle.
 	if d.states.Same(hits) {
@@ -116,19 +116,19 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 	for _, u := range p.dues {
 		st := &d.states[u.I]
 		st.Dwelled = true
-		p.out = record.Transition{
-			Device: d.id, Fence: st.Fence, Type: record.Dwell, Event: u.At,
+		p.out = engine.Transition{
+			Device: d.id, Fence: st.Fence, Type: engine.Dwell, Event: u.At,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
 			Stamp: u.At + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
-		p.m.Transitions[record.Dwell].Inc()
+		p.m.Transitions[engine.Dwell].Inc()
 		p.sink.Transition(&p.out)
 	}
 }
 
-func (p *Processor) emit(d *device, fenceID string, typ record.Type, event int64, pg *record.Ping, arrived int64, rev bool, now int64) {
-	p.out = record.Transition{
+func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64, pg *engine.Ping, arrived int64, rev bool, now int64) {
+	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/payload"
-	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // A watched device keeps its last inspect.Ring arrivals in arrival order,
@@ -19,7 +19,7 @@ import (
 func TestWatchKeepsTheLastArrivalsOfInspectedDevices(t *testing.T) {
 	set := mustFences(t, testFences)
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	cfg := DefaultConfig()
+	cfg := engine.DefaultConfig()
 	proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, &countSink{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestWatchKeepsTheLastArrivalsOfInspectedDevices(t *testing.T) {
 	ping := func(id string, stamped bool) {
 		at = at.Add(100 * time.Millisecond)
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: at.UnixNano(), HasTs: stamped}
-		pg := record.NewPing(cfg.Clamper(), id, &pos, at)
+		pg := engine.NewPing(cfg.Clamper(), id, &pos, at)
 		proc.Ingest(&pg)
 	}
 	ping("a", true)

@@ -11,16 +11,16 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
 // Engine is what the ingest path needs of the evaluator: clamp and hand off.
 type Engine interface {
-	Ping(device string, pos *payload.Position, ingest time.Time) record.Ping
-	Submit(p *record.Ping) error
+	Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping
+	Submit(p *engine.Ping) error
 }
 
 // Rejects receives telemetry the reader refused, to publish on the reject

@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
-	"github.com/edgefence/edgefence/evaluator/record"
 )
 
 // The output payloads are built with strconv appends: one allocation per
@@ -57,7 +57,7 @@ func appendBool(b []byte, key string, v bool) []byte {
 // TransitionJSON is the retained payload of <prefix>/<fence>/<device>.
 // decided is the server's wall clock at the decision: a restart uses it
 // to restore an EXIT's expiry.
-func TransitionJSON(t *record.Transition, decided time.Time) []byte {
+func TransitionJSON(t *engine.Transition, decided time.Time) []byte {
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
 	b = strconv.AppendQuote(b, t.Device)
@@ -99,7 +99,7 @@ func TransitionJSON(t *record.Transition, decided time.Time) []byte {
 
 // LateJSON is the payload of <late-topic>/<device>: the ping's own fields
 // plus why it was late and the watermark it fell behind.
-func LateJSON(l *record.Late) []byte {
+func LateJSON(l *engine.Late) []byte {
 	p := &l.Ping
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
@@ -79,17 +79,17 @@ type Runner struct {
 
 // recorder keeps one device's output for one strategy.
 type recorder struct {
-	trans []record.Transition
+	trans []engine.Transition
 	late  int
 }
 
-func (r *recorder) Transition(t *record.Transition) { r.trans = append(r.trans, *t) }
-func (r *recorder) Late(*record.Late)               { r.late++ }
+func (r *recorder) Transition(t *engine.Transition) { r.trans = append(r.trans, *t) }
+func (r *recorder) Late(*engine.Late)               { r.late++ }
 
 // NewRunner builds a processor per strategy from cfg (its Hold is
 // replaced by each strategy's). base is the origin of virtual time: any
 // instant not far from the stream's.
-func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
+func NewRunner(cfg engine.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
 	// Sweeps only matter to a silent device's DWELL timer; stepping
 	// through a ten-minute outage every 250 ms would cost more than the
 	// pings. One-second steps bound a silent DWELL's error to a second.
@@ -98,7 +98,7 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 		c := cfg
 		c.Hold = s.Hold
 		if s.Adaptive {
-			c.Hold = evaluator.AdaptiveHold
+			c.Hold = engine.AdaptiveHold
 		}
 		if s.NoAccuracy {
 			c.MaxAccuracy = 0
@@ -120,8 +120,8 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 // Device runs one device's pings, in arrival order (each Ping's Ingest is
 // its arrival instant), through every strategy, and returns each
 // strategy's transitions for it. The slices are reused by the next call.
-func (r *Runner) Device(arrivals []record.Ping) [][]record.Transition {
-	out := make([][]record.Transition, len(r.procs))
+func (r *Runner) Device(arrivals []engine.Ping) [][]engine.Transition {
+	out := make([][]engine.Transition, len(r.procs))
 	if len(arrivals) == 0 {
 		return out
 	}

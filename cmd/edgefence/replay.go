@@ -16,16 +16,15 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
 
 // replayOptions are replay's settings, filled by its flags.
 type replayOptions struct {
-	engine    evaluator.Config
+	engine    engine.Config
 	holds     durationList
 	fences    string
 	json      bool
@@ -50,7 +49,7 @@ func replayFlags(o *replayOptions) *flag.FlagSet {
 // defaultReplayOptions are replay's flag defaults: serve's engine.
 func defaultReplayOptions() *replayOptions {
 	return &replayOptions{
-		engine:    evaluator.DefaultConfig(),
+		engine:    engine.DefaultConfig(),
 		holds:     durationList{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second},
 		fences:    "fences.geojson",
 		diffLimit: 50,
@@ -123,13 +122,13 @@ type replayResult struct {
 	fences      int
 	rows        []shadow.Row
 	baseline    int                   // the row the others are diffed against
-	transitions [][]record.Transition // per strategy, every device's
+	transitions [][]engine.Transition // per strategy, every device's
 }
 
 // replayArrival is a captured ping with what orders it among its device's.
 type replayArrival struct {
 	seq  uint64
-	ping record.Ping
+	ping engine.Ping
 }
 
 // replay reads the captures at paths and runs each device's pings, in the
@@ -181,14 +180,14 @@ func replay(o *replayOptions, paths []string) (*replayResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	res.transitions = make([][]record.Transition, len(strategies))
+	res.transitions = make([][]engine.Transition, len(strategies))
 	ids := make([]string, 0, len(byDevice))
 	for id := range byDevice {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	status.Restart("replay", "devices", int64(len(ids)), 0)
-	var pings []record.Ping
+	var pings []engine.Ping
 	for _, id := range ids {
 		status.Add(1)
 		arr := byDevice[id]

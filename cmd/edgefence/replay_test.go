@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // The replay of a live session's capture at the live hold commits exactly
@@ -170,21 +170,21 @@ func TestReplayCommand(t *testing.T) {
 // (however many) cancel.
 func TestReplayDiff(t *testing.T) {
 	at := func(s float64) int64 { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano() + int64(s*1e9) }
-	tr := func(dev, fence string, typ record.Type, s float64) record.Transition {
-		return record.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
+	tr := func(dev, fence string, typ engine.Type, s float64) engine.Transition {
+		return engine.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
 	}
-	arrival := []record.Transition{
-		tr("truck-1", "depot", record.Enter, 0),
-		tr("truck-1", "depot", record.Exit, 2),  // the delayed outside ping…
-		tr("truck-1", "depot", record.Enter, 1), // …and the inside ping it overtook
-		tr("truck-2", "yard", record.Enter, 5),
-		tr("truck-2", "yard", record.Enter, 5),
+	arrival := []engine.Transition{
+		tr("truck-1", "depot", engine.Enter, 0),
+		tr("truck-1", "depot", engine.Exit, 2),  // the delayed outside ping…
+		tr("truck-1", "depot", engine.Enter, 1), // …and the inside ping it overtook
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-2", "yard", engine.Enter, 5),
 	}
-	buffered := []record.Transition{
-		tr("truck-2", "yard", record.Enter, 5),
-		tr("truck-1", "depot", record.Enter, 0),
-		tr("truck-2", "yard", record.Enter, 5),
-		tr("truck-2", "yard", record.Exit, 7.5),
+	buffered := []engine.Transition{
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-1", "depot", engine.Enter, 0),
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-2", "yard", engine.Exit, 7.5),
 	}
 	var out bytes.Buffer
 	writeReplayDiff(&out, "hold=500ms", "arrival", replayDiff(arrival, buffered), 2)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -17,7 +17,7 @@ type replayDiffLine struct {
 	op     byte // '-': only the baseline has it; '+': only the other run
 	device string
 	fence  string
-	typ    record.Type
+	typ    engine.Type
 	event  int64
 }
 
@@ -36,7 +36,7 @@ func replayTime(ns int64) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-func compareTransitions(a, b *record.Transition) int {
+func compareTransitions(a, b *engine.Transition) int {
 	return cmp.Or(strings.Compare(a.Device, b.Device), strings.Compare(a.Fence, b.Fence),
 		cmp.Compare(a.Event, b.Event), cmp.Compare(a.Type, b.Type))
 }
@@ -45,12 +45,12 @@ func compareTransitions(a, b *record.Transition) int {
 // fence, type and event time: what other removed ('-') from base and
 // what it added ('+'), by device, fence and event time. Other fields
 // (reversal flags, positions, decision instants) are not compared.
-func replayDiff(base, other []record.Transition) []replayDiffLine {
+func replayDiff(base, other []engine.Transition) []replayDiffLine {
 	a, b := slices.Clone(base), slices.Clone(other)
-	slices.SortFunc(a, func(x, y record.Transition) int { return compareTransitions(&x, &y) })
-	slices.SortFunc(b, func(x, y record.Transition) int { return compareTransitions(&x, &y) })
+	slices.SortFunc(a, func(x, y engine.Transition) int { return compareTransitions(&x, &y) })
+	slices.SortFunc(b, func(x, y engine.Transition) int { return compareTransitions(&x, &y) })
 	var out []replayDiffLine
-	line := func(op byte, t *record.Transition) {
+	line := func(op byte, t *engine.Transition) {
 		out = append(out, replayDiffLine{op: op, device: t.Device, fence: t.Fence, typ: t.Type, event: t.Event})
 	}
 	i, j := 0, 0

@@ -17,9 +17,8 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
@@ -73,7 +72,7 @@ func (l *strategyList) Set(v string) error {
 
 type simulateOptions struct {
 	fleet     fleet.Config
-	engine    evaluator.Config
+	engine    engine.Config
 	holds     strategyList
 	fences    string
 	numFences int
@@ -137,7 +136,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
-		engine:    evaluator.DefaultConfig(),
+		engine:    engine.DefaultConfig(),
 		holds:     defaultSimStrategies(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
@@ -186,7 +185,7 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	var observe func([]record.Ping)
+	var observe func([]engine.Ping)
 	if o.capture != "" {
 		c, err := newStreamCapture(o.capture)
 		if err != nil {
@@ -244,7 +243,7 @@ func newStreamCapture(path string) (*streamCapture, error) {
 }
 
 // write appends one device's arrivals; workers call it concurrently.
-func (c *streamCapture) write(arrivals []record.Ping) {
+func (c *streamCapture) write(arrivals []engine.Ping) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range arrivals {

@@ -13,9 +13,9 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
-	"github.com/edgefence/edgefence/evaluator/record"
 	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
@@ -41,7 +41,7 @@ var (
 // (docs/performance.md). Each shard also has a goroutine of its own for
 // what no ping triggers: hold deadlines, sweeps, and shutdown.
 type Engine struct {
-	cfg    evaluator.Config
+	cfg    engine.Config
 	clamp  clock.Clamper
 	m      *stats.Metrics
 	fences atomic.Pointer[fence.Set]
@@ -58,7 +58,7 @@ type shard struct {
 	timer    *time.Timer          // fires at the earliest hold deadline
 	armed    time.Time            // when timer fires; zero when it is not armed
 	closed   bool                 // flushed by Close: takes no more pings
-	in       chan record.Ping     // pings brought while another goroutine owned the shard
+	in       chan engine.Ping     // pings brought while another goroutine owned the shard
 	wake     chan struct{}        // asks the shard goroutine to take over a backlog
 	devices  atomic.Int64
 	buffered atomic.Int64
@@ -67,7 +67,7 @@ type shard struct {
 // New starts an engine evaluating against fences. sink receives its
 // output from whichever goroutine owns a shard at the time (never from two
 // at once for one shard), including Submit's caller; m may be nil.
-func New(cfg evaluator.Config, fences *fence.Set, sink record.Sink, m *stats.Metrics) (*Engine, error) {
+func New(cfg engine.Config, fences *fence.Set, sink engine.Sink, m *stats.Metrics) (*Engine, error) {
 	if m == nil {
 		m = stats.NewMetrics(nil)
 	}
@@ -84,7 +84,7 @@ func New(cfg evaluator.Config, fences *fence.Set, sink record.Sink, m *stats.Met
 		e.shards = append(e.shards, &shard{
 			proc:  proc,
 			timer: timer,
-			in:    make(chan record.Ping, cfg.Queue),
+			in:    make(chan engine.Ping, cfg.Queue),
 			wake:  make(chan struct{}, 1),
 		})
 	}
@@ -99,7 +99,7 @@ func New(cfg evaluator.Config, fences *fence.Set, sink record.Sink, m *stats.Met
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() evaluator.Config { return e.cfg }
+func (e *Engine) Config() engine.Config { return e.cfg }
 
 // Metrics returns the engine's metric handles.
 func (e *Engine) Metrics() *stats.Metrics { return e.m }
@@ -130,8 +130,8 @@ func (e *Engine) Reconcile() error {
 
 // Ping builds the engine's record of a decoded position received now,
 // clamping an implausible stamp and counting it per reason.
-func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) record.Ping {
-	p := record.NewPing(e.clamp, device, pos, ingest)
+func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping {
+	p := engine.NewPing(e.clamp, device, pos, ingest)
 	if p.Clamp != clock.ClampNone {
 		e.m.Clamped[p.Clamp].Inc()
 	}
@@ -143,7 +143,7 @@ func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) re
 // queued before it) itself, and the sink is called from the caller's
 // goroutine; if the shard is owned, the ping is queued for the owner, or
 // refused with ErrQueueFull when the queue is full.
-func (e *Engine) Submit(p *record.Ping) error {
+func (e *Engine) Submit(p *engine.Ping) error {
 	if e.closed.Load() {
 		return ErrClosed
 	}
@@ -271,7 +271,7 @@ func (e *Engine) do(device string, f func(*evaluator.Processor)) error {
 
 // Restore sets a device's state in a fence from a committed transition;
 // see evaluator.Processor.Restore. Call it before the device's pings arrive.
-func (e *Engine) Restore(device, fenceID string, typ record.Type, event int64) error {
+func (e *Engine) Restore(device, fenceID string, typ engine.Type, event int64) error {
 	return e.do(device, func(p *evaluator.Processor) { p.Restore(device, fenceID, typ, event) })
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/edgefence/edgefence/evaluator/clock"
-	"github.com/edgefence/edgefence/evaluator/record"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Metrics are the engine's Prometheus handles, created once so that the
@@ -17,9 +17,9 @@ type Metrics struct {
 	Late           *metrics.Counter
 	Overflow       *metrics.Counter // pings released early because a buffer was full
 	QueueFull      *metrics.Counter // pings refused because a shard queue was full
-	Transitions    [record.NumTypes]*metrics.Counter
+	Transitions    [engine.NumTypes]*metrics.Counter
 	Reversals      *metrics.Counter
-	Historic       [record.NumTypes]*metrics.Counter // transitions late pings revealed
+	Historic       [engine.NumTypes]*metrics.Counter // transitions late pings revealed
 	Reconciled     *metrics.Counter                  // late pings placed into their device's history
 	Steps          *metrics.Counter                  // clock steps detected
 	Offset         *Histogram                        // device clock − server clock, per judged ping
@@ -74,7 +74,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 	for _, r := range clock.ClampReasons() {
 		m.Clamped[r] = set.NewCounter(fmt.Sprintf(`edgefence_clamped_total{reason=%q}`, r))
 	}
-	for _, t := range record.Types() {
+	for _, t := range engine.Types() {
 		m.Transitions[t] = set.NewCounter(fmt.Sprintf(`edgefence_transitions_total{type=%q}`, t))
 		m.Historic[t] = set.NewCounter(fmt.Sprintf(`edgefence_historic_transitions_total{type=%q}`, t))
 	}

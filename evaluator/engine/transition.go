@@ -1,7 +1,9 @@
-// Package record is the engine's records: the Ping it takes, and the
-// Transition and Late reports it gives to a Sink. The engine's packages
-// and its users share them; they know nothing of how the engine decides.
-package record
+// Package engine is what the geofence engine and its users share: the
+// Config it runs with, the Ping it takes, and the Transition and Late
+// reports it gives to a Sink. It knows nothing of how the engine decides:
+// that is evaluator's Processor (one owner's devices) and
+// evaluator/sharded's Engine (Processors in shards).
+package engine
 
 import (
 	"time"
