@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"slices"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -44,14 +43,6 @@ func (p *Processor) Summarise(from, budget int, now time.Time, visit func(*inspe
 // wallOf converts a processor-relative instant to the wall clock.
 func (p *Processor) wallOf(at int64) time.Time { return p.base.Add(time.Duration(at)) }
 
-// timeOf is a timeline instant as a time, zero for noTime.
-func timeOf(ns int64) time.Time {
-	if ns == noTime {
-		return time.Time{}
-	}
-	return time.Unix(0, ns).UTC()
-}
-
 // lag is how far d's watermark trails the server's clock at now.
 func lag(d *device, now time.Time) time.Duration {
 	if d.wm == noTime {
@@ -71,18 +62,13 @@ func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary
 		Lat:          history.Degrees(d.lat),
 		Lon:          history.Degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
-		Inside:       s.Inside[:0],
+		Inside:       inspect.Inside(s.Inside[:0], d.states),
 	}
 	if d.Late != nil {
 		s.Deferred = len(d.Late.Pings)
 	}
 	if d.high != noTime {
 		s.LastArrival = p.wallOf(d.highAt)
-	}
-	for i := range d.states {
-		if d.states[i].Inside {
-			s.Inside = append(s.Inside, d.states[i].Fence)
-		}
 	}
 }
 
@@ -91,9 +77,9 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 		Device:       d.id,
 		Taken:        now,
 		Hold:         time.Duration(d.hold()),
-		HighWater:    timeOf(d.high),
-		Watermark:    timeOf(d.wm),
-		Committed:    timeOf(d.done),
+		HighWater:    inspect.TimeOf(d.high),
+		Watermark:    inspect.TimeOf(d.wm),
+		Committed:    inspect.TimeOf(d.done),
 		WatermarkLag: lag(d, now),
 		ClockOffset:  time.Duration(d.clk.Off() + d.clk.Shift()),
 		ClockShift:   time.Duration(d.clk.Shift()),
@@ -111,26 +97,9 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 	if d.Late != nil {
 		v.Deferred = len(d.Late.Pings)
 	}
-	for i := range d.buf {
-		h := &d.buf[i]
-		v.Pending = append(v.Pending, inspect.PendingPing{
-			Event: timeOf(h.Event), Stamp: timeOf(h.Stamp), Ingest: time.Unix(0, h.Wall),
-			Clamp: h.Clamp, Lat: h.Lat, Lon: h.Lon,
-		})
-	}
-	slices.SortFunc(v.Pending, func(a, b inspect.PendingPing) int { return a.Event.Compare(b.Event) })
-	for i := range d.Points {
-		h := &d.Points[i]
-		v.History = append(v.History, inspect.CommittedPing{Event: timeOf(h.Event), Ingest: time.Unix(0, h.Wall), Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon)})
-	}
-	for i := range d.states {
-		st := &d.states[i]
-		fv := inspect.FenceView{Fence: st.Fence, Inside: st.Inside, Dwelled: st.Dwelled}
-		if st.Inside {
-			fv.Since = timeOf(st.Enter)
-		}
-		v.Fences = append(v.Fences, fv)
-	}
+	v.Pending = inspect.Pending(d.buf)
+	v.History = inspect.Committed(d.Points)
+	v.Fences = inspect.Fences(d.states)
 	return v
 }
 
@@ -140,8 +109,8 @@ func (p *Processor) observe(d *device, pg *engine.Ping, now int64) {
 	if r == nil {
 		return
 	}
-	*r = inspect.ReceivedPing{Event: timeOf(pg.Event), Ingest: pg.Ingest, Clamp: pg.Clamp, Lat: pg.Lat, Lon: pg.Lon}
+	*r = inspect.ReceivedPing{Event: inspect.TimeOf(pg.Event), Ingest: pg.Ingest, Clamp: pg.Clamp, Lat: pg.Lat, Lon: pg.Lon}
 	if pg.HasStamp {
-		r.Stamp = timeOf(pg.Stamp)
+		r.Stamp = inspect.TimeOf(pg.Stamp)
 	}
 }
