@@ -74,7 +74,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	// held it back longer than the step (both delays are plausible then;
 	// the pings around it are not). A backlog's pings are its burst's:
 	// one far behind on either clock stays in the batch as it was, and
-	// the burst's stamps say where its clock stepped (mendBursts).
+	// the burst's stamps say where its clock stepped (history.MendBursts).
 	// Those with the smaller delays on the new clock are placed first:
 	// of two that would crowd each other there, the more delayed one is
 	// the old generation's.
@@ -99,7 +99,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &b.Pings[i]
 		age := h.Wall + d.clk.Off() - h.Event
 		if age >= clock.BacklogAge && age+shift >= clock.BacklogAge {
-			p.burst[n] = -1 // a backlog's on either clock: its burst places it (mendBursts)
+			p.burst[n] = -1 // a backlog's on either clock: its burst places it (history.MendBursts)
 		} else if h.Event <= d.high && age < clock.BacklogAge &&
 			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.FillsHole(d.buf, h.Event, h.Event-shift, i)) {
 			p.burst[n] = -1

@@ -138,10 +138,11 @@ type Late struct {
 
 // Sink receives the engine's output. The engine calls it from whichever
 // goroutine owns a shard at the time — its own, or a client's inside
-// Engine.Submit — so an implementation must be safe for concurrent use and
-// should not block for long (a blocked owner makes the shard's queue fill,
-// and Submit refuse); the pointers are valid only during the call. Calls
-// for one device are sequential and in event-time order.
+// sharded.Engine.Submit — so an implementation must be safe for
+// concurrent use and should not block for long (a blocked owner makes the
+// shard's queue fill, and Submit refuse); the pointers are valid only
+// during the call. Calls for one device are sequential and in event-time
+// order.
 type Sink interface {
 	Transition(t *Transition)
 	Late(l *Late)
