@@ -14,8 +14,8 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/edgefence/edgefence/bridge/queue"
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/sharded"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
@@ -106,7 +106,7 @@ func Start(cfg Config) (*Bridge, error) {
 		b.log.Info("outbound queue holds transitions from a previous run; they go out first", "queued", d, "dir", cfg.QueueDir)
 	}
 	b.sink = &sink{b: b, in: make(chan *queue.Entry, 4096)}
-	if b.engine, err = sharded.New(cfg.Engine, fences, b.sink, evaluator.NewMetrics(b.set)); err != nil {
+	if b.engine, err = sharded.New(cfg.Engine, fences, b.sink, stats.NewMetrics(b.set)); err != nil {
 		return nil, err
 	}
 	b.fences.Attach(b.engine, b.set)

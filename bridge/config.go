@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -79,7 +79,7 @@ type Config struct {
 	RejectTopic      string
 	ExitExpiry       time.Duration // MQTT 5 expiry of retained EXIT messages
 	MaxPayload       int           // telemetry payload limit in bytes
-	Engine           evaluator.Config
+	Engine           engine.Config
 	Log              *slog.Logger
 }
 
@@ -109,7 +109,7 @@ func DefaultConfig() Config {
 		RejectTopic:      "edgefence/rejected",
 		ExitExpiry:       24 * time.Hour,
 		MaxPayload:       4096,
-		Engine:           evaluator.DefaultConfig(),
+		Engine:           engine.DefaultConfig(),
 		Log:              slog.Default(),
 	}
 }

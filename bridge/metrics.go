@@ -3,24 +3,24 @@ package bridge
 import (
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // bridgeMetrics are the bridge's own handles; the engine's and the
-// telemetry reader's are serve's (evaluator.NewMetrics, ingest.NewMetrics).
+// telemetry reader's are serve's (stats.NewMetrics, ingest.NewMetrics).
 type bridgeMetrics struct {
-	publishLatency *evaluator.Histogram // ingest → PUBACK from upstream
-	publishErrors  *metrics.Counter     // failed publish attempts (retried unless set aside)
-	sideShed       *metrics.Counter     // late and reject reports dropped
-	queueErrors    *metrics.Counter     // failed queue writes (retried)
-	setAside       *metrics.Counter     // entries upstream refused for good
+	publishLatency *stats.Histogram // ingest → PUBACK from upstream
+	publishErrors  *metrics.Counter // failed publish attempts (retried unless set aside)
+	sideShed       *metrics.Counter // late and reject reports dropped
+	queueErrors    *metrics.Counter // failed queue writes (retried)
+	setAside       *metrics.Counter // entries upstream refused for good
 	connects       *metrics.Counter
 	breakerTrips   *metrics.Counter
 }
 
 func (b *Bridge) registerMetrics(set *metrics.Set) {
 	b.m = bridgeMetrics{
-		publishLatency: evaluator.NewHistogram(set, `edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),
+		publishLatency: stats.NewHistogram(set, `edgefence_publish_latency_seconds`, stats.LatencyBuckets),
 		publishErrors:  set.NewCounter(`edgefence_publish_errors_total`),
 		sideShed:       set.NewCounter(`edgefence_shed_total{stage="side_output"}`),
 		queueErrors:    set.NewCounter(`edgefence_bridge_queue_errors_total`),

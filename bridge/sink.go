@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/bridge/queue"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
 )
 
@@ -19,8 +19,8 @@ type sink struct {
 	in chan *queue.Entry
 }
 
-// Transition implements evaluator.Sink.
-func (s *sink) Transition(t *evaluator.Transition) {
+// Transition implements engine.Sink.
+func (s *sink) Transition(t *engine.Transition) {
 	cfg := &s.b.cfg
 	e := &queue.Entry{
 		Key:        t.Device,
@@ -37,7 +37,7 @@ func (s *sink) Transition(t *evaluator.Transition) {
 		// and not the state a restore reads back.
 		e.Retain, e.Transition = false, false
 	}
-	if t.Type == evaluator.Exit {
+	if t.Type == engine.Exit {
 		// The retained set stays bounded: an EXIT only says "outside",
 		// which is also what no message says.
 		e.ExpireAt = t.Decided.Add(cfg.ExitExpiry).UnixNano()
@@ -50,8 +50,8 @@ func (s *sink) Transition(t *evaluator.Transition) {
 	}
 }
 
-// Late implements evaluator.Sink.
-func (s *sink) Late(l *evaluator.Late) {
+// Late implements engine.Sink.
+func (s *sink) Late(l *engine.Late) {
 	s.side(&queue.Entry{Key: l.Ping.Device, Topic: output.LateTopic(s.b.cfg.LateTopic, l.Ping.Device), Body: output.LateJSON(l)})
 }
 

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 	"github.com/edgefence/edgefence/ingest"
 )
@@ -23,7 +23,7 @@ type capturingEngine struct {
 }
 
 // Submit implements ingest.Engine.
-func (c *capturingEngine) Submit(p *evaluator.Ping) error {
+func (c *capturingEngine) Submit(p *engine.Ping) error {
 	if err := c.Engine.Submit(p); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -31,7 +31,7 @@ type Config struct {
 	Capture          string        // capture file of every accepted ping; "" disables
 	CaptureMaxBytes  int64         // capture file size that triggers a rotation
 	CaptureKeep      int           // rotated capture files kept
-	Engine           evaluator.Config
+	Engine           engine.Config
 	Log              *slog.Logger
 	MapTiles         string // the live page's map tile URL template; "" draws no base map
 	HomeAssistant    string // Home Assistant discovery prefix; "" disables discovery
@@ -86,7 +86,7 @@ func DefaultConfig() Config {
 		CloseTimeout:      10 * time.Second,
 		CaptureMaxBytes:   capture.DefaultMaxBytes,
 		CaptureKeep:       capture.DefaultKeep,
-		Engine:            evaluator.DefaultConfig(),
+		Engine:            engine.DefaultConfig(),
 		Log:               slog.Default(),
 		TLSAddr:           ":8883",
 		MaxPacketSize:     64 << 10,

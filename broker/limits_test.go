@@ -18,7 +18,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/edgefence/edgefence/broker"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // rateLimitedTotal sums edgefence_rate_limited_total over its reasons.
@@ -191,7 +191,7 @@ func gatewayScenario(t *testing.T, srv *broker.Server, dashCreds creds, gwCreds 
 	// (clock.md), so the wait covers that rather than the usual second.
 	select {
 	case <-done:
-	case <-time.After(8*evaluator.DefaultHistoryWait + 2*wait):
+	case <-time.After(8*engine.DefaultHistoryWait + 2*wait):
 	}
 	want := []string{"ENTER zone-museumsinsel", "EXIT zone-museumsinsel", "ENTER zone-museumsinsel", "EXIT zone-museumsinsel"}
 	mu.Lock()

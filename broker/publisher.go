@@ -10,7 +10,8 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/store"
 )
@@ -47,7 +48,7 @@ type publisher struct {
 	// promise) has three more before its queue overflows.
 	streak, yieldEvery int
 
-	publishLatency *evaluator.Histogram
+	publishLatency *stats.Histogram
 	dropped        *metrics.Counter
 	failed         *metrics.Counter
 }
@@ -79,7 +80,7 @@ func newPublisher(srv *mqtt.Server, st *store.Store, cfg *Config, set *metrics.S
 		queue:          make(chan message, publishQueue),
 		stop:           make(chan struct{}),
 		done:           make(chan struct{}),
-		publishLatency: evaluator.NewHistogram(set, `edgefence_publish_latency_seconds`, evaluator.LatencyBuckets),
+		publishLatency: stats.NewHistogram(set, `edgefence_publish_latency_seconds`, stats.LatencyBuckets),
 		dropped:        set.NewCounter(`edgefence_shed_total{stage="side_output"}`),
 		failed:         set.NewCounter(`edgefence_publish_errors_total`),
 	}
@@ -191,10 +192,10 @@ func (p *publisher) close() {
 	<-p.done
 }
 
-// Transition implements evaluator.Sink. It blocks when the queue is full:
+// Transition implements engine.Sink. It blocks when the queue is full:
 // a decided transition is never dropped, and the back-pressure reaches the
 // trackers as full engine queues (QoS 1: "quota exceeded").
-func (p *publisher) Transition(t *evaluator.Transition) {
+func (p *publisher) Transition(t *engine.Transition) {
 	m := message{
 		topic:   output.TransitionTopic(p.cfg.TransitionPrefix, t.Fence, t.Device),
 		payload: output.TransitionJSON(t, t.Decided),
@@ -203,7 +204,7 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 	if !t.Timer {
 		m.ingest = t.Ingest
 	}
-	if t.Type == evaluator.Exit {
+	if t.Type == engine.Exit {
 		// The retained map stays bounded: an EXIT only says "outside",
 		// which is also what no message says.
 		m.expiry = uint32(p.cfg.ExitExpiry / time.Second)
@@ -213,7 +214,7 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 		// retained current state, which newer pings decided, stays.
 		m.retain, m.expiry = false, 0
 	}
-	if t.Reason == evaluator.ReasonFenceRemoved {
+	if t.Reason == engine.ReasonFenceRemoved {
 		// The fence is gone: subscribers see the EXIT, and its retained
 		// topics are cleared (an empty retained publish deletes).
 		m.retain = false
@@ -223,8 +224,8 @@ func (p *publisher) Transition(t *evaluator.Transition) {
 	p.queue <- m
 }
 
-// Late implements evaluator.Sink.
-func (p *publisher) Late(l *evaluator.Late) {
+// Late implements engine.Sink.
+func (p *publisher) Late(l *engine.Late) {
 	p.side(message{topic: output.LateTopic(p.cfg.LateTopic, l.Ping.Device), payload: output.LateJSON(l)})
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mochi-mqtt/server/v2/hooks/storage"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) restore() (int, error) {
 			return
 		}
 		var expiry int64
-		if r.Type == evaluator.Exit {
+		if r.Type == engine.Exit {
 			expires := r.Decided.Add(s.cfg.ExitExpiry)
 			if r.Decided.IsZero() || !expires.After(now) {
 				gone = append(gone, message{topic: m.TopicName, retain: true}) // an empty one deletes

@@ -18,8 +18,8 @@ import (
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/dashboard"
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/sharded"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/homeassistant"
 	"github.com/edgefence/edgefence/hooks"
@@ -153,7 +153,7 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 	s.pub = newPublisher(s.mqtt, s.store, &s.cfg, s.set, cfg.Log)
-	em := evaluator.NewMetrics(s.set)
+	em := stats.NewMetrics(s.set)
 	if s.engine, err = sharded.New(cfg.Engine, fences, s.pub, em); err != nil {
 		return nil, s.abort(err)
 	}

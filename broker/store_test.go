@@ -9,7 +9,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"go.etcd.io/bbolt"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
 )
 
@@ -27,7 +27,7 @@ func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 	enter := storage.Message{
 		ID: "RET_geofence/zone-museumsinsel/old-1", T: storage.RetainedKey, TopicName: "geofence/zone-museumsinsel/old-1",
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: true},
-		Payload: output.TransitionJSON(&evaluator.Transition{Device: "old-1", Fence: "zone-museumsinsel", Type: evaluator.Enter,
+		Payload: output.TransitionJSON(&engine.Transition{Device: "old-1", Fence: "zone-museumsinsel", Type: engine.Enter,
 			Event: time.Now().Add(-10 * time.Second).UnixNano(), Lat: museumLat, Lon: museumLon}, time.Now().Add(-9*time.Second)),
 		Created: time.Now().Unix(),
 		// Every version published its transitions from the inline client

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/loadgen"
 )
 
@@ -104,15 +104,15 @@ func benchTransitionPath(b *testing.B, disk bool) {
 		names[i] = fmt.Sprintf("bench-%04d", i)
 	}
 	now := time.Now()
-	tr := evaluator.Transition{Fence: "museum", Lat: 52.36, Lon: 4.885, Ingest: now, Decided: now, Event: now.UnixNano()}
+	tr := engine.Transition{Fence: "museum", Lat: 52.36, Lon: 4.885, Ingest: now, Decided: now, Event: now.UnixNano()}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := range b.N {
 		tr.Device = names[i%devices]
-		tr.Type = evaluator.Enter
+		tr.Type = engine.Enter
 		if i/devices%2 == 1 {
-			tr.Type = evaluator.Exit
+			tr.Type = engine.Exit
 		}
 		srv.pub.Transition(&tr)
 		// Unthrottled, the hand-over outruns the dashboard and mochi

@@ -7,7 +7,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // PingWriter writes a simulated stream in the capture format, numbering
@@ -33,7 +33,7 @@ func CreatePingWriter(path string) (*PingWriter, error) {
 
 // WritePings appends one device's arrivals, in the order given; workers
 // call it concurrently. A write error is kept for Close.
-func (c *PingWriter) WritePings(arrivals []evaluator.Ping) {
+func (c *PingWriter) WritePings(arrivals []engine.Ping) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range arrivals {

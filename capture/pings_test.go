@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Devices written concurrently come back whole: every ping once, each
@@ -23,10 +23,10 @@ func TestPingWriterKeepsEveryPingInOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, dev := range devices {
 		wg.Go(func() {
-			pings := make([]evaluator.Ping, per)
+			pings := make([]engine.Ping, per)
 			for i := range pings {
 				at := base + int64(i)*1e6
-				pings[i] = evaluator.Ping{Device: dev, Lat: 52.5, Lon: 13.4, Stamp: at, HasStamp: true, Event: at, Ingest: time.Unix(0, at)}
+				pings[i] = engine.Ping{Device: dev, Lat: 52.5, Lon: 13.4, Stamp: at, HasStamp: true, Event: at, Ingest: time.Unix(0, at)}
 			}
 			w.WritePings(pings)
 		})

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Record is one accepted ping as captured: the engine's Ping with both of
@@ -40,7 +40,7 @@ type Record struct {
 }
 
 // FromPing captures an accepted ping as arrival number seq.
-func FromPing(seq uint64, p *evaluator.Ping) Record {
+func FromPing(seq uint64, p *engine.Ping) Record {
 	return Record{
 		Seq:      seq,
 		Device:   p.Device,
@@ -58,8 +58,8 @@ func FromPing(seq uint64, p *evaluator.Ping) Record {
 
 // Ping rebuilds the engine's ping. Its Ingest has no monotonic reading: a
 // replay runs on the wall clock the capture recorded.
-func (r *Record) Ping() evaluator.Ping {
-	return evaluator.Ping{
+func (r *Record) Ping() engine.Ping {
+	return engine.Ping{
 		Device:   r.Device,
 		Lat:      r.Lat,
 		Lon:      r.Lon,

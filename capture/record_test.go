@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // The documented line, byte for byte.
@@ -53,7 +53,7 @@ func TestAppendJSONIsJSON(t *testing.T) {
 }
 
 func TestPingRoundTrip(t *testing.T) {
-	p := evaluator.Ping{Device: "d", Lat: 1.5, Lon: 2.25, Acc: 3, HasAcc: true, Clamp: clock.ClampFuture,
+	p := engine.Ping{Device: "d", Lat: 1.5, Lon: 2.25, Acc: 3, HasAcc: true, Clamp: clock.ClampFuture,
 		Event: base, Stamp: base + 9e9, HasStamp: true, Ingest: time.Unix(0, base+123)}
 	r := capture.FromPing(7, &p)
 	if r.Seq != 7 || r.Ingest != base+123 {

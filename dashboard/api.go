@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 )
 
 func quote(s string) string { return strconv.Quote(s) }
@@ -73,7 +73,7 @@ type mapDevice struct {
 // devicesJSON lists the mapDevices most recently heard devices.
 func (h *hub) devicesJSON() ([]byte, error) {
 	var devs []mapDevice
-	err := h.eng.Fleet(func(s *evaluator.DeviceSummary) {
+	err := h.eng.Fleet(func(s *inspect.DeviceSummary) {
 		if !s.HasPosition {
 			return
 		}
@@ -221,7 +221,7 @@ const fleetTop = 20
 // the operator's "who is misbehaving" lists.
 func (d *Dashboard) fleet(w http.ResponseWriter, _ *http.Request) {
 	var rows []fleetRow
-	err := d.eng.Fleet(func(s *evaluator.DeviceSummary) {
+	err := d.eng.Fleet(func(s *inspect.DeviceSummary) {
 		rows = append(rows, fleetRow{Device: s.Device, LagMs: ms(s.WatermarkLag), OffsetMs: ms(s.ClockOffset),
 			Clock: s.ClockState, Buffered: s.Buffered, Deferred: s.Deferred, LastSeen: stamp(s.LastArrival)})
 	})

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/auth"
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 )
 
 //go:embed static
@@ -26,8 +26,8 @@ var static embed.FS
 
 // Engine is what the page reads of the engine.
 type Engine interface {
-	Inspect(device string) (evaluator.DeviceView, bool, error)
-	Fleet(visit func(*evaluator.DeviceSummary)) error
+	Inspect(device string) (inspect.DeviceView, bool, error)
+	Fleet(visit func(*inspect.DeviceSummary)) error
 	Fences() *fence.Set
 }
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 )
 
 // feedFunc hands the hub's handlers to the test.
@@ -18,11 +18,11 @@ func (f feedFunc) Subscribe(filter string, fn func(string, []byte)) (func(), err
 
 type noEngine struct{}
 
-func (noEngine) Inspect(string) (evaluator.DeviceView, bool, error) {
-	return evaluator.DeviceView{}, false, nil
+func (noEngine) Inspect(string) (inspect.DeviceView, bool, error) {
+	return inspect.DeviceView{}, false, nil
 }
-func (noEngine) Fleet(func(*evaluator.DeviceSummary)) error { return nil }
-func (noEngine) Fences() *fence.Set                         { return nil }
+func (noEngine) Fleet(func(*inspect.DeviceSummary)) error { return nil }
+func (noEngine) Fences() *fence.Set                       { return nil }
 
 // A page that stops reading is cut off once viewerQueue events wait for
 // it, and nobody else waits for it; the recent transitions stay bounded

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"errors"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"math"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-func adaptive(c *Config) { c.Hold = AdaptiveHold }
+func adaptive(c *engine.Config) { c.Hold = engine.AdaptiveHold }
 
 // hold250us is the adaptive hold's resolution.
 const hold250us = hold.Unit
@@ -56,8 +57,8 @@ func TestPropertyAdaptiveHoldConvergesBelowTheFixedDefault(t *testing.T) {
 		delay := ms(rapid.IntRange(0, 300).Draw(t, "delay_ms"))
 		ev := h.steady("d", 200, 0, period, delay)
 		hold, _ := h.proc.Hold("d")
-		if hold != h.cfg.HoldMin || hold >= DefaultHold {
-			t.Fatalf("after 200 steady pings: hold %v, want the lower bound %v (below %v)", hold, h.cfg.HoldMin, DefaultHold)
+		if hold != h.cfg.HoldMin || hold >= engine.DefaultHold {
+			t.Fatalf("after 200 steady pings: hold %v, want the lower bound %v (below %v)", hold, h.cfg.HoldMin, engine.DefaultHold)
 		}
 		h.send("d", inDepot, ev, ev+delay)
 		h.run(ev + delay + time.Minute)
@@ -122,21 +123,21 @@ func TestAdaptiveHoldWideWhileNewOrStepped(t *testing.T) {
 
 // The adaptive hold's bounds and the accuracy cap are checked up front.
 func TestAdaptiveConfigValidate(t *testing.T) {
-	for name, mod := range map[string]func(*Config){
-		"zero floor":     func(c *Config) { c.HoldMin = 0 },
-		"max below min":  func(c *Config) { c.HoldMax = c.HoldMin / 2 },
-		"max over limit": func(c *Config) { c.HoldMax = hold.Limit + time.Millisecond },
-		"negative cap":   func(c *Config) { c.MaxAccuracy = -1 },
-		"infinite cap":   func(c *Config) { c.MaxAccuracy = math.Inf(1) },
+	for name, mod := range map[string]func(*engine.Config){
+		"zero floor":     func(c *engine.Config) { c.HoldMin = 0 },
+		"max below min":  func(c *engine.Config) { c.HoldMax = c.HoldMin / 2 },
+		"max over limit": func(c *engine.Config) { c.HoldMax = hold.Limit + time.Millisecond },
+		"negative cap":   func(c *engine.Config) { c.MaxAccuracy = -1 },
+		"infinite cap":   func(c *engine.Config) { c.MaxAccuracy = math.Inf(1) },
 	} {
-		c := DefaultConfig()
-		c.Hold = AdaptiveHold
+		c := engine.DefaultConfig()
+		c.Hold = engine.AdaptiveHold
 		mod(&c)
-		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+		if err := c.Validate(); !errors.Is(err, engine.ErrConfig) {
 			t.Errorf("%s: %v, want ErrConfig", name, err)
 		}
 	}
-	c := DefaultConfig()
+	c := engine.DefaultConfig()
 	c.HoldMin = 0 // unused with a fixed hold
 	if err := c.Validate(); err != nil {
 		t.Errorf("fixed hold with a zero adaptive floor: %v", err)

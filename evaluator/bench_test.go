@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -55,23 +56,23 @@ func randomFences(tb testing.TB, n int, r *rand.Rand) *fence.Set {
 
 type countSink struct{ trans, late int }
 
-func (s *countSink) Transition(*Transition) { s.trans++ }
-func (s *countSink) Late(*Late)             { s.late++ }
+func (s *countSink) Transition(*engine.Transition) { s.trans++ }
+func (s *countSink) Late(*engine.Late)             { s.late++ }
 
 // BenchmarkPipeline measures one ping through decode → clamp → reorder
 // buffer → state machine with 1,000 fences, on one goroutine, in virtual
 // time: 10,000 devices reporting at 1 Hz, each wandering among four
 // positions a few hundred metres apart so that some pings cross fences.
-func BenchmarkPipeline(b *testing.B) { pipeline(b, DefaultConfig()) }
+func BenchmarkPipeline(b *testing.B) { pipeline(b, engine.DefaultConfig()) }
 
 // BenchmarkAdaptivePipeline is BenchmarkPipeline with the adaptive hold.
 func BenchmarkAdaptivePipeline(b *testing.B) {
-	cfg := DefaultConfig()
-	cfg.Hold = AdaptiveHold
+	cfg := engine.DefaultConfig()
+	cfg.Hold = engine.AdaptiveHold
 	pipeline(b, cfg)
 }
 
-func pipeline(b *testing.B, cfg Config) {
+func pipeline(b *testing.B, cfg engine.Config) {
 	const devices, positions = 10000, 4
 	r := rand.New(rand.NewPCG(7, 7))
 	set := randomFences(b, 1000, r)
@@ -111,7 +112,7 @@ func pipeline(b *testing.B, cfg Config) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pg := NewPing(clamp, ids[d], &pos, ingest)
+		pg := engine.NewPing(clamp, ids[d], &pos, ingest)
 		proc.Ingest(&pg)
 		if i%64 == 0 {
 			proc.Advance(ingest)
@@ -134,7 +135,7 @@ func BenchmarkMemoryPerDevice(b *testing.B) { memoryPerDevice(b, 1_000_000, 1) }
 // BenchmarkMemoryPerDeviceFullHistory is BenchmarkMemoryPerDevice with a
 // full history (DefaultHistoryPoints committed pings) at 100,000 devices.
 func BenchmarkMemoryPerDeviceFullHistory(b *testing.B) {
-	memoryPerDevice(b, 100_000, DefaultHistoryPoints)
+	memoryPerDevice(b, 100_000, engine.DefaultHistoryPoints)
 }
 
 func memoryPerDevice(b *testing.B, devices, points int) {
@@ -146,8 +147,8 @@ func memoryPerDevice(b *testing.B, devices, points int) {
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
 		base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		cfg := DefaultConfig()
-		cfg.Hold = MaxHold // keep pings buffered
+		cfg := engine.DefaultConfig()
+		cfg.Hold = engine.MaxHold // keep pings buffered
 		proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, &countSink{}, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -155,7 +156,7 @@ func memoryPerDevice(b *testing.B, devices, points int) {
 		ping := func(d int, off time.Duration) {
 			id := "truck-" + strconv.Itoa(d)
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-			pg := NewPing(cfg.Clamper(), id, &pos, base.Add(off))
+			pg := engine.NewPing(cfg.Clamper(), id, &pos, base.Add(off))
 			proc.Ingest(&pg)
 		}
 		for k := range points {
@@ -174,7 +175,7 @@ func memoryPerDevice(b *testing.B, devices, points int) {
 		pings, kept := 0, 0
 		for _, d := range proc.devices {
 			pings += len(d.buf)
-			kept += len(d.hist)
+			kept += len(d.Points)
 		}
 		if kept != devices*points {
 			b.Fatalf("%d committed pings kept, want %d", kept, devices*points)
@@ -197,7 +198,7 @@ func BenchmarkSweepMillionDevices(b *testing.B) {
 	const devices = 1_000_000
 	set := mustFences(b, testFences)
 	base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	cfg := DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.Hold = 0
 	proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, &countSink{}, nil)
 	if err != nil {
@@ -205,7 +206,7 @@ func BenchmarkSweepMillionDevices(b *testing.B) {
 	}
 	for d := range devices {
 		pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.UnixNano(), HasTs: true}
-		pg := NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
+		pg := engine.NewPing(cfg.Clamper(), "truck-"+strconv.Itoa(d), &pos, base)
 		proc.Ingest(&pg)
 	}
 	now := base.Add(time.Second)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -13,7 +14,7 @@ import (
 // out is not (here it is then before the floor and replaced by the ingest
 // time), so both edges of the repair window are inclusive.
 func TestClampWeekRolloverWindowEdges(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := engine.DefaultConfig()
 	c := cfg.Clamper()
 	wall := t0.UnixNano()
 	rolled := wall - int64(clock.WeekRollover)
@@ -31,7 +32,7 @@ func TestClampWeekRolloverWindowEdges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: tc.stamp, HasTs: true}
-			pg := NewPing(c, "rolled", &pos, t0)
+			pg := engine.NewPing(c, "rolled", &pos, t0)
 			if pg.Event != tc.want || pg.Clamp != tc.reason {
 				t.Fatalf("event %v, clamp %q; want %v, %q",
 					time.Unix(0, pg.Event).Sub(t0), pg.Clamp, time.Unix(0, tc.want).Sub(t0), tc.reason)

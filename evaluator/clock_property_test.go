@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"pgregory.net/rapid"
 )
 
@@ -47,9 +48,9 @@ func truthOf(t tb, w []stamped) []string {
 
 // kinds renders transitions in event order as "fence TYPE", without
 // their times: a device's timeline may be its own clock's.
-func kinds(trans []Transition) []string {
+func kinds(trans []engine.Transition) []string {
 	trans = slices.Clone(trans)
-	slices.SortStableFunc(trans, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	slices.SortStableFunc(trans, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
 	out := make([]string, 0, len(trans))
 	for _, tr := range trans {
 		out = append(out, tr.Fence+" "+tr.Type.String())
@@ -58,7 +59,7 @@ func kinds(trans []Transition) []string {
 }
 
 // run delivers w in arrival order and returns the harness after a flush.
-func run(t tb, w []stamped, mod func(*Config)) *harness {
+func run(t tb, w []stamped, mod func(*engine.Config)) *harness {
 	h := newHarness(t, mod)
 	w = slices.Clone(w)
 	slices.SortStableFunc(w, func(a, b stamped) int { return cmp.Compare(a.arrive, b.arrive) })
@@ -81,11 +82,11 @@ func TestPropertyConstantClockOffsetChangesNoTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := walk(t, time.Millisecond, rapid.IntRange(1, 40).Draw(t, "pings"))
 		want := truthOf(t, w)
-		max := int64(DefaultMaxClockOffset / time.Millisecond)
+		max := int64(engine.DefaultMaxClockOffset / time.Millisecond)
 		off := ms(int(rapid.Int64Range(-max, max).Draw(t, "offset_ms")))
 		for i := range w {
 			w[i].stamp += off
-			w[i].arrive += ms(rapid.IntRange(0, int(DefaultHold/time.Millisecond)-1).Draw(t, "delay_ms"))
+			w[i].arrive += ms(rapid.IntRange(0, int(engine.DefaultHold/time.Millisecond)-1).Draw(t, "delay_ms"))
 		}
 		h := run(t, w, nil)
 		if got := kinds(h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Boundary tests of the clock model (clock/model.go), late-ping reconciliation
@@ -27,7 +28,7 @@ func (h *harness) learn(dev string, p pos, n int, off time.Duration) {
 func TestPingAtWatermarkAfterCommittedIsEvaluatedAtOnce(t *testing.T) {
 	// A 100 ms hold keeps the ping within the model's behind tolerance
 	// (minBehind, 400 ms), so it reaches placeLive as fresh.
-	h := newHarness(t, func(c *Config) { c.Hold = ms(100) })
+	h := newHarness(t, func(c *engine.Config) { c.Hold = ms(100) })
 	h.learn("truck-1", inDepot, 4, 0)                        // locked at 0; +3s committed at +3.1s
 	h.send("truck-1", inDepot, 4*time.Second, 4*time.Second) // buffered: watermark +3.9s
 	if d := h.proc.devices["truck-1"]; d.wm != t0.Add(ms(3900)).UnixNano() || d.done != t0.Add(3*time.Second).UnixNano() {
@@ -52,7 +53,7 @@ func TestPingAtWatermarkAfterCommittedIsEvaluatedAtOnce(t *testing.T) {
 // was committed: it is held for the late batch (history on), not
 // evaluated live, even though the clock model finds it fresh.
 func TestPingAtCommittedInstantIsHeldAsLate(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Hold = ms(100) })
+	h := newHarness(t, func(c *engine.Config) { c.Hold = ms(100) })
 	h.learn("truck-1", inDepot, 4, 0) // +3s committed at +3.1s: watermark = committed = +3s
 	h.send("truck-1", outside, 3*time.Second, ms(3200))
 	h.want("truck-1 depot ENTER +0s")
@@ -80,7 +81,7 @@ func TestStampExactlySkewAheadOfLearnedClockIsFresh(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.learn("truck-1", outside, 4, off)
-			h.send("truck-1", inDepot, 4*time.Second+off+DefaultSkew+tc.extra, 4*time.Second)
+			h.send("truck-1", inDepot, 4*time.Second+off+engine.DefaultSkew+tc.extra, 4*time.Second)
 			h.at(10 * time.Second)
 			h.want(tc.want)
 			if c := h.rec.trans[0].Clamp; c != tc.clamp {
@@ -103,7 +104,7 @@ func TestStampExactlyBehindToleranceIsFresh(t *testing.T) {
 		hold time.Duration
 		tol  time.Duration
 	}{
-		{"the hold is longer", DefaultHold, DefaultHold},
+		{"the hold is longer", engine.DefaultHold, engine.DefaultHold},
 		{"minBehind is longer", ms(100), clock.MinBehind},
 	} {
 		for _, beyond := range []bool{false, true} {
@@ -113,7 +114,7 @@ func TestStampExactlyBehindToleranceIsFresh(t *testing.T) {
 				name, extra = tc.name+"/one ns beyond", 1
 			}
 			t.Run(name, func(t *testing.T) {
-				h := newHarness(t, func(c *Config) { c.Hold = tc.hold })
+				h := newHarness(t, func(c *engine.Config) { c.Hold = tc.hold })
 				h.learn("truck-1", outside, 4, 0) // locked at 0; all committed by +4s
 				h.send("truck-1", inDepot, 4*time.Second-tc.tol-extra, 4*time.Second)
 				wantDeferred, wantBuffered := 0, 1
@@ -178,7 +179,7 @@ func TestHistoryKeepsExactlyHistoryPoints(t *testing.T) {
 			[]string{"truck-1 depot ENTER +0s"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, func(c *Config) { c.HistoryPoints = 4 })
+			h := newHarness(t, func(c *engine.Config) { c.HistoryPoints = 4 })
 			h.learn("truck-1", inDepot, 6, 0) // +0s … +5s, all committed by +6s: +2s … +5s kept
 			h.send("truck-1", outside, tc.stamp, 6*time.Second)
 			h.at(time.Minute) // whenever its batch is reconciled
@@ -187,7 +188,7 @@ func TestHistoryKeepsExactlyHistoryPoints(t *testing.T) {
 				t.Fatalf("late = %d, reconciled = %d; want %d, %d", len(h.rec.late), h.m.Reconciled.Get(), tc.late, 1-tc.late)
 			}
 			if tc.late == 1 {
-				if l := h.rec.late[0]; l.Reason != LateBeforeHistory || l.Ping.Event != t0.Add(tc.stamp).UnixNano() {
+				if l := h.rec.late[0]; l.Reason != engine.LateBeforeHistory || l.Ping.Event != t0.Add(tc.stamp).UnixNano() {
 					t.Fatalf("late = %v at %v, want before_history at +%v", l.Reason, time.Unix(0, l.Ping.Event).Sub(t0), tc.stamp)
 				}
 			}
@@ -225,7 +226,7 @@ func TestLateBatchReconciledAtFirstPlusFourWaits(t *testing.T) {
 			}
 			// The last came at +16s: at the cap (+18s) the batch has
 			// waited only 2 s since, less than HistoryWait.
-			due := first + 4*DefaultHistoryWait
+			due := first + 4*engine.DefaultHistoryWait
 			h.at(due - 1)
 			if got := h.proc.Deferred(); got != len(tc.stamps) {
 				t.Fatalf("deferred = %d one ns before first + 4 waits, want %d", got, len(tc.stamps))
@@ -252,20 +253,20 @@ func TestRestoreBoundaryIsTheRestoredInstant(t *testing.T) {
 	e := t0.UnixNano()
 	t.Run("at the restored instant", func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.proc.Restore("truck-1", "depot", Enter, e)
+		h.proc.Restore("truck-1", "depot", engine.Enter, e)
 		h.sendStamp("truck-1", outside, e, true, ms(100))
 		if h.proc.Deferred() != 1 || h.proc.Buffered() != 0 {
 			t.Fatalf("deferred %d, buffered %d; want the ping in the late batch", h.proc.Deferred(), h.proc.Buffered())
 		}
 		h.at(10 * time.Second)
 		h.want()
-		if len(h.rec.late) != 1 || h.rec.late[0].Reason != LateBeforeHistory {
+		if len(h.rec.late) != 1 || h.rec.late[0].Reason != engine.LateBeforeHistory {
 			t.Fatalf("late = %+v, want the ping before the history", h.rec.late)
 		}
 	})
 	t.Run("one ns after", func(t *testing.T) {
 		h := newHarness(t, nil)
-		h.proc.Restore("truck-1", "depot", Enter, e)
+		h.proc.Restore("truck-1", "depot", engine.Enter, e)
 		h.sendStamp("truck-1", outside, e+1, true, ms(100))
 		if h.proc.Deferred() != 0 || h.proc.Buffered() != 1 {
 			t.Fatalf("deferred %d, buffered %d; want the ping buffered", h.proc.Deferred(), h.proc.Buffered())

@@ -4,7 +4,9 @@ import (
 	"math"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -19,10 +21,11 @@ const noTime = math.MinInt64
 type device struct {
 	id     string
 	buf    reorder.Heap
-	states []fenceState // sorted by fence ID
-	hist   []point      // committed pings, oldest first (see commit)
-	late   *lateBatch   // late pings waiting to be reconciled; usually nil
-	clk    clock.Model
+	states presence.States
+	// History: its committed pings, oldest first (see commit), and its
+	// late pings waiting to be reconciled (usually none).
+	history.History
+	clk clock.Model
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer
@@ -31,9 +34,10 @@ type device struct {
 	holdUs   int32 // allowed lateness in µs; per device so it can be widened
 	seq      uint32
 	slot     int32 // index in Processor.all
-	lat, lon int32 // last position in fixed point (see fixed), for a DWELL fired while silent
-	// trimmed is set once hist lost its oldest point (or a restart's
-	// state stands before it): a ping before hist[0] is then beyond it.
+	lat, lon int32 // last position in fixed point (history.Fixed), for a DWELL fired while silent
+	// trimmed is set once the history lost its oldest point (or a
+	// restart's state stands before it): a ping before its first is then
+	// beyond it.
 	// Last, in the record's tail padding.
 	trimmed bool
 	est     hold.Estimate // the adaptive hold's: 3 unaligned bytes, the rest of the padding
@@ -42,67 +46,6 @@ type device struct {
 // hold returns the device's allowed lateness in nanoseconds.
 func (d *device) hold() int64 { return int64(d.holdUs) * 1000 }
 
-// fenceState is a device's state in one fence. Outside states linger for
-// one ping after an EXIT so that a re-ENTER can be counted as a reversal.
-type fenceState struct {
-	fence   string
-	enter   int64  // event time of the ENTER
-	seq     uint32 // device seq of the last ENTER or EXIT
-	inside  bool
-	dwelled bool
-}
-
 // estimate is the device's clock as best known at processor instant now:
 // its high-water mark plus the monotonic time since that ping arrived.
 func (d *device) estimate(now int64) int64 { return d.high + (now - d.highAt) }
-
-// state returns the index of fence id in d.states, or -1.
-func (d *device) state(id string) int {
-	for i := range d.states {
-		if d.states[i].fence == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// insertState adds a state keeping d.states sorted by fence ID.
-func (d *device) insertState(st fenceState) {
-	i := len(d.states)
-	d.states = append(d.states, st)
-	for i > 0 && d.states[i-1].fence > st.fence {
-		d.states[i] = d.states[i-1]
-		i--
-	}
-	d.states[i] = st
-}
-
-// inside reports whether the device is inside any fence.
-func (d *device) inside() bool {
-	for i := range d.states {
-		if d.states[i].inside {
-			return true
-		}
-	}
-	return false
-}
-
-// parkedSpeed is the speed, in m/s, under which a device counts as parked:
-// walking pace is 1.4.
-const parkedSpeed = 1.0
-
-// parked reports whether the device stood still over the pings its
-// history keeps (or is not known to have moved): its displacement from
-// the oldest to the newest over the time between them.
-func (d *device) parked() bool {
-	n := len(d.hist)
-	if n < 2 {
-		return true
-	}
-	a, b := &d.hist[n-1], &d.hist[0]
-	const mPerDeg = 111_320.0
-	dy := degrees(a.lat-b.lat) * mPerDeg
-	dx := degrees(a.lon-b.lon) * mPerDeg * math.Cos(degrees(a.lat)*math.Pi/180)
-	secs := float64(a.event-b.event) / 1e9
-	return dx*dx+dy*dy <= parkedSpeed*parkedSpeed*secs*secs
-}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"pgregory.net/rapid"
 )
 
@@ -24,7 +25,7 @@ import (
 // buffer releases another ping early.)
 func TestPropertyRedeliveredPingsChangeNoTransition(t *testing.T) {
 	t.Skip("known gap (docs/clock.md): with the history on, rapid finds streams of pings 1 ms apart whose redelivered copies change which late pings reveal an EXIT and ENTER")
-	bigBuffer := func(c *Config) { c.BufferCap = 1000 }
+	bigBuffer := func(c *engine.Config) { c.BufferCap = 1000 }
 	rapid.Check(t, func(t *rapid.T) {
 		s := stream(t, 2*time.Second)
 		want := withoutInstants(feed(newHarness(t, bigBuffer), s))
@@ -58,8 +59,8 @@ func withoutInstants(m map[string][]string) map[string][]string {
 // Without a hold nothing is late, so a redelivered ping that arrives after
 // a later one is evaluated again, out of order: a phantom pair.
 func TestRedeliveredPingWithoutHoldInventsTransitions(t *testing.T) {
-	for _, hold := range []time.Duration{0, DefaultHold} {
-		h := newHarness(t, func(c *Config) { c.Hold = hold })
+	for _, hold := range []time.Duration{0, engine.DefaultHold} {
+		h := newHarness(t, func(c *engine.Config) { c.Hold = hold })
 		h.send("dev", inDepot, 0, 0)
 		h.send("dev", outside, ms(1000), ms(1000))
 		h.send("dev", inDepot, 0, ms(2000)) // the first ping again

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"pgregory.net/rapid"
 )
@@ -21,7 +22,7 @@ func westOfDepot(d float64) pos { return pos{52.505, 13.400 + d/mPerDegLon} }
 func (h *harness) sendAcc(dev string, p pos, acc float64, event, arrive time.Duration) {
 	ingest := t0.Add(arrive)
 	pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: t0.Add(event).UnixNano(), HasTs: true, Acc: acc, HasAcc: acc > 0}
-	pg := NewPing(h.cfg.Clamper(), dev, &pp, ingest)
+	pg := engine.NewPing(h.cfg.Clamper(), dev, &pp, ingest)
 	h.proc.Advance(ingest)
 	h.proc.Ingest(&pg)
 	h.proc.Advance(ingest)
@@ -93,7 +94,7 @@ func TestOwnTracksAccuracyHonoured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pg := NewPing(h.cfg.Clamper(), "phone", &p, t0.Add(at))
+		pg := engine.NewPing(h.cfg.Clamper(), "phone", &p, t0.Add(at))
 		h.proc.Ingest(&pg)
 		h.at(at)
 	}
@@ -130,7 +131,7 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 		}
 		h.at(ev + time.Hour)
 		for _, tr := range h.rec.trans {
-			if tr.Fence == "depot" && tr.Type != Dwell && onEdge[time.Unix(0, tr.Event).Sub(t0)] {
+			if tr.Fence == "depot" && tr.Type != engine.Dwell && onEdge[time.Unix(0, tr.Event).Sub(t0)] {
 				t.Fatalf("a ping on the edge caused %s:\n%q", line(&tr), h.rec.lines())
 			}
 		}

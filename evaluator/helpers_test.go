@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Three test fences near Berlin: depot and yard side by side, zone
@@ -52,12 +54,12 @@ func mustFences(t tb, geojson string) *fence.Set {
 
 // recorder is a Sink that keeps everything, as the tests read it.
 type recorder struct {
-	trans []Transition
-	late  []Late
+	trans []engine.Transition
+	late  []engine.Late
 }
 
-func (r *recorder) Transition(t *Transition) { r.trans = append(r.trans, *t) }
-func (r *recorder) Late(l *Late)             { r.late = append(r.late, *l) }
+func (r *recorder) Transition(t *engine.Transition) { r.trans = append(r.trans, *t) }
+func (r *recorder) Late(l *engine.Late)             { r.late = append(r.late, *l) }
 
 // lines renders transitions as "device fence TYPE +offset" for readable diffs.
 func (r *recorder) lines() []string {
@@ -68,7 +70,7 @@ func (r *recorder) lines() []string {
 	return out
 }
 
-func line(t *Transition) string {
+func line(t *engine.Transition) string {
 	d := time.Unix(0, t.Event).Sub(t0)
 	sign := "+"
 	if d < 0 {
@@ -78,26 +80,26 @@ func line(t *Transition) string {
 }
 
 // noHistory turns reconciliation off: late pings go to the late output.
-func noHistory(c *Config) { c.History = 0 }
+func noHistory(c *engine.Config) { c.History = 0 }
 
 // harness drives one Processor in virtual time.
 type harness struct {
 	t    tb
-	cfg  Config
+	cfg  engine.Config
 	set  *fence.Set
 	rec  *recorder
-	m    *Metrics
+	m    *stats.Metrics
 	proc *Processor
 }
 
-func newHarness(t tb, mod func(*Config)) *harness {
+func newHarness(t tb, mod func(*engine.Config)) *harness {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.Shards = 1
 	if mod != nil {
 		mod(&cfg)
 	}
-	h := &harness{t: t, cfg: cfg, set: mustFences(t, testFences), rec: &recorder{}, m: NewMetrics(nil)}
+	h := &harness{t: t, cfg: cfg, set: mustFences(t, testFences), rec: &recorder{}, m: stats.NewMetrics(nil)}
 	var err error
 	h.proc, err = NewProcessor(cfg, t0, func() *fence.Set { return h.set }, h.rec, h.m)
 	if err != nil {
@@ -115,7 +117,7 @@ func (h *harness) send(dev string, p pos, event, arrive time.Duration) {
 func (h *harness) sendStamp(dev string, p pos, stamp int64, hasStamp bool, arrive time.Duration) {
 	ingest := t0.Add(arrive)
 	pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: stamp, HasTs: hasStamp}
-	pg := NewPing(h.cfg.Clamper(), dev, &pp, ingest)
+	pg := engine.NewPing(h.cfg.Clamper(), dev, &pp, ingest)
 	h.proc.Advance(ingest)
 	h.proc.Ingest(&pg)
 	h.proc.Advance(ingest)

@@ -3,6 +3,8 @@ package evaluator
 import (
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/inspect"
 )
 
 // A processor's view of a device in virtual time: a ping waiting out the
@@ -37,7 +39,7 @@ func TestProcessorInspectAndSummarise(t *testing.T) {
 	seen := map[string]int{}
 	next, steps := 0, 0
 	for {
-		next = h.proc.Summarise(next, 2, t0.Add(time.Second), func(s *DeviceSummary) { seen[s.Device]++ })
+		next = h.proc.Summarise(next, 2, t0.Add(time.Second), func(s *inspect.DeviceSummary) { seen[s.Device]++ })
 		steps++
 		if next == 0 {
 			break

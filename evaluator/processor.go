@@ -6,9 +6,14 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/inspect"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Processor is the engine for the devices of one shard: reorder buffers,
@@ -16,11 +21,11 @@ import (
 // runs the same in real time (a shard goroutine) and in virtual time (the
 // simulator). It is not safe for concurrent use: one owner, no locks.
 type Processor struct {
-	cfg    Config
+	cfg    engine.Config
 	base   time.Time // origin of processor-relative instants
 	fences func() *fence.Set
-	sink   Sink
-	m      *Metrics
+	sink   engine.Sink
+	m      *stats.Metrics
 	search *fence.Searcher
 	pol    hold.Policy // the adaptive hold's, when Config.Adaptive()
 
@@ -32,37 +37,36 @@ type Processor struct {
 	deferred int                    // pings in late batches
 	counting [clock.NumStates]int64 // devices per clock state in this sweep round
 	counted  [clock.NumStates]int64 // … as of the last whole round, published
-	batches  []*lateBatch           // spare late batches, so reconciling does not allocate
+	batches  history.Pool           // spare late batches, so reconciling does not allocate
 	holds    []uint64               // devices per hold bucket in this sweep round
 	holdSum  time.Duration          // … and their holds' sum
 
 	// scratch of reconciliation
 	redo     []reorder.Held
-	merged   []point
-	prev     []*fence.Fence
-	changes  []change
-	revealed []Transition // historic transitions of one run, sorted before they go out
-	burst    []int        // indices of one backlog burst in a late batch
+	merged   []history.Point
+	changes  history.Changes
+	revealed []engine.Transition // historic transitions of one run, sorted before they go out
+	burst    []int               // indices of one backlog burst in a late batch
 
 	// scratch, reused so the per-ping path does not allocate
-	ping   Ping
-	out    Transition
-	late   Late
-	dues   []due
+	ping   engine.Ping
+	out    engine.Transition
+	late   engine.Late
+	dues   []presence.Due
 	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence // the fences a device is inside, for it
 
-	watched map[*device]*watch // devices being inspected (see watch.go)
+	watched inspect.Watchlist[*device] // devices being inspected
 }
 
 // NewProcessor returns a processor whose instants count from base. fences
 // is called for every evaluation and must return the current snapshot.
-func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics) (*Processor, error) {
+func NewProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics) (*Processor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if m == nil {
-		m = NewMetrics(nil)
+		m = stats.NewMetrics(nil)
 	}
 	return &Processor{
 		cfg:     cfg,
@@ -71,8 +75,8 @@ func NewProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sin
 		sink:    sink,
 		m:       m,
 		search:  fence.NewSearcher(),
-		pol:     cfg.policy(),
-		holds:   make([]uint64, len(HoldBuckets)+1),
+		pol:     cfg.Policy(),
+		holds:   make([]uint64, len(stats.HoldBuckets)+1),
 		devices: make(map[string]*device),
 	}, nil
 }
@@ -108,7 +112,7 @@ func (p *Processor) device(id string) *device {
 // sets it again.
 func (p *Processor) SetHold(id string, hold time.Duration) {
 	d := p.device(id)
-	d.holdUs = int32(min(max(hold, 0), MaxHold) / time.Microsecond)
+	d.holdUs = int32(min(max(hold, 0), engine.MaxHold) / time.Microsecond)
 	// The queued deadlines were computed with the old hold: queue the new ones.
 	for i := range d.buf {
 		d.buf[i].HoldUs = uint32(d.holdUs)
@@ -150,9 +154,8 @@ func (p *Processor) Deferred() int { return p.deferred }
 // it comes after everything committed, or arrival-order evaluation is
 // on), or held to be reconciled into the device's history (when it comes
 // before). Call Advance afterwards to release pings whose hold expired.
-func (p *Processor) Ingest(pg *Ping) {
+func (p *Processor) Ingest(pg *engine.Ping) {
 	now := p.at(pg.Ingest)
-	pg.arrived = now
 	d := p.device(pg.Device)
 	wall := pg.Ingest.UnixNano()
 	if d.wm != noTime {
@@ -161,14 +164,14 @@ func (p *Processor) Ingest(pg *Ping) {
 	pg.Device = d.id // buffered copies share the device's string
 	// Rounded to what the history keeps, so that a ping evaluated again
 	// after a late one is placed before it gives the answer it gave live.
-	pg.Lat, pg.Lon = quantize(pg.Lat), quantize(pg.Lon)
-	if len(p.watched) > 0 {
+	pg.Lat, pg.Lon = history.Quantize(pg.Lat), history.Quantize(pg.Lon)
+	if p.watched.Len() > 0 {
 		p.observe(d, pg, now)
 	}
 	if d.holdUs == 0 && !p.cfg.Adaptive() {
 		// Arrival order: no buffer, so nothing can be late either.
 		p.raise(d, pg.Event, wall, now)
-		p.evaluate(d, pg, now)
+		p.evaluate(d, pg, now, now)
 		return
 	}
 	// A ping that follows the one before within milliseconds is part of a
@@ -178,7 +181,7 @@ func (p *Processor) Ingest(pg *Ping) {
 	if p.cfg.Adaptive() {
 		p.adapt(d, v, pg.Event)
 	}
-	h := heldOf(pg, wall)
+	h := heldOf(pg, wall, now)
 	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
@@ -192,7 +195,7 @@ func (p *Processor) Ingest(pg *Ping) {
 // learns from it. A clamped stamp, or one the model finds implausible,
 // is set to the model's clock; a confirmed step puts the pings held
 // while it was a candidate back on the live path, re-keyed.
-func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
+func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Verdict {
 	c := &d.clk
 	skew := int64(p.cfg.Skew)
 	model := wall + c.Off() // the device's clock now, as the model has it
@@ -213,7 +216,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		return clock.Fresh
 	}
 	stamp := pg.Event // as sent, or repaired
-	if c.Previous(stamp, wall) || c.Straddles(stamp, wall) && d.fillsHole(stamp-c.PrevShift(), stamp-c.Shift(), -1) {
+	if c.Previous(stamp, wall) || c.Straddles(stamp, wall) && d.FillsHole(d.buf, stamp-c.PrevShift(), stamp-c.Shift(), -1) {
 		// A ping of the generation before the last step, delayed past it:
 		// its transit delay is the smaller there, or, when it is not
 		// negative on either, it fills a hole the old generation left
@@ -228,7 +231,7 @@ func (p *Processor) judge(d *device, pg *Ping, wall, now int64) clock.Verdict {
 		// ordinary delays look like a step back (docs/engine.md).
 		behindTol = max(clock.MinBehind, int64(p.pol.Max))
 	}
-	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.seen(stamp-c.Shift(), pg.Lat, pg.Lon) {
+	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.Seen(d.buf, stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
 		return clock.Fresh
@@ -274,9 +277,9 @@ func (p *Processor) moveBoot(d *device, since, delta int64) {
 	if moved {
 		d.buf.Init()
 	}
-	if d.late != nil {
-		for i := range d.late.pings {
-			if h := &d.late.pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+	if d.Late != nil {
+		for i := range d.Late.Pings {
+			if h := &d.Late.Pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
 				h.Event += delta
 				h.Stamp += delta
 			}
@@ -311,25 +314,24 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		// stamp still pending, so the evaluated prefix stays in order;
 		// only pings stamped before it that arrive later become late.
 		for len(d.buf) > p.cfg.BufferCap {
-			heldPing(&d.buf[0], &p.ping, d.id)
+			arrived := heldPing(&d.buf[0], &p.ping, d.id)
 			d.buf.Pop()
 			p.buffered--
 			p.m.Overflow.Inc()
 			d.wm = max(d.wm, p.ping.Event)
-			p.evaluate(d, &p.ping, now)
+			p.evaluate(d, &p.ping, arrived, now)
 		}
 	case h.Event > d.done && !(burst && p.cfg.History > 0):
 		// Behind the watermark but after everything committed, and the
 		// buffer holds only pings after the watermark: it is next (unless
 		// older ones of its burst are still to come: then it is placed
 		// with them).
-		heldPing(h, &p.ping, d.id)
-		p.evaluate(d, &p.ping, now)
+		p.evaluate(d, &p.ping, heldPing(h, &p.ping, d.id), now)
 	case p.cfg.History > 0:
 		p.deferLate(d, h, now)
 	default:
 		heldPing(h, &p.ping, d.id)
-		p.late = Late{Ping: p.ping, Reason: LateBehindWatermark, Watermark: d.wm}
+		p.late = engine.Late{Ping: p.ping, Reason: engine.LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
 	}
@@ -353,10 +355,10 @@ func (p *Processor) raise(d *device, event, wall, now int64) {
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
 	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
-		heldPing(&d.buf[0], &p.ping, d.id)
+		arrived := heldPing(&d.buf[0], &p.ping, d.id)
 		d.buf.Pop()
 		p.buffered--
-		p.evaluate(d, &p.ping, now)
+		p.evaluate(d, &p.ping, arrived, now)
 	}
 }
 
@@ -377,7 +379,7 @@ func (p *Processor) Advance(now time.Time) {
 			}
 			p.releaseThrough(d, n)
 		}
-		if d.late == nil {
+		if d.Late == nil {
 			continue
 		}
 		wait := int64(p.cfg.HistoryWait)
@@ -385,9 +387,9 @@ func (p *Processor) Advance(now time.Time) {
 			p.reconcileLate(d, n)
 			continue
 		}
-		next := min(d.late.last+wait, d.late.first+4*wait)
+		next := min(d.Late.Last+wait, d.Late.First+4*wait)
 		if next <= n { // due, but a step is being told: look again soon
-			next = min(n+wait/4, d.late.first+8*wait)
+			next = min(n+wait/4, d.Late.First+8*wait)
 		}
 		p.timers.Push(next, d)
 	}
@@ -442,19 +444,19 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		p.counting[d.clk.State()]++
 		p.holds[p.m.Hold.Bucket(time.Duration(d.hold()))]++
 		p.holdSum += time.Duration(d.hold())
-		if len(d.buf) == 0 && d.late == nil { // else its pings will be released within the hold anyway
+		if len(d.buf) == 0 && d.Late == nil { // else its pings will be released within the hold anyway
 			p.dwellTimers(d, n)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
-				if !d.inside() {
+				if !d.states.Inside() {
 					p.counting[d.clk.State()]--
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
 				}
-				d.buf, d.hist = nil, nil
-				d.states = compactStates(d.states)
+				d.buf, d.Points = nil, nil
+				d.states = d.states.Compact()
 			}
 		}
 		p.cursor++
@@ -465,7 +467,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	}
 	p.cursor = 0
 	for i, n := range p.counting {
-		p.m.clockStates[i].Add(n - p.counted[i])
+		p.m.AddClockDevices(i, n-p.counted[i])
 	}
 	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
 	p.m.Hold.AddCounts(p.holds, p.holdSum)
@@ -492,24 +494,13 @@ func (p *Processor) remove(d *device) {
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
-	delete(p.watched, d)
+	p.watched.Forget(d)
 }
 
 func (p *Processor) move(from, to int) {
 	d := p.all[from]
 	p.all[to] = d
 	d.slot = int32(to)
-}
-
-// compactStates drops lingering outside states and spare capacity.
-func compactStates(s []fenceState) []fenceState {
-	out := make([]fenceState, 0, len(s))
-	for _, st := range s {
-		if st.inside {
-			out = append(out, st)
-		}
-	}
-	return out
 }
 
 // Reconcile brings device state in line with the current fence set after
@@ -524,7 +515,7 @@ func (p *Processor) Reconcile(now time.Time) {
 	for _, d := range p.devices {
 		gone := false
 		for i := range d.states {
-			if d.states[i].inside && set.ByID(d.states[i].fence) == nil {
+			if d.states[i].Inside && set.ByID(d.states[i].Fence) == nil {
 				gone = true
 				break
 			}
@@ -540,17 +531,17 @@ func (p *Processor) Reconcile(now time.Time) {
 		d.wm, d.done = at, max(d.done, at)
 		k := 0
 		for _, st := range d.states {
-			if !st.inside || set.ByID(st.fence) != nil {
+			if !st.Inside || set.ByID(st.Fence) != nil {
 				d.states[k] = st
 				k++
 				continue
 			}
-			p.out = Transition{
-				Device: d.id, Fence: st.fence, Type: Exit, Event: at,
-				Lat: degrees(d.lat), Lon: degrees(d.lon), Ingest: now, Decided: now,
-				Timer: true, Reason: ReasonFenceRemoved,
+			p.out = engine.Transition{
+				Device: d.id, Fence: st.Fence, Type: engine.Exit, Event: at,
+				Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: now, Decided: now,
+				Timer: true, Reason: engine.ReasonFenceRemoved,
 			}
-			p.m.Transitions[Exit].Inc()
+			p.m.Transitions[engine.Exit].Inc()
 			p.sink.Transition(&p.out)
 		}
 		clear(d.states[k:])
@@ -564,8 +555,8 @@ func (p *Processor) Forget(id string) {
 	if d := p.devices[id]; d != nil {
 		p.buffered -= len(d.buf)
 		d.buf = nil // its queued deadlines are now stale
-		if d.late != nil {
-			p.deferred -= len(d.late.pings)
+		if d.Late != nil {
+			p.deferred -= len(d.Late.Pings)
 			p.freeBatch(d)
 		}
 		p.remove(d)
@@ -576,7 +567,7 @@ func (p *Processor) Forget(id string) {
 func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)
 	for _, d := range p.devices {
-		if d.late != nil {
+		if d.Late != nil {
 			p.reconcileLate(d, n)
 		}
 		for i := range d.buf {
@@ -591,25 +582,11 @@ func (p *Processor) Flush(now time.Time) {
 // persisted on the retained topics), before its pings arrive, so that a
 // restart does not repeat an ENTER. Pings stamped at or before event are
 // then late: they would rewrite committed history.
-func (p *Processor) Restore(device, fenceID string, typ Type, event int64) {
+func (p *Processor) Restore(device, fenceID string, typ engine.Type, event int64) {
 	d := p.device(device)
 	d.wm = max(d.wm, event)
 	d.done = max(d.done, event)
 	d.high = max(d.high, event)
 	d.trimmed = true // what came before the restored state is not known
-	i := d.state(fenceID)
-	if typ == Exit {
-		if i >= 0 {
-			d.states = append(d.states[:i], d.states[i+1:]...)
-		}
-		return
-	}
-	st := fenceState{fence: strings.Clone(fenceID), enter: event, inside: true, dwelled: typ == Dwell}
-	if i >= 0 {
-		st.enter = min(st.enter, d.states[i].enter)
-		st.dwelled = st.dwelled || d.states[i].dwelled
-		d.states[i] = st
-		return
-	}
-	d.insertState(st)
+	d.states.Restore(strings.Clone(fenceID), typ == engine.Exit, typ == engine.Dwell, event)
 }

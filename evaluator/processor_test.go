@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
@@ -15,7 +16,7 @@ func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
 		want      []string
 		reversals uint64
 	}{
-		{"event time with the default hold", DefaultHold,
+		{"event time with the default hold", engine.DefaultHold,
 			[]string{"truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.1s"}, 0},
 		// The baseline shows the test can fail: arrival order invents an ENTER.
 		{"arrival order", 0,
@@ -23,7 +24,7 @@ func TestDelayedInsidePingAfterLaterOutsidePingYieldsNoPhantom(t *testing.T) {
 			[]string{"truck-1 depot ENTER +0s", "truck-1 depot EXIT +1.1s", "truck-1 depot ENTER +1s"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, func(c *Config) { c.Hold = tc.hold })
+			h := newHarness(t, func(c *engine.Config) { c.Hold = tc.hold })
 			h.send("truck-1", inDepot, 0, 0)
 			h.send("truck-1", outside, ms(1100), ms(1150))
 			h.send("truck-1", inDepot, ms(1000), ms(1300)) // delayed 300 ms by the network
@@ -67,7 +68,7 @@ func TestPingBeforeCommittedGoesToLateOutputWithoutHistory(t *testing.T) {
 		t.Fatalf("late = %d pings, want 1", len(h.rec.late))
 	}
 	l := h.rec.late[0]
-	if l.Reason != LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(2000)).UnixNano() {
+	if l.Reason != engine.LateBehindWatermark || l.Ping.Event != t0.Add(ms(1000)).UnixNano() || l.Watermark != t0.Add(ms(2000)).UnixNano() {
 		t.Fatalf("late = %+v, want the 1 s ping behind watermark +2s", l)
 	}
 	if h.m.Late.Get() != 1 {
@@ -85,20 +86,20 @@ func TestPingBeforeCommittedIsReconciledIntoHistory(t *testing.T) {
 	h.send("truck-1", inDepot, ms(2000), ms(2000))
 	h.at(ms(2600))
 	h.send("truck-1", outside, ms(1000), ms(2700))
-	h.at(ms(2700) + DefaultHistoryWait - 1)
+	h.at(ms(2700) + engine.DefaultHistoryWait - 1)
 	h.want("truck-1 depot ENTER +0s")
-	h.at(ms(2700) + DefaultHistoryWait)
+	h.at(ms(2700) + engine.DefaultHistoryWait)
 	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +1s", "truck-1 depot ENTER +2s")
 	for _, tr := range h.rec.trans[1:] {
 		if !tr.Historic {
 			t.Fatalf("%s is not historic", line(&tr))
 		}
 	}
-	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[Exit].Get() != 1 {
-		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[Exit].Get())
+	if len(h.rec.late) != 0 || h.m.Reconciled.Get() != 1 || h.m.Historic[engine.Exit].Get() != 1 {
+		t.Fatalf("late = %d, reconciled = %d, historic EXITs = %d", len(h.rec.late), h.m.Reconciled.Get(), h.m.Historic[engine.Exit].Get())
 	}
 	// The stay under way began at the revealed ENTER: its DWELL counts from there.
-	if d := h.proc.devices["truck-1"]; !d.states[0].inside || d.states[0].enter != t0.Add(2*time.Second).UnixNano() {
+	if d := h.proc.devices["truck-1"]; !d.states[0].Inside || d.states[0].Enter != t0.Add(2*time.Second).UnixNano() {
 		t.Fatalf("state = %+v, want inside since +2s", d.states)
 	}
 }
@@ -174,7 +175,7 @@ func TestStoreAndForwardBacklogOldestFirstIsEvaluated(t *testing.T) {
 }
 
 func TestBufferOverflowReleasesOldestInOrder(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.BufferCap = 4 })
+	h := newHarness(t, func(c *engine.Config) { c.BufferCap = 4 })
 	// A 10 Hz burst, shuffled by the network, all within the hold.
 	for i, ev := range []int{300, 100, 200, 0, 400, 600, 500, 700, 900, 800} {
 		p := inDepot
@@ -228,7 +229,7 @@ func TestGlitchAheadOfTheDeviceClockIsClampedToIt(t *testing.T) {
 	if c := h.rec.trans[0].Clamp; c != clock.ClampAhead {
 		t.Fatalf("ENTER clamp = %v, want ahead", c)
 	}
-	if d := h.proc.devices["truck-1"]; d.high > t0.Add(ms(1500+1200)+DefaultSkew).UnixNano() {
+	if d := h.proc.devices["truck-1"]; d.high > t0.Add(ms(1500+1200)+engine.DefaultSkew).UnixNano() {
 		t.Fatalf("high-water = %v: the glitch raised it", time.Unix(0, d.high).Sub(t0))
 	}
 }
@@ -245,7 +246,7 @@ func TestColdBootEpochZeroIsClampedAndFlagged(t *testing.T) {
 }
 
 func TestClamperStamp(t *testing.T) {
-	c := DefaultConfig().Clamper()
+	c := engine.DefaultConfig().Clamper()
 	wall := t0.UnixNano()
 	ns := func(d time.Duration) int64 { return wall + int64(d) }
 	for _, tc := range []struct {
@@ -259,12 +260,12 @@ func TestClamperStamp(t *testing.T) {
 		{"no stamp", 0, false, wall, clock.ClampMissing},
 		{"epoch zero after a cold boot", 0, true, wall, clock.ClampBeforeFloor},
 		{"1980 GPS epoch", time.Date(1980, 1, 6, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, clock.ClampBeforeFloor},
-		{"just before the floor", DefaultMinValidTime.UnixNano() - 1, true, wall, clock.ClampBeforeFloor},
-		{"at the floor (an ancient backlog, not clamped)", DefaultMinValidTime.UnixNano(), true, DefaultMinValidTime.UnixNano(), clock.ClampNone},
+		{"just before the floor", engine.DefaultMinValidTime.UnixNano() - 1, true, wall, clock.ClampBeforeFloor},
+		{"at the floor (an ancient backlog, not clamped)", engine.DefaultMinValidTime.UnixNano(), true, engine.DefaultMinValidTime.UnixNano(), clock.ClampNone},
 		{"an hour old backlog", ns(-time.Hour), true, ns(-time.Hour), clock.ClampNone},
 		{"ahead by seconds: the device's model judges it", ns(ms(2001)), true, ns(ms(2001)), clock.ClampNone},
-		{"ahead by the largest clock offset exactly", ns(DefaultMaxClockOffset), true, ns(DefaultMaxClockOffset), clock.ClampNone},
-		{"ahead beyond the largest clock offset", ns(DefaultMaxClockOffset + 1), true, wall, clock.ClampFuture},
+		{"ahead by the largest clock offset exactly", ns(engine.DefaultMaxClockOffset), true, ns(engine.DefaultMaxClockOffset), clock.ClampNone},
+		{"ahead beyond the largest clock offset", ns(engine.DefaultMaxClockOffset + 1), true, wall, clock.ClampFuture},
 		{"year 2040", time.Date(2040, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), true, wall, clock.ClampFuture},
 		{"saturated far future", 1<<63 - 1, true, wall, clock.ClampFuture},
 		{"saturated far past", -1 << 63, true, wall, clock.ClampBeforeFloor},
@@ -308,7 +309,7 @@ func TestDwellFiresForSilentParkedDevice(t *testing.T) {
 	// after the DWELL, once its late batch is reconciled: the newest news
 	// of the device, so its EXIT is live.
 	h.send("parked", outside, ms(2900), ms(3100))
-	h.at(ms(3100) + DefaultHistoryWait)
+	h.at(ms(3100) + engine.DefaultHistoryWait)
 	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s", "parked depot EXIT +2.9s", "parked zone EXIT +2.9s")
 	if len(h.rec.late) != 0 || h.rec.trans[3].Historic {
 		t.Fatalf("late = %d, EXIT %+v; want a live EXIT", len(h.rec.late), h.rec.trans[3])
@@ -347,8 +348,8 @@ func TestOverlappingFencesAreIndependent(t *testing.T) {
 
 func TestRestoredStateSuppressesDuplicateEnter(t *testing.T) {
 	h := newHarness(t, nil)
-	h.proc.Restore("truck-1", "depot", Enter, t0.Add(-time.Minute).UnixNano())
-	h.proc.Restore("truck-2", "depot", Enter, t0.Add(-time.Minute).UnixNano())
+	h.proc.Restore("truck-1", "depot", engine.Enter, t0.Add(-time.Minute).UnixNano())
+	h.proc.Restore("truck-2", "depot", engine.Enter, t0.Add(-time.Minute).UnixNano())
 	h.send("truck-1", inDepot, 0, 0)
 	h.send("truck-1", outside, ms(1000), ms(1000))
 	// truck-2 left while the broker was down: its first ping exits.
@@ -378,7 +379,7 @@ func TestIdleEvictionKeepsFenceState(t *testing.T) {
 	if n := h.proc.Devices(); n != 2 {
 		t.Fatalf("devices = %d before the idle timeout, want 2", n)
 	}
-	h.proc.Sweep(t0.Add(DefaultIdleTimeout + time.Second))
+	h.proc.Sweep(t0.Add(engine.DefaultIdleTimeout + time.Second))
 	if n := h.proc.Devices(); n != 1 {
 		t.Fatalf("devices = %d after the idle timeout, want 1 (the one inside a fence)", n)
 	}
@@ -469,7 +470,7 @@ func TestRemovedFenceExitsAtOnceAndKeptFencesKeepState(t *testing.T) {
 	 {"type":"Feature","id":"zone","properties":{"dwell":3},"geometry":{"type":"Polygon","coordinates":[[[13.405,52.500],[13.415,52.500],[13.415,52.510],[13.405,52.510],[13.405,52.500]]]}}]}`)
 	h.proc.Reconcile(t0.Add(ms(1000)))
 	h.want("truck-1 depot ENTER +0s", "truck-1 zone ENTER +0s", "truck-1 depot EXIT +1s")
-	if tr := h.rec.trans[2]; tr.Reason != ReasonFenceRemoved || !tr.Timer {
+	if tr := h.rec.trans[2]; tr.Reason != engine.ReasonFenceRemoved || !tr.Timer {
 		t.Fatalf("EXIT = %+v, want reason fence_removed", tr)
 	}
 	// Its next ping changes nothing: no second EXIT, no new ENTER for zone.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"pgregory.net/rapid"
 )
 
@@ -51,9 +52,9 @@ func feed(h *harness, s []sent) map[string][]string {
 
 // timeline renders each device's transitions in event order, historic
 // ones where they happened: what a consumer that keeps history sees.
-func timeline(trans []Transition) map[string][]string {
+func timeline(trans []engine.Transition) map[string][]string {
 	trans = slices.Clone(trans)
-	slices.SortStableFunc(trans, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	slices.SortStableFunc(trans, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
 	out := map[string][]string{}
 	for _, tr := range trans {
 		out[tr.Device] = append(out[tr.Device], line(&tr))
@@ -72,7 +73,7 @@ func inEventOrder(s []sent) []sent {
 
 func TestPropertyDelaysWithinHoldChangeNoTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := stream(t, DefaultHold-time.Millisecond)
+		s := stream(t, engine.DefaultHold-time.Millisecond)
 		want := feed(newHarness(t, nil), inEventOrder(s))
 		h := newHarness(t, nil)
 		got := feed(h, s)
@@ -88,7 +89,7 @@ func TestPropertyDelaysWithinHoldChangeNoTransition(t *testing.T) {
 func TestPropertyAnyDelayKeepsOrderAndLosesNothing(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := stream(t, 5*time.Second)
-		h := newHarness(t, func(c *Config) { c.BufferCap = rapid.IntRange(1, 8).Draw(t, "cap") })
+		h := newHarness(t, func(c *engine.Config) { c.BufferCap = rapid.IntRange(1, 8).Draw(t, "cap") })
 		slices.SortStableFunc(s, func(a, b sent) int { return cmp.Compare(a.arrive, b.arrive) })
 		for _, x := range s {
 			h.send(x.dev, x.p, x.event, x.arrive)
@@ -135,7 +136,7 @@ func TestArrivalOrderInventsTransitionsOnTheSameStreams(t *testing.T) {
 			s = append(s, sent{"dev", points[r.IntN(len(points))], ev, ev + ms(r.IntN(500))})
 		}
 		want := feed(newHarness(t, nil), inEventOrder(s))
-		h := newHarness(t, func(c *Config) { c.Hold = 0 })
+		h := newHarness(t, func(c *engine.Config) { c.Hold = 0 })
 		if got := feed(h, s); fmt.Sprint(got) != fmt.Sprint(want) {
 			differ++
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
@@ -34,8 +35,8 @@ func BenchmarkHeapAtDevices(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				b.StartTimer()
 				base := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-				cfg := DefaultConfig()
-				cfg.Hold = MaxHold // keep the pings buffered
+				cfg := engine.DefaultConfig()
+				cfg.Hold = engine.MaxHold // keep the pings buffered
 				proc, err := NewProcessor(cfg, base, func() *fence.Set { return set }, &countSink{}, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -44,7 +45,7 @@ func BenchmarkHeapAtDevices(b *testing.B) {
 				ping := func(d int, off time.Duration) {
 					id := "truck-" + strconv.Itoa(d)
 					pos := payload.Position{Lat: inDepot.lat, Lon: inDepot.lon, TsNs: base.Add(off).UnixNano(), HasTs: true}
-					pg := NewPing(clamper, id, &pos, base.Add(off))
+					pg := engine.NewPing(clamper, id, &pos, base.Add(off))
 					proc.Ingest(&pg)
 				}
 				for d := range devices {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -17,7 +18,7 @@ func TestTiedStampsOrderedBySequenceNumber(t *testing.T) {
 	at := t0.Add(time.Second).UnixNano()
 	send := func(p pos, seq uint32, arrive time.Duration) {
 		pp := payload.Position{Lat: p.lat, Lon: p.lon, TsNs: at, HasTs: true, Seq: seq, HasSeq: true, Source: payload.SourceDevice}
-		pg := NewPing(h.cfg.Clamper(), "tracker-1", &pp, t0.Add(arrive))
+		pg := engine.NewPing(h.cfg.Clamper(), "tracker-1", &pp, t0.Add(arrive))
 		h.proc.Advance(t0.Add(arrive))
 		h.proc.Ingest(&pg)
 	}

@@ -5,9 +5,13 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
+	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Snapshot is a Processor's whole device state with exported fields: what
@@ -34,39 +38,17 @@ type TimerSnapshot struct {
 type DeviceSnapshot struct {
 	ID      string
 	Buf     []reorder.Held
-	States  []FenceStateSnapshot
-	Hist    []PointSnapshot
-	Late    *LateSnapshot
+	States  []presence.State
+	Hist    []history.Point
+	Late    *history.Batch
 	Trimmed bool
 	Clock   clock.ModelSnapshot
 
 	High, WM, Done, HighAt int64
 	HoldUs                 int32
 	Seq                    uint32
-	Lat, Lon               int32  // fixed point (see fixed)
+	Lat, Lon               int32  // fixed point (history.Fixed)
 	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
-}
-
-// FenceStateSnapshot is a device's state in one fence.
-type FenceStateSnapshot struct {
-	Fence   string
-	Enter   int64
-	Seq     uint32
-	Inside  bool
-	Dwelled bool
-}
-
-// PointSnapshot is a committed ping of a device's history.
-type PointSnapshot struct {
-	Event, Wall int64
-	Lat, Lon    int32 // fixed point (see fixed)
-	Acc         uint16
-}
-
-// LateSnapshot is a device's batch of late pings waiting to be reconciled.
-type LateSnapshot struct {
-	Pings       []reorder.Held
-	First, Last int64
 }
 
 // Snapshot returns the processor's device state. The result shares no
@@ -79,14 +61,10 @@ func (p *Processor) Snapshot() *Snapshot {
 			Clock: d.clk.Snapshot(), High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
 			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(),
 		}
-		for _, st := range d.states {
-			ds.States = append(ds.States, FenceStateSnapshot{Fence: st.fence, Enter: st.enter, Seq: st.seq, Inside: st.inside, Dwelled: st.dwelled})
-		}
-		for _, pt := range d.hist {
-			ds.Hist = append(ds.Hist, PointSnapshot{Event: pt.event, Wall: pt.wall, Lat: pt.lat, Lon: pt.lon, Acc: pt.acc})
-		}
-		if d.late != nil {
-			ds.Late = &LateSnapshot{Pings: append([]reorder.Held(nil), d.late.pings...), First: d.late.first, Last: d.late.last}
+		ds.States = append([]presence.State(nil), d.states...)
+		ds.Hist = append([]history.Point(nil), d.Points...)
+		if d.Late != nil {
+			ds.Late = &history.Batch{Pings: append([]reorder.Held(nil), d.Late.Pings...), First: d.Late.First, Last: d.Late.Last}
 		}
 		s.Devices[i] = ds
 	}
@@ -98,7 +76,7 @@ func (p *Processor) Snapshot() *Snapshot {
 
 // RestoreProcessor returns a processor (see NewProcessor) holding the
 // device state s was taken of.
-func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink Sink, m *Metrics, s *Snapshot) (*Processor, error) {
+func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics, s *Snapshot) (*Processor, error) {
 	p, err := NewProcessor(cfg, base, fences, sink, m)
 	if err != nil {
 		return nil, err
@@ -114,15 +92,11 @@ func RestoreProcessor(cfg Config, base time.Time, fences func() *fence.Set, sink
 			holdUs: ds.HoldUs, seq: ds.Seq, slot: int32(i), lat: ds.Lat, lon: ds.Lon, est: hold.FromBits(ds.Hold),
 		}
 		d.buf.Init()
-		for _, st := range ds.States {
-			d.states = append(d.states, fenceState{fence: st.Fence, enter: st.Enter, seq: st.Seq, inside: st.Inside, dwelled: st.Dwelled})
-		}
-		for _, pt := range ds.Hist {
-			d.hist = append(d.hist, point{event: pt.Event, wall: pt.Wall, lat: pt.Lat, lon: pt.Lon, acc: pt.Acc})
-		}
+		d.states = append(d.states, ds.States...)
+		d.Points = append(d.Points, ds.Hist...)
 		if ds.Late != nil {
-			d.late = &lateBatch{pings: append([]reorder.Held(nil), ds.Late.Pings...), first: ds.Late.First, last: ds.Late.Last}
-			p.deferred += len(d.late.pings)
+			d.Late = &history.Batch{Pings: append([]reorder.Held(nil), ds.Late.Pings...), First: ds.Late.First, Last: ds.Late.Last}
+			p.deferred += len(d.Late.Pings)
 		}
 		p.buffered += len(d.buf)
 		p.devices[d.id] = d

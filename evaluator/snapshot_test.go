@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"pgregory.net/rapid"
 )
@@ -56,7 +58,7 @@ func clockStream(t *rapid.T) []stampedPing {
 
 // run drives proc through s[from:to] as a worker does: an Advance to each
 // arrival, the ping, and a sweep every 250 ms of virtual time.
-func runStream(cfg Config, proc *Processor, s []stampedPing, from, to int, sweptTo *time.Duration) {
+func runStream(cfg engine.Config, proc *Processor, s []stampedPing, from, to int, sweptTo *time.Duration) {
 	for _, x := range s[from:to] {
 		for *sweptTo+250*time.Millisecond <= x.arrive {
 			*sweptTo += 250 * time.Millisecond
@@ -65,7 +67,7 @@ func runStream(cfg Config, proc *Processor, s []stampedPing, from, to int, swept
 		}
 		ingest := t0.Add(x.arrive)
 		pp := payload.Position{Lat: x.p.lat, Lon: x.p.lon, TsNs: x.stamp, HasTs: x.hasStamp}
-		pg := NewPing(cfg.Clamper(), x.dev, &pp, ingest)
+		pg := engine.NewPing(cfg.Clamper(), x.dev, &pp, ingest)
 		proc.Advance(ingest)
 		proc.Ingest(&pg)
 		proc.Advance(ingest)
@@ -88,7 +90,7 @@ func TestPropertySnapshotResumesExactly(t *testing.T) {
 	set := mustFences(t, testFences)
 	fences := func() *fence.Set { return set }
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := DefaultConfig()
+		cfg := engine.DefaultConfig()
 		cfg.Shards = 1
 		if rapid.Bool().Draw(t, "no_history") {
 			cfg.History = 0
@@ -149,11 +151,11 @@ func TestSnapshotCoversEveryStateField(t *testing.T) {
 		snap  reflect.Type
 		extra int // state fields the snapshot keeps elsewhere
 	}{
-		// slot is the index in Snapshot.Devices; clk is Clock.
-		{reflect.TypeFor[device](), reflect.TypeFor[DeviceSnapshot](), 1},
-		{reflect.TypeFor[fenceState](), reflect.TypeFor[FenceStateSnapshot](), 0},
-		{reflect.TypeFor[point](), reflect.TypeFor[PointSnapshot](), 0},
-		{reflect.TypeFor[lateBatch](), reflect.TypeFor[LateSnapshot](), 0},
+		// slot is the index in Snapshot.Devices (one more); clk is Clock;
+		// the embedded History is Hist and Late (one fewer). Fence states,
+		// history points and late batches are in it as they are.
+		{reflect.TypeFor[device](), reflect.TypeFor[DeviceSnapshot](), 0},
+		{reflect.TypeFor[history.History](), reflect.TypeFor[struct{ Hist, Late int }](), 0},
 	} {
 		if got, want := c.snap.NumField()+c.extra, c.typ.NumField(); got != want {
 			t.Errorf("%v has %d fields, %v covers %d: put the new state in the snapshot (and its restore)", c.typ, want, c.snap, got)
@@ -171,7 +173,7 @@ func TestPropertyAdvanceThroughDecidesAsIfOnTime(t *testing.T) {
 	set := mustFences(t, testFences)
 	fences := func() *fence.Set { return set }
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := DefaultConfig()
+		cfg := engine.DefaultConfig()
 		s := clockStream(t)
 		run := func(extra func(prev, next time.Duration) []time.Duration) (string, string) {
 			var rec recorder
@@ -186,7 +188,7 @@ func TestPropertyAdvanceThroughDecidesAsIfOnTime(t *testing.T) {
 				}
 				ingest := t0.Add(x.arrive)
 				pp := payload.Position{Lat: x.p.lat, Lon: x.p.lon, TsNs: x.stamp, HasTs: x.hasStamp}
-				pg := NewPing(cfg.Clamper(), x.dev, &pp, ingest)
+				pg := engine.NewPing(cfg.Clamper(), x.dev, &pp, ingest)
 				p.AdvanceThrough(ingest)
 				p.Ingest(&pg)
 				p.Advance(ingest)

@@ -4,14 +4,11 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/history"
+	"github.com/edgefence/edgefence/evaluator/presence"
 )
-
-// due is a DWELL that has come due: the state index and its event time.
-type due struct {
-	i  int
-	at int64
-}
 
 // dwellOf returns a fence's dwell time, or false when DWELL is off for it.
 func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
@@ -25,12 +22,13 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 // evaluate runs the state machine on the device's next in-order ping.
 // Within one ping, DWELLs that came due (at earlier instants) come first,
 // then EXITs, then ENTERs, so a ping that leaves one fence for another
-// reads as EXIT before ENTER.
-func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
+// reads as EXIT before ENTER. arrived is when the ping arrived, for the
+// latency figures.
+func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
 	p.commit(d, pg)
-	p.m.ReleaseLatency.Observe(time.Duration(now - pg.arrived))
+	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
 	if pg.HasAcc && pg.Acc > 0 {
@@ -40,20 +38,20 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 	p.dues = p.dues[:0]
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.inside || st.dwelled {
+		if !st.Inside || st.Dwelled {
 			continue
 		}
-		if f := find(hits, st.fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= pg.Event && !d.lateBefore(st.enter+dw) {
+		if f := fence.Find(hits, st.Fence); f != nil {
+			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) {
 				// (A late ping waiting to be placed before the dwell's end
 				// may yet show the device left: then it waits too.)
-				p.dues = append(p.dues, due{i, st.enter + dw})
+				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
 			}
-		} else if f := p.fences().ByID(st.fence); f != nil && d.holdUs > 0 {
+		} else if f := p.fences().ByID(st.Fence); f != nil && d.holdUs > 0 {
 			// Leaving now: a DWELL that came due at an earlier ping and
 			// waited for late pings goes out before the EXIT, historic.
-			if dw, ok := p.dwellOf(f); ok && st.enter+dw <= before {
-				p.dues = append(p.dues, due{i, st.enter + dw})
+			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= before {
+				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
 			}
 		}
 	}
@@ -64,65 +62,46 @@ func (p *Processor) evaluate(d *device, pg *Ping, now int64) {
 
 	for i := range d.states {
 		st := &d.states[i]
-		if st.inside && find(hits, st.fence) == nil {
-			st.inside = false
-			rev := st.seq == d.seq-1
-			st.seq = d.seq
-			p.emit(d, st.fence, Exit, pg.Event, pg, rev, now)
+		if st.Inside && fence.Find(hits, st.Fence) == nil {
+			st.Inside = false
+			rev := st.Seq == d.seq-1
+			st.Seq = d.seq
+			p.emit(d, st.Fence, engine.Exit, pg.Event, pg, arrived, rev, now)
 		}
 	}
 	for _, f := range hits {
-		i := d.state(f.ID)
-		if i >= 0 && d.states[i].inside {
+		i := d.states.Index(f.ID)
+		if i >= 0 && d.states[i].Inside {
 			continue
 		}
-		st := fenceState{fence: f.ID, enter: pg.Event, seq: d.seq, inside: true}
+		st := presence.State{Fence: f.ID, Enter: pg.Event, Seq: d.seq, Inside: true}
 		rev := false
 		if i >= 0 {
-			rev = d.states[i].seq == d.seq-1 // it left on the previous ping
+			rev = d.states[i].Seq == d.seq-1 // it left on the previous ping
 			d.states[i] = st
 		} else {
-			d.insertState(st)
+			d.states.Insert(st)
 		}
-		p.emit(d, f.ID, Enter, pg.Event, pg, rev, now)
+		p.emit(d, f.ID, engine.Enter, pg.Event, pg, arrived, rev, now)
 	}
 
-	// Outside states matter only to the next ping, for reversal counting.
-	k := 0
-	for _, st := range d.states {
-		if st.inside || st.seq == d.seq {
-			d.states[k] = st
-			k++
-		}
-	}
-	clear(d.states[k:])
-	d.states = d.states[:k]
-	d.lat, d.lon = fixed(pg.Lat), fixed(pg.Lon)
+	d.states.Prune(d.seq)
+	d.lat, d.lon = history.Fixed(pg.Lat), history.Fixed(pg.Lon)
 }
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
 // containing pg, against the fences d is inside.
-func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fence {
+func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fence.Fence {
 	// Most pings change nothing: the fences containing them are those the
 	// device is in (both sorted by ID). Then there is nothing to settle.
-	k, same := 0, true
-	for i := range d.states {
-		if st := &d.states[i]; st.inside {
-			if k == len(hits) || hits[k].ID != st.fence {
-				same = false
-				break
-			}
-			k++
-		}
-	}
-	if same && k == len(hits) {
+	if d.states.Same(hits) {
 		return hits
 	}
 	p.inside = p.inside[:0]
 	set := p.fences()
 	for i := range d.states {
-		if st := &d.states[i]; st.inside {
-			if f := set.ByID(st.fence); f != nil {
+		if st := &d.states[i]; st.Inside {
+			if f := set.ByID(st.Fence); f != nil {
 				p.inside = append(p.inside, f)
 			}
 		}
@@ -131,40 +110,25 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 	return p.eff
 }
 
-// find returns the fence with id among hits, or nil.
-func find(hits []*fence.Fence, id string) *fence.Fence {
-	for _, f := range hits {
-		if f.ID == id {
-			return f
-		}
-	}
-	return nil
-}
-
 // fireDwells emits the DWELLs in p.dues in event-time order.
 func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampReason, ingest time.Time, timer bool, now int64) {
-	dues := p.dues
-	for i := 1; i < len(dues); i++ { // insertion sort: almost always 0 or 1 entries
-		for j := i; j > 0 && dues[j].at < dues[j-1].at; j-- {
-			dues[j], dues[j-1] = dues[j-1], dues[j]
-		}
-	}
-	for _, u := range dues {
-		st := &d.states[u.i]
-		st.dwelled = true
-		p.out = Transition{
-			Device: d.id, Fence: st.fence, Type: Dwell, Event: u.at,
+	presence.SortDues(p.dues)
+	for _, u := range p.dues {
+		st := &d.states[u.I]
+		st.Dwelled = true
+		p.out = engine.Transition{
+			Device: d.id, Fence: st.Fence, Type: engine.Dwell, Event: u.At,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
-			Stamp: u.at + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
+			Stamp: u.At + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
-		p.m.Transitions[Dwell].Inc()
+		p.m.Transitions[engine.Dwell].Inc()
 		p.sink.Transition(&p.out)
 	}
 }
 
-func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *Ping, rev bool, now int64) {
-	p.out = Transition{
+func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64, pg *engine.Ping, arrived int64, rev bool, now int64) {
+	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
@@ -174,7 +138,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 	if rev {
 		p.m.Reversals.Inc()
 	}
-	p.m.DecideLatency.Observe(time.Duration(now - pg.arrived))
+	p.m.DecideLatency.Observe(time.Duration(now - arrived))
 	p.sink.Transition(&p.out)
 }
 
@@ -184,7 +148,7 @@ func (p *Processor) emit(d *device, fenceID string, typ Type, event int64, pg *P
 // backlog it sends, decides its DWELL. The watermark moves to each DWELL's instant: a ping
 // stamped before it would otherwise come out after it.
 func (p *Processor) dwellTimers(d *device, now int64) {
-	if d.high == noTime || !d.parked() {
+	if d.high == noTime || !d.Parked() {
 		return
 	}
 	est := d.estimate(now)
@@ -192,23 +156,23 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 	p.dues = p.dues[:0]
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.inside || st.dwelled {
+		if !st.Inside || st.Dwelled {
 			continue
 		}
 		if set == nil {
 			set = p.fences()
 		}
-		f := set.ByID(st.fence)
+		f := set.ByID(st.Fence)
 		if f == nil {
 			continue // removed: its EXIT comes with the next ping
 		}
-		if dw, ok := p.dwellOf(f); ok && st.enter+dw <= est {
-			p.dues = append(p.dues, due{i, st.enter + dw})
-			d.wm = max(d.wm, st.enter+dw)
-			d.done = max(d.done, st.enter+dw)
+		if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= est {
+			p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+			d.wm = max(d.wm, st.Enter+dw)
+			d.done = max(d.done, st.Enter+dw)
 		}
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, degrees(d.lat), degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
+		p.fireDwells(d, history.Degrees(d.lat), history.Degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"pgregory.net/rapid"
 )
 
@@ -50,7 +51,7 @@ func TestSweepInStepsLooksAtEveryDeviceOnce(t *testing.T) {
 		dwells := map[string]int{} // by device
 		fired := map[string]bool{} // by device and fence
 		for _, tr := range h.rec.trans[before:] {
-			if tr.Type != Dwell || !tr.Timer || fired[tr.Device+" "+tr.Fence] {
+			if tr.Type != engine.Dwell || !tr.Timer || fired[tr.Device+" "+tr.Fence] {
 				rt.Fatalf("the sweep emitted %s (DWELLs before: %v)", line(&tr), fired)
 			}
 			fired[tr.Device+" "+tr.Fence] = true

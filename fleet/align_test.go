@@ -4,17 +4,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 const sec = int64(time.Second)
 
-func ev(fence string, typ evaluator.Type, s float64) event {
+func ev(fence string, typ engine.Type, s float64) event {
 	return event{fence, typ, int64(s * float64(sec))}
 }
 
 func TestAlignCountsPhantomsAndMisses(t *testing.T) {
-	E, X := evaluator.Enter, evaluator.Exit
+	E, X := engine.Enter, engine.Exit
 	early, late := 5*sec, 900*sec
 	for _, tc := range []struct {
 		name            string

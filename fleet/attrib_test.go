@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/shadow"
@@ -30,7 +31,7 @@ func TestAttributePhantoms(t *testing.T) {
 		t.Skip("diagnostic: set EDGEFENCE_ATTRIB=devices or EDGEFENCE_TRACE=device")
 	}
 	cfg := DefaultConfig()
-	eng := evaluator.DefaultConfig()
+	eng := engine.DefaultConfig()
 	set, err := cfg.Fences(300)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +65,11 @@ func TestAttributePhantoms(t *testing.T) {
 		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
 		byArrival(samples)
 		id := fmt.Sprintf("dev-%06d", i)
-		var arrivals []evaluator.Ping
+		var arrivals []engine.Ping
 		for k := range samples {
 			s := &samples[k]
 			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-			arrivals = append(arrivals, evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
+			arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
 		}
 		out := runner.Device(arrivals)[0]
 		var emitted []event
@@ -225,7 +226,7 @@ type faultList struct {
 
 func faultsOf(samples []sample, cfg Config) faultList {
 	var fl faultList
-	floor := evaluator.DefaultMinValidTime.UnixNano()
+	floor := engine.DefaultMinValidTime.UnixNano()
 	byAt := append([]sample(nil), samples...)
 	sort.Slice(byAt, func(a, b int) bool { return byAt[a].at < byAt[b].at })
 	var prevOff int64
@@ -305,7 +306,7 @@ func (fl *faultList) classify(at int64, cause int, samples []sample, historic bo
 	return "other/" + h
 }
 
-func printTrace(t *testing.T, samples []sample, truthEv []event, out []evaluator.Transition, emitted []event, cause []int, unmatched, order []int, fl faultList) {
+func printTrace(t *testing.T, samples []sample, truthEv []event, out []engine.Transition, emitted []event, cause []int, unmatched, order []int, fl faultList) {
 	ph := map[int]bool{}
 	var around []int64
 	for _, u := range unmatched {
@@ -363,10 +364,10 @@ func printTrace(t *testing.T, samples []sample, truthEv []event, out []evaluator
 	}
 }
 
-type lateSink struct{ late []evaluator.Late }
+type lateSink struct{ late []engine.Late }
 
-func (s *lateSink) Transition(*evaluator.Transition) {}
-func (s *lateSink) Late(l *evaluator.Late)           { s.late = append(s.late, *l) }
+func (s *lateSink) Transition(*engine.Transition) {}
+func (s *lateSink) Late(l *engine.Late)           { s.late = append(s.late, *l) }
 
 // TestAttributeLost is a diagnostic like TestAttributePhantoms: with
 // EDGEFENCE_LOST=N it lists the pings of the first N devices that the
@@ -377,7 +378,7 @@ func TestAttributeLost(t *testing.T) {
 		t.Skip("diagnostic: set EDGEFENCE_LOST=devices")
 	}
 	cfg := DefaultConfig()
-	eng := evaluator.DefaultConfig()
+	eng := engine.DefaultConfig()
 	eng.Hold = 500 * time.Millisecond
 	set, err := cfg.Fences(300)
 	if err != nil {
@@ -399,7 +400,7 @@ func TestAttributeLost(t *testing.T) {
 		for k := range samples {
 			s := &samples[k]
 			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, TsNs: s.stamp, HasTs: true}
-			pg := evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival)))
+			pg := engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival)))
 			for next := prev.Add(time.Second); next.Before(pg.Ingest); next = next.Add(time.Second) {
 				advance(p, next)
 				p.Sweep(next)
@@ -411,7 +412,7 @@ func TestAttributeLost(t *testing.T) {
 		end := prev.Add(time.Hour)
 		advance(p, end)
 		p.Flush(end)
-		floor := evaluator.DefaultMinValidTime.UnixNano()
+		floor := engine.DefaultMinValidTime.UnixNano()
 		for _, l := range sink.late {
 			// The sample it came from, by arrival.
 			ing := int64(l.Ping.Ingest.Sub(Start))

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -21,7 +21,7 @@ func BenchmarkRun(b *testing.B) {
 	strategies := shadow.Strategies([]time.Duration{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second})
 	var pings int64
 	for b.Loop() {
-		res, err := Run(cfg, evaluator.DefaultConfig(), set, strategies, 1, nil)
+		res, err := Run(cfg, engine.DefaultConfig(), set, strategies, 1, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/shadow"
 )
@@ -22,18 +22,18 @@ func TestTruthFollowsTruePositions(t *testing.T) {
 		s = append(s, sample{at: int64(i) * 6 * sec, lat: p[0], lon: p[1]})
 	}
 	got, _ := truth(s, set, fence.NewSearcher(), 0, nil, nil)
-	want := fmt.Sprint([]event{{"a", evaluator.Enter, 6 * sec}, {"a", evaluator.Dwell, 16 * sec}, {"a", evaluator.Exit, 24 * sec}})
+	want := fmt.Sprint([]event{{"a", engine.Enter, 6 * sec}, {"a", engine.Dwell, 16 * sec}, {"a", engine.Exit, 24 * sec}})
 	if fmt.Sprint(got) != want {
 		t.Fatalf("truth = %v, want %v", got, want)
 	}
 }
 
-func shortRun(t *testing.T, workers int, mod func(*Config, *evaluator.Config)) *Result {
+func shortRun(t *testing.T, workers int, mod func(*Config, *engine.Config)) *Result {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Devices = 300
 	cfg.Duration = 3 * time.Minute
-	eng := evaluator.DefaultConfig()
+	eng := engine.DefaultConfig()
 	if mod != nil {
 		mod(&cfg, &eng)
 	}
@@ -52,7 +52,7 @@ func shortRun(t *testing.T, workers int, mod func(*Config, *evaluator.Config)) *
 // tolerance above the model's clock error: arrival order invents
 // transitions, a 500 ms hold removes nearly all of them.
 func TestHoldCutsPhantomsOnTheDefaultModel(t *testing.T) {
-	res := shortRun(t, 2, func(_ *Config, e *evaluator.Config) { e.Skew = 5 * time.Second })
+	res := shortRun(t, 2, func(_ *Config, e *engine.Config) { e.Skew = 5 * time.Second })
 	arrival, held := &res.Rows[0], &res.Rows[1]
 	if arrival.Phantoms == 0 {
 		t.Fatal("arrival order produced no phantoms: the model injects no reordering")
@@ -69,7 +69,7 @@ func TestHoldCutsPhantomsOnTheDefaultModel(t *testing.T) {
 // With no faults at all there is nothing to get wrong, and the buffer
 // adds exactly the hold.
 func TestNoFaultsNoPhantomsAndExactlyTheHold(t *testing.T) {
-	res := shortRun(t, 1, func(c *Config, _ *evaluator.Config) {
+	res := shortRun(t, 1, func(c *Config, _ *engine.Config) {
 		c.ClockOffset, c.DelayMedian, c.HandoverPerH, c.ColdBootPerH, c.OutagePerH = 0, 0, 0, 0, 0
 	})
 	for _, r := range res.Rows {
@@ -127,7 +127,7 @@ func TestAdaptiveHoldAndAccuracyHysteresis(t *testing.T) {
 			}
 			st = append(st, x)
 		}
-		res, err := Run(cfg, evaluator.DefaultConfig(), set, st, 2, nil)
+		res, err := Run(cfg, engine.DefaultConfig(), set, st, 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

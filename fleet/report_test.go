@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -23,7 +23,7 @@ func TestWriteChartAndTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(c, evaluator.DefaultConfig(), set, shadow.Strategies([]time.Duration{0, 500 * time.Millisecond}), 2, nil)
+	res, err := Run(c, engine.DefaultConfig(), set, shadow.Strategies([]time.Duration{0, 500 * time.Millisecond}), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/shadow"
@@ -54,7 +54,7 @@ func (r *Result) FaultCounts() map[string]int64 {
 // replaced per strategy). observe, when not nil, sees each device's
 // arrivals (in arrival order) from the worker goroutines, e.g. to capture
 // them; it must be safe for concurrent use.
-func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.Strategy, workers int, observe func([]evaluator.Ping)) (*Result, error) {
+func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Strategy, workers int, observe func([]engine.Ping)) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 				q        = fence.NewSearcher()
 				clamp    = eng.Clamper()
 				samples  []sample
-				arrivals []evaluator.Ping
+				arrivals []engine.Ping
 				arrAt    []int64
 				trueAt   []int64
 				truthEv  []event
@@ -109,7 +109,7 @@ func Run(cfg Config, eng evaluator.Config, set *fence.Set, strategies []shadow.S
 				for k := range samples {
 					s := &samples[k]
 					pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-					arrivals = append(arrivals, evaluator.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
+					arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
 					arrAt = append(arrAt, s.arrival)
 					trueAt = append(trueAt, s.at)
 				}

@@ -3,7 +3,7 @@ package fleet
 import (
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
@@ -11,7 +11,7 @@ import (
 // truth, the true time of the causing ping for what the engine emitted.
 type event struct {
 	fence string
-	typ   evaluator.Type
+	typ   engine.Type
 	at    int64
 }
 
@@ -44,7 +44,7 @@ func truth(samples []sample, set *fence.Set, q *fence.Searcher, dwell time.Durat
 			}
 			if k < 0 {
 				st = append(st, truthState{fence: f, enter: s.at})
-				out = append(out, event{f.ID, evaluator.Enter, s.at})
+				out = append(out, event{f.ID, engine.Enter, s.at})
 				k = len(st) - 1
 			}
 			st[k].seen = true
@@ -54,7 +54,7 @@ func truth(samples []sample, set *fence.Set, q *fence.Searcher, dwell time.Durat
 			}
 			if !st[k].dwelled && dw > 0 && s.at >= st[k].enter+int64(dw) {
 				st[k].dwelled = true
-				out = append(out, event{f.ID, evaluator.Dwell, st[k].enter + int64(dw)})
+				out = append(out, event{f.ID, engine.Dwell, st[k].enter + int64(dw)})
 			}
 		}
 		k := 0
@@ -63,7 +63,7 @@ func truth(samples []sample, set *fence.Set, q *fence.Searcher, dwell time.Durat
 				st[k] = x
 				k++
 			} else {
-				out = append(out, event{x.fence.ID, evaluator.Exit, s.at})
+				out = append(out, event{x.fence.ID, engine.Exit, s.at})
 			}
 		}
 		st = st[:k]

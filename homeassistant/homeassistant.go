@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 )
 
 // DefaultPrefix is Home Assistant's discovery prefix.
@@ -33,7 +33,7 @@ const DefaultInterval = 2 * time.Second
 
 // Engine is what discovery reads of the engine.
 type Engine interface {
-	Fleet(visit func(*evaluator.DeviceSummary)) error
+	Fleet(visit func(*inspect.DeviceSummary)) error
 	Fences() *fence.Set
 }
 
@@ -147,7 +147,7 @@ func (d *Discovery) update() {
 	seen := make(map[string]bool, len(d.devices))
 	occupancy := map[string]int{}
 	var errs []error
-	err := d.eng.Fleet(func(s *evaluator.DeviceSummary) {
+	err := d.eng.Fleet(func(s *inspect.DeviceSummary) {
 		seen[s.Device] = true
 		st := deviceState{state: "not_home", lat: s.Lat, lon: s.Lon, has: s.HasPosition}
 		for _, f := range s.Inside {

@@ -11,16 +11,17 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/sharded"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 )
 
 type discard struct{}
 
-func (discard) Transition(*evaluator.Transition)                     {}
-func (discard) Late(*evaluator.Late)                                 {}
+func (discard) Transition(*engine.Transition)                        {}
+func (discard) Late(*engine.Late)                                    {}
 func (discard) Rejected(device, topic, reason, msg string, b []byte) {}
 
 // newTelemetry is the hook in front of a real engine with one fence and
@@ -32,9 +33,9 @@ func newTelemetry(tb testing.TB) *Telemetry {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg := evaluator.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.Shards = 1
-	eng, err := sharded.New(cfg, fences, discard{}, evaluator.NewMetrics(metrics.NewSet()))
+	eng, err := sharded.New(cfg, fences, discard{}, stats.NewMetrics(metrics.NewSet()))
 	if err != nil {
 		tb.Fatal(err)
 	}

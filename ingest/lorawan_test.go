@@ -14,7 +14,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"pgregory.net/rapid"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 )
@@ -23,15 +23,15 @@ import (
 // submitted; refuse makes Submit fail as a full shard queue does.
 type pingLog struct {
 	mu     sync.Mutex
-	pings  []evaluator.Ping
+	pings  []engine.Ping
 	refuse bool
 }
 
-func (l *pingLog) Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping {
-	return evaluator.NewPing(evaluator.DefaultConfig().Clamper(), device, pos, ingest)
+func (l *pingLog) Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping {
+	return engine.NewPing(engine.DefaultConfig().Clamper(), device, pos, ingest)
 }
 
-func (l *pingLog) Submit(p *evaluator.Ping) error {
+func (l *pingLog) Submit(p *engine.Ping) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.refuse {

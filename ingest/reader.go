@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
 	"github.com/edgefence/edgefence/evaluator/sharded"
@@ -19,8 +19,8 @@ import (
 
 // Engine is what the ingest path needs of the evaluator: clamp and hand off.
 type Engine interface {
-	Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping
-	Submit(p *evaluator.Ping) error
+	Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping
+	Submit(p *engine.Ping) error
 }
 
 // Rejects receives telemetry the reader refused, to publish on the reject

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -57,7 +57,7 @@ func appendBool(b []byte, key string, v bool) []byte {
 // TransitionJSON is the retained payload of <prefix>/<fence>/<device>.
 // decided is the server's wall clock at the decision: a restart uses it
 // to restore an EXIT's expiry.
-func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
+func TransitionJSON(t *engine.Transition, decided time.Time) []byte {
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
 	b = strconv.AppendQuote(b, t.Device)
@@ -99,7 +99,7 @@ func TransitionJSON(t *evaluator.Transition, decided time.Time) []byte {
 
 // LateJSON is the payload of <late-topic>/<device>: the ping's own fields
 // plus why it was late and the watermark it fell behind.
-func LateJSON(l *evaluator.Late) []byte {
+func LateJSON(l *engine.Late) []byte {
 	p := &l.Ping
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)

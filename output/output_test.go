@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // A retained transition reads back into what a restart restores.
 func TestParseRetainedRoundTrip(t *testing.T) {
 	decided := time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC)
-	tr := &evaluator.Transition{Device: "truck-42", Fence: "depot-7", Type: evaluator.Exit,
+	tr := &engine.Transition{Device: "truck-42", Fence: "depot-7", Type: engine.Exit,
 		Event: time.Date(2026, 12, 1, 10, 0, 0, 123_456_789, time.UTC).UnixNano(), Ingest: decided, Decided: decided}
 	topic := TransitionTopic("geofence", tr.Fence, tr.Device)
 	r, err := ParseRetained("geofence", topic, TransitionJSON(tr, decided))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Device != "truck-42" || r.Fence != "depot-7" || r.Type != evaluator.Exit || !r.Decided.Equal(decided) {
+	if r.Device != "truck-42" || r.Fence != "depot-7" || r.Type != engine.Exit || !r.Decided.Equal(decided) {
 		t.Errorf("read back %+v", r)
 	}
 	if want := tr.Event / 1e6 * 1e6; r.Event != want { // the payload keeps milliseconds
@@ -57,7 +57,7 @@ func TestRejectTopic(t *testing.T) {
 // from; canonical and OwnTracks transitions stay as they were.
 func TestTimeSource(t *testing.T) {
 	decided := time.Date(2026, 12, 1, 10, 0, 1, 0, time.UTC)
-	tr := &evaluator.Transition{Device: "0101010101010101", Fence: "depot-7", Type: evaluator.Enter,
+	tr := &engine.Transition{Device: "0101010101010101", Fence: "depot-7", Type: engine.Enter,
 		Event: decided.UnixNano(), Stamp: decided.UnixNano(), Ingest: decided, Source: payload.SourceGatewayGPS}
 	if got := string(TransitionJSON(tr, decided)); !strings.Contains(got, `"clamped":false,"time_source":"gateway_gps",`) {
 		t.Errorf("transition %s lacks time_source", got)
@@ -66,7 +66,7 @@ func TestTimeSource(t *testing.T) {
 	if got := string(TransitionJSON(tr, decided)); strings.Contains(got, "time_source") {
 		t.Errorf("canonical transition %s has a time_source", got)
 	}
-	l := &evaluator.Late{Ping: evaluator.Ping{Device: "d", Source: payload.SourceNetwork, Ingest: decided}, Reason: evaluator.LateBeforeHistory}
+	l := &engine.Late{Ping: engine.Ping{Device: "d", Source: payload.SourceNetwork, Ingest: decided}, Reason: engine.LateBeforeHistory}
 	if got := string(LateJSON(l)); !strings.Contains(got, `"time_source":"network_server"`) {
 		t.Errorf("late %s lacks time_source", got)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Errors of ParseRetained.
@@ -23,7 +23,7 @@ var (
 type Retained struct {
 	Device  string
 	Fence   string
-	Type    evaluator.Type
+	Type    engine.Type
 	Event   int64     // event time, Unix ns (millisecond precision: the payload's ts)
 	Decided time.Time // the server's wall clock at the decision; zero if absent
 }
@@ -45,7 +45,7 @@ func ParseRetained(prefix, topic string, payload []byte) (Retained, error) {
 	if err := json.Unmarshal(payload, &r); err != nil {
 		return Retained{}, fmt.Errorf("%w: %s: %w", ErrUnreadable, topic, err)
 	}
-	typ, ok := evaluator.ParseType(r.Type)
+	typ, ok := engine.ParseType(r.Type)
 	rest, under := strings.CutPrefix(topic, prefix+"/")
 	fenceID, device, _ := strings.Cut(rest, "/")
 	if !ok || !under || fenceID != r.Fence || device != r.Device {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // DiffLine is a transition one run committed and the other did not.
@@ -16,7 +16,7 @@ type DiffLine struct {
 	Op     byte // '-': only the baseline has it; '+': only the other run
 	Device string
 	Fence  string
-	Type   evaluator.Type
+	Type   engine.Type
 	Event  int64 // event time, Unix nanoseconds
 }
 
@@ -35,7 +35,7 @@ func FormatTime(ns int64) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-func compareTransitions(a, b *evaluator.Transition) int {
+func compareTransitions(a, b *engine.Transition) int {
 	return cmp.Or(strings.Compare(a.Device, b.Device), strings.Compare(a.Fence, b.Fence),
 		cmp.Compare(a.Event, b.Event), cmp.Compare(a.Type, b.Type))
 }
@@ -44,12 +44,12 @@ func compareTransitions(a, b *evaluator.Transition) int {
 // fence, type and event time: what other removed ('-') from base and
 // what it added ('+'), by device, fence and event time. Other fields
 // (reversal flags, positions, decision instants) are not compared.
-func Diff(base, other []evaluator.Transition) []DiffLine {
+func Diff(base, other []engine.Transition) []DiffLine {
 	a, b := slices.Clone(base), slices.Clone(other)
-	slices.SortFunc(a, func(x, y evaluator.Transition) int { return compareTransitions(&x, &y) })
-	slices.SortFunc(b, func(x, y evaluator.Transition) int { return compareTransitions(&x, &y) })
+	slices.SortFunc(a, func(x, y engine.Transition) int { return compareTransitions(&x, &y) })
+	slices.SortFunc(b, func(x, y engine.Transition) int { return compareTransitions(&x, &y) })
 	var out []DiffLine
-	line := func(op byte, t *evaluator.Transition) {
+	line := func(op byte, t *engine.Transition) {
 		out = append(out, DiffLine{Op: op, Device: t.Device, Fence: t.Fence, Type: t.Type, Event: t.Event})
 	}
 	i, j := 0, 0

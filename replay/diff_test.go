@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // A phantom EXIT+ENTER pair that the buffer removes is two '-' lines, in
@@ -14,21 +14,21 @@ import (
 // (however many) cancel.
 func TestDiff(t *testing.T) {
 	at := func(s float64) int64 { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano() + int64(s*1e9) }
-	tr := func(dev, fence string, typ evaluator.Type, s float64) evaluator.Transition {
-		return evaluator.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
+	tr := func(dev, fence string, typ engine.Type, s float64) engine.Transition {
+		return engine.Transition{Device: dev, Fence: fence, Type: typ, Event: at(s)}
 	}
-	arrival := []evaluator.Transition{
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-1", "depot", evaluator.Exit, 2),  // the delayed outside ping…
-		tr("truck-1", "depot", evaluator.Enter, 1), // …and the inside ping it overtook
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Enter, 5),
+	arrival := []engine.Transition{
+		tr("truck-1", "depot", engine.Enter, 0),
+		tr("truck-1", "depot", engine.Exit, 2),  // the delayed outside ping…
+		tr("truck-1", "depot", engine.Enter, 1), // …and the inside ping it overtook
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-2", "yard", engine.Enter, 5),
 	}
-	buffered := []evaluator.Transition{
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-1", "depot", evaluator.Enter, 0),
-		tr("truck-2", "yard", evaluator.Enter, 5),
-		tr("truck-2", "yard", evaluator.Exit, 7.5),
+	buffered := []engine.Transition{
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-1", "depot", engine.Enter, 0),
+		tr("truck-2", "yard", engine.Enter, 5),
+		tr("truck-2", "yard", engine.Exit, 7.5),
 	}
 	var out bytes.Buffer
 	WriteDiff(&out, "hold=500ms", "arrival", Diff(arrival, buffered), 2)

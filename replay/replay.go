@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
@@ -22,10 +22,10 @@ import (
 
 // Options are a replay's settings.
 type Options struct {
-	Engine evaluator.Config // serve's engine; its Hold is replaced per strategy
-	Holds  []time.Duration  // the strategies; diffed against hold 0, or the first if 0 is not listed
-	Fences string           // GeoJSON fence file: the one the captured broker ran with
-	Status *progress.Line   // counts the records read and devices replayed; nil: none
+	Engine engine.Config   // serve's engine; its Hold is replaced per strategy
+	Holds  []time.Duration // the strategies; diffed against hold 0, or the first if 0 is not listed
+	Fences string          // GeoJSON fence file: the one the captured broker ran with
+	Status *progress.Line  // counts the records read and devices replayed; nil: none
 }
 
 // DefaultOptions are replay's defaults: serve's engine under arrival
@@ -33,7 +33,7 @@ type Options struct {
 // fences.
 func DefaultOptions() Options {
 	return Options{
-		Engine: evaluator.DefaultConfig(),
+		Engine: engine.DefaultConfig(),
 		Holds:  []time.Duration{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second},
 		Fences: "fences.geojson",
 	}
@@ -49,13 +49,13 @@ type Result struct {
 	Rows        []shadow.Row // one per hold, in the order given
 	Baseline    int          // the row the others are diffed against
 	// Transitions are, per hold, every device's committed transitions.
-	Transitions [][]evaluator.Transition
+	Transitions [][]engine.Transition
 }
 
 // arrival is a captured ping with what orders it among its device's.
 type arrival struct {
 	seq  uint64
-	ping evaluator.Ping
+	ping engine.Ping
 }
 
 // Run reads the captures at paths and runs each device's pings, in the
@@ -110,14 +110,14 @@ func Run(o Options, paths []string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	res.Transitions = make([][]evaluator.Transition, len(strategies))
+	res.Transitions = make([][]engine.Transition, len(strategies))
 	ids := make([]string, 0, len(byDevice))
 	for id := range byDevice {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	status.Restart("replay", "devices", int64(len(ids)), 0)
-	var pings []evaluator.Ping
+	var pings []engine.Ping
 	for _, id := range ids {
 		status.Add(1)
 		arr := byDevice[id]

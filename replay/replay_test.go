@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/shadow"
 )
@@ -43,7 +43,7 @@ func TestSimulatedCaptureReplaysToTheSameTransitions(t *testing.T) {
 	dir := t.TempDir()
 	f := fleet.DefaultConfig()
 	f.Devices, f.Duration = 60, 2*time.Minute
-	engine := evaluator.DefaultConfig()
+	engine := engine.DefaultConfig()
 	holds := []time.Duration{0, 500 * time.Millisecond}
 	set, err := f.Fences(100)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Strategy is one way to run the engine: a hold of 0 is arrival order.
@@ -68,7 +70,7 @@ func Strategies(holds []time.Duration) []Strategy {
 type Runner struct {
 	strategies []Strategy
 	procs      []*evaluator.Processor
-	metrics    []*evaluator.Metrics
+	metrics    []*stats.Metrics
 	sinks      []*recorder
 	sweep      time.Duration
 	holdMax    time.Duration // the adaptive hold's bound
@@ -77,17 +79,17 @@ type Runner struct {
 
 // recorder keeps one device's output for one strategy.
 type recorder struct {
-	trans []evaluator.Transition
+	trans []engine.Transition
 	late  int
 }
 
-func (r *recorder) Transition(t *evaluator.Transition) { r.trans = append(r.trans, *t) }
-func (r *recorder) Late(*evaluator.Late)               { r.late++ }
+func (r *recorder) Transition(t *engine.Transition) { r.trans = append(r.trans, *t) }
+func (r *recorder) Late(*engine.Late)               { r.late++ }
 
 // NewRunner builds a processor per strategy from cfg (its Hold is
 // replaced by each strategy's). base is the origin of virtual time: any
 // instant not far from the stream's.
-func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
+func NewRunner(cfg engine.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
 	// Sweeps only matter to a silent device's DWELL timer; stepping
 	// through a ten-minute outage every 250 ms would cost more than the
 	// pings. One-second steps bound a silent DWELL's error to a second.
@@ -96,13 +98,13 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 		c := cfg
 		c.Hold = s.Hold
 		if s.Adaptive {
-			c.Hold = evaluator.AdaptiveHold
+			c.Hold = engine.AdaptiveHold
 		}
 		if s.NoAccuracy {
 			c.MaxAccuracy = 0
 		}
 		rec := &recorder{}
-		m := evaluator.NewMetrics(nil)
+		m := stats.NewMetrics(nil)
 		p, err := evaluator.NewProcessor(c, base, func() *fence.Set { return fences }, rec, m)
 		if err != nil {
 			return nil, fmt.Errorf("strategy %s: %w", s.Name, err)
@@ -118,8 +120,8 @@ func NewRunner(cfg evaluator.Config, fences *fence.Set, strategies []Strategy, b
 // Device runs one device's pings, in arrival order (each Ping's Ingest is
 // its arrival instant), through every strategy, and returns each
 // strategy's transitions for it. The slices are reused by the next call.
-func (r *Runner) Device(arrivals []evaluator.Ping) [][]evaluator.Transition {
-	out := make([][]evaluator.Transition, len(r.procs))
+func (r *Runner) Device(arrivals []engine.Ping) [][]engine.Transition {
+	out := make([][]engine.Transition, len(r.procs))
 	if len(arrivals) == 0 {
 		return out
 	}

@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
-func ping(c clock.Clamper, dev string, lat float64, event, arrive time.Duration) evaluator.Ping {
+func ping(c clock.Clamper, dev string, lat float64, event, arrive time.Duration) engine.Ping {
 	pos := payload.Position{Lat: lat, Lon: 13.05, TsNs: t0.Add(event).UnixNano(), HasTs: true}
-	return evaluator.NewPing(c, dev, &pos, t0.Add(arrive))
+	return engine.NewPing(c, dev, &pos, t0.Add(arrive))
 }
 
 // One device's reordered stream through arrival order and a 500 ms hold:
@@ -29,14 +29,14 @@ func TestRunnerComparesStrategiesOnOneStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := evaluator.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	r, err := NewRunner(cfg, set, Strategies([]time.Duration{0, 500 * time.Millisecond}), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cfg.Clamper()
 	in, out := 52.05, 52.2
-	arrivals := []evaluator.Ping{
+	arrivals := []engine.Ping{
 		ping(c, "d", in, 0, 0),
 		ping(c, "d", out, 1100*time.Millisecond, 1150*time.Millisecond),
 		ping(c, "d", in, 1000*time.Millisecond, 1300*time.Millisecond),

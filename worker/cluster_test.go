@@ -26,6 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/syncbuf"
@@ -443,15 +444,15 @@ func readPings(t *testing.T, js jetstream.JetStream) []streamMsg {
 // refSink keeps a reference run's output as a dashboard would receive it.
 type refSink struct {
 	out   []received
-	trans []evaluator.Transition
+	trans []engine.Transition
 }
 
-func (r *refSink) Transition(tr *evaluator.Transition) {
+func (r *refSink) Transition(tr *engine.Transition) {
 	r.out = append(r.out, received{output.TransitionTopic("geofence", tr.Fence, tr.Device), string(output.TransitionJSON(tr, tr.Decided))})
 	r.trans = append(r.trans, *tr)
 }
 
-func (r *refSink) Late(l *evaluator.Late) {
+func (r *refSink) Late(l *engine.Late) {
 	r.out = append(r.out, received{output.LateTopic("edgefence/late", l.Ping.Device), string(output.LateJSON(l))})
 }
 
@@ -482,7 +483,7 @@ func reference(t *testing.T, set *fence.Set, msgs []streamMsg) *refSink {
 		if outcome != ingest.Accepted {
 			t.Fatalf("reference: ping %d on %s not accepted", m.seq, m.subject)
 		}
-		pg := evaluator.NewPing(cfg.Clamper(), id, &pos, now)
+		pg := engine.NewPing(cfg.Clamper(), id, &pos, now)
 		proc.Ingest(&pg)
 		proc.Advance(now)
 	}
@@ -502,7 +503,7 @@ func byDevice(rs []received) map[string][]received {
 
 // projection is a transition without the instants the single box
 // decides at (decided_time differs between a box and a partition).
-func projection(trs []evaluator.Transition, historic bool) map[string][]string {
+func projection(trs []engine.Transition, historic bool) map[string][]string {
 	out := map[string][]string{}
 	for _, tr := range trs {
 		s := fmt.Sprintf("%s %s %d", tr.Fence, tr.Type, tr.Event)
@@ -703,7 +704,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	}
 	// The stream as each partition's owners had to see it.
 	var want []received
-	var wantTrans []evaluator.Transition
+	var wantTrans []engine.Transition
 	for n := range p {
 		r := reference(t, set, perPart[n])
 		want = append(want, r.out...)

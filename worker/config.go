@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 	// PingsMaxAge is how long the ping stream keeps pings.
 	PingsMaxAge time.Duration
 
-	Engine           evaluator.Config
+	Engine           engine.Config
 	Fences           string
 	Telemetry        []ingest.TelemetryFilter
 	TransitionPrefix string
@@ -81,7 +81,7 @@ func DefaultConfig() Config {
 		CheckpointEvery:  DefaultCheckpointEvery,
 		DedupWindow:      DefaultDedupWindow,
 		PingsMaxAge:      DefaultPingsMaxAge,
-		Engine:           evaluator.DefaultConfig(),
+		Engine:           engine.DefaultConfig(),
 		Fences:           "fences.geojson",
 		Telemetry:        ingest.DefaultFilters(),
 		TransitionPrefix: "geofence",

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/goleak"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/worker"
 )
 
@@ -105,8 +105,8 @@ func testConfig(a workerArgs) worker.Config {
 
 // engineConfig is the engine configuration of the tests, which the
 // reference runs use too.
-func engineConfig() evaluator.Config {
-	e := evaluator.DefaultConfig()
+func engineConfig() engine.Config {
+	e := engine.DefaultConfig()
 	e.Shards = 1
 	return e
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/ingest"
 )
@@ -209,7 +210,7 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 		pt.rejects.seq = seq
 		id, pos, _, outcome := pt.reader.Read(topic, data, "nats")
 		if outcome == ingest.Accepted {
-			pg := evaluator.NewPing(pt.w.clamper, id, &pos, now)
+			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
 			pt.proc.Ingest(&pg)
 			pt.proc.Advance(now)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
 )
 
@@ -26,7 +26,7 @@ type out struct {
 	retain bool
 }
 
-// sink is a partition's evaluator.Sink and ingest.Rejects: it only
+// sink is a partition's engine.Sink and ingest.Rejects: it only
 // collects, in the order the engine decides. The partition publishes
 // what one message produced before it takes the next.
 type sink struct {
@@ -34,10 +34,10 @@ type sink struct {
 	buf []out
 }
 
-// Transition implements evaluator.Sink. The id is the transition's
+// Transition implements engine.Sink. The id is the transition's
 // content, not its position: a replay decides the same transitions, and
 // JetStream de-duplicates them by it.
-func (s *sink) Transition(t *evaluator.Transition) {
+func (s *sink) Transition(t *engine.Transition) {
 	id := "t|" + t.Device + "|" + t.Fence + "|" + t.Type.String() + "|" + strconv.FormatInt(t.Event, 10)
 	if t.Historic {
 		id += "|h"
@@ -53,8 +53,8 @@ func (s *sink) Transition(t *evaluator.Transition) {
 	})
 }
 
-// Late implements evaluator.Sink.
-func (s *sink) Late(l *evaluator.Late) {
+// Late implements engine.Sink.
+func (s *sink) Late(l *engine.Late) {
 	p := &l.Ping
 	s.buf = append(s.buf, out{
 		id:    "l|" + p.Device + "|" + strconv.FormatInt(p.Event, 10) + "|" + strconv.FormatInt(p.Ingest.UnixNano(), 10),

@@ -16,9 +16,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
@@ -30,7 +30,7 @@ type Worker struct {
 	log     *slog.Logger
 	set     *metrics.Set
 	m       *workerMetrics
-	em      *evaluator.Metrics
+	em      *stats.Metrics
 	im      *ingest.Metrics
 	clamper clock.Clamper
 	fences  *fence.Set
@@ -93,7 +93,7 @@ func Start(cfg Config) (*Worker, error) {
 	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
 		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{})}
 	w.m = newWorkerMetrics(w.set, w)
-	w.em = evaluator.NewMetrics(w.set)
+	w.em = stats.NewMetrics(w.set)
 	w.im = ingest.NewMetrics(w.set)
 	w.clamper = cfg.Engine.Clamper()
 	if err := w.connect(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // --hold takes "adaptive" or a duration; a duration is a fixed hold, so
@@ -16,12 +16,12 @@ func TestHoldFlag(t *testing.T) {
 		args []string
 		hold time.Duration
 	}{
-		{nil, evaluator.DefaultHold},
-		{[]string{"--hold", "adaptive"}, evaluator.AdaptiveHold},
+		{nil, engine.DefaultHold},
+		{[]string{"--hold", "adaptive"}, engine.AdaptiveHold},
 		{[]string{"--hold", "750ms"}, 750 * time.Millisecond},
 		{[]string{"--hold", "0"}, 0},
 	} {
-		e := evaluator.DefaultConfig()
+		e := engine.DefaultConfig()
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		engineFlags(fs, &e)
 		if err := fs.Parse(tc.args); err != nil {
@@ -31,7 +31,7 @@ func TestHoldFlag(t *testing.T) {
 			t.Errorf("%v: hold %v, want %v", tc.args, e.Hold, tc.hold)
 		}
 	}
-	e := evaluator.DefaultConfig()
+	e := engine.DefaultConfig()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	engineFlags(fs, &e)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/progress"
 )
 
@@ -28,11 +28,11 @@ func newStatus(w io.Writer, o progress.Options) *progress.Line {
 // countDevices returns observe, counting on line each device the
 // simulation starts. Without a line drawing, observe is returned as it
 // is (nil stays nil: the simulation then skips the call).
-func countDevices(line *progress.Line, observe func([]evaluator.Ping)) func([]evaluator.Ping) {
+func countDevices(line *progress.Line, observe func([]engine.Ping)) func([]engine.Ping) {
 	if !line.Active() {
 		return observe
 	}
-	return func(arrivals []evaluator.Ping) {
+	return func(arrivals []engine.Ping) {
 		line.Add(1)
 		if observe != nil {
 			observe(arrivals)

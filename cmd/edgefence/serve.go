@@ -15,7 +15,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/broker"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/homeassistant"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
@@ -57,7 +57,7 @@ func (v optionalPrefix) IsBoolFlag() bool { return true }
 
 // holdFlag is --hold: "adaptive" or a fixed hold. A duration keeps its
 // old meaning, so an existing config's fixed hold stays fixed.
-type holdFlag struct{ e *evaluator.Config }
+type holdFlag struct{ e *engine.Config }
 
 func (f holdFlag) String() string {
 	switch {
@@ -71,7 +71,7 @@ func (f holdFlag) String() string {
 
 func (f holdFlag) Set(v string) error {
 	if v == "adaptive" {
-		f.e.Hold = evaluator.AdaptiveHold
+		f.e.Hold = engine.AdaptiveHold
 		return nil
 	}
 	d, err := time.ParseDuration(v)
@@ -83,7 +83,7 @@ func (f holdFlag) Set(v string) error {
 }
 
 // engineFlags binds the engine's settings, named as serve names them.
-func engineFlags(fs *flag.FlagSet, e *evaluator.Config) {
+func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 	fs.Var(holdFlag{e}, "hold", "reorder hold (allowed lateness): 'adaptive' (per device, within --hold-min and --hold-max) or a fixed duration; 0 evaluates in arrival order")
 	fs.DurationVar(&e.HoldMin, "hold-min", e.HoldMin, "the adaptive hold's lower bound")
 	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound, held while a device is new or its clock just stepped (at most 16s)")

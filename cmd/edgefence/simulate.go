@@ -15,7 +15,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/capture"
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/progress"
@@ -47,7 +47,7 @@ func (l *strategyList) Set(v string) error {
 
 type simulateOptions struct {
 	fleet     fleet.Config
-	engine    evaluator.Config
+	engine    engine.Config
 	holds     strategyList
 	fences    string
 	numFences int
@@ -111,7 +111,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
-		engine:    evaluator.DefaultConfig(),
+		engine:    engine.DefaultConfig(),
 		holds:     defaultSimStrategies(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
@@ -160,7 +160,7 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	var observe func([]evaluator.Ping)
+	var observe func([]engine.Ping)
 	if o.capture != "" {
 		c, err := capture.CreatePingWriter(o.capture)
 		if err != nil {

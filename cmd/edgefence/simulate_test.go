@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/fleet"
 	"github.com/edgefence/edgefence/shadow"
 )
@@ -19,7 +19,7 @@ func smallSimulation(t *testing.T) *simulateOptions {
 	f := fleet.DefaultConfig()
 	f.Devices, f.Duration = 60, 2*time.Minute
 	return &simulateOptions{
-		fleet: f, engine: evaluator.DefaultConfig(), numFences: 100, workers: 2,
+		fleet: f, engine: engine.DefaultConfig(), numFences: 100, workers: 2,
 		holds:     strategyList(shadow.Strategies([]time.Duration{0, 500 * time.Millisecond})),
 		capture:   filepath.Join(dir, "sim.jsonl"),
 		fencesOut: filepath.Join(dir, "fences.geojson"),

@@ -15,12 +15,12 @@ func Settle(dst, hits, before []*Fence, lat, lon, acc, limit float64) []*Fence {
 		return append(dst, hits...)
 	}
 	for _, f := range hits {
-		if byID(before, f.ID) != nil || !f.straddles(lat, lon, acc, limit) {
+		if Find(before, f.ID) != nil || !f.straddles(lat, lon, acc, limit) {
 			dst = append(dst, f)
 		}
 	}
 	for _, f := range before {
-		if byID(hits, f.ID) == nil && f.straddles(lat, lon, acc, limit) {
+		if Find(hits, f.ID) == nil && f.straddles(lat, lon, acc, limit) {
 			dst = append(dst, f) // still inside
 			for k := len(dst) - 1; k > 0 && dst[k-1].ID > f.ID; k-- {
 				dst[k], dst[k-1] = dst[k-1], dst[k]
@@ -39,7 +39,8 @@ func (f *Fence) straddles(lat, lon, acc, limit float64) bool {
 	return acc <= limit && f.EdgeDistance(lat, lon) <= acc
 }
 
-func byID(fs []*Fence, id string) *Fence {
+// Find returns the fence with id among fs, or nil.
+func Find(fs []*Fence, id string) *Fence {
 	for _, f := range fs {
 		if f.ID == id {
 			return f

@@ -4,15 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // awaitTransition waits at most within for the sink's next transition and
 // fails unless it is dev's typ in fenceID. It bounds how long the test may
 // wait; it does not measure latency.
-func awaitTransition(t *testing.T, sink *chanSink, dev, fenceID string, typ evaluator.Type, within time.Duration) evaluator.Transition {
+func awaitTransition(t *testing.T, sink *chanSink, dev, fenceID string, typ engine.Type, within time.Duration) engine.Transition {
 	t.Helper()
-	var tr evaluator.Transition
+	var tr engine.Transition
 	select {
 	case tr = <-sink.trans: // already there: a zero wait still finds it
 	default:
@@ -35,12 +35,12 @@ func awaitTransition(t *testing.T, sink *chanSink, dev, fenceID string, typ eval
 // or it would wait for the next sweep (an hour here) or shutdown.
 func TestEngineParkedDeviceReleasedAtHoldAfterTimerFired(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Shards = 1; c.Hold = ms(50); c.Sweep = time.Hour })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Shards = 1; c.Hold = ms(50); c.Sweep = time.Hour })
 	submit(t, e, "parked", inDepot, time.Now())
 	// Only the timer can release it: no other ping, no sweep for an hour.
-	awaitTransition(t, sink, "parked", "depot", evaluator.Enter, 3*time.Second)
+	awaitTransition(t, sink, "parked", "depot", engine.Enter, 3*time.Second)
 	submit(t, e, "parked", outside, time.Now())
-	awaitTransition(t, sink, "parked", "depot", evaluator.Exit, 3*time.Second)
+	awaitTransition(t, sink, "parked", "depot", engine.Exit, 3*time.Second)
 	e.Close()
 	if n := len(sink.trans); n != 0 {
 		t.Fatalf("%d more transitions after Close, want none", n)
@@ -52,13 +52,13 @@ func TestEngineParkedDeviceReleasedAtHoldAfterTimerFired(t *testing.T) {
 // the earlier deadline, not left to the later one (or the hourly sweep).
 func TestEngineTimerRearmedForEarlierDeadline(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Shards = 1; c.Hold = ms(50); c.Sweep = time.Hour })
-	if err := e.SetHold("shaky", evaluator.MaxHold); err != nil {
+	e := newEngine(t, sink, func(c *engine.Config) { c.Shards = 1; c.Hold = ms(50); c.Sweep = time.Hour })
+	if err := e.SetHold("shaky", engine.MaxHold); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, e, "shaky", inDepot, time.Now()) // the timer is armed MaxHold ahead
 	submit(t, e, "steady", inYard, time.Now())
-	awaitTransition(t, sink, "steady", "yard", evaluator.Enter, 3*time.Second)
+	awaitTransition(t, sink, "steady", "yard", engine.Enter, 3*time.Second)
 	e.Close() // flushes shaky's buffered ping
-	awaitTransition(t, sink, "shaky", "depot", evaluator.Enter, 0)
+	awaitTransition(t, sink, "shaky", "depot", engine.Enter, 0)
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
 // Errors of Submit.
@@ -39,9 +41,9 @@ var (
 // (docs/performance.md). Each shard also has a goroutine of its own for
 // what no ping triggers: hold deadlines, sweeps, and shutdown.
 type Engine struct {
-	cfg    evaluator.Config
+	cfg    engine.Config
 	clamp  clock.Clamper
-	m      *evaluator.Metrics
+	m      *stats.Metrics
 	fences atomic.Pointer[fence.Set]
 	shards []*shard
 	closed atomic.Bool
@@ -56,7 +58,7 @@ type shard struct {
 	timer    *time.Timer          // fires at the earliest hold deadline
 	armed    time.Time            // when timer fires; zero when it is not armed
 	closed   bool                 // flushed by Close: takes no more pings
-	in       chan evaluator.Ping  // pings brought while another goroutine owned the shard
+	in       chan engine.Ping     // pings brought while another goroutine owned the shard
 	wake     chan struct{}        // asks the shard goroutine to take over a backlog
 	devices  atomic.Int64
 	buffered atomic.Int64
@@ -65,9 +67,9 @@ type shard struct {
 // New starts an engine evaluating against fences. sink receives its
 // output from whichever goroutine owns a shard at the time (never from two
 // at once for one shard), including Submit's caller; m may be nil.
-func New(cfg evaluator.Config, fences *fence.Set, sink evaluator.Sink, m *evaluator.Metrics) (*Engine, error) {
+func New(cfg engine.Config, fences *fence.Set, sink engine.Sink, m *stats.Metrics) (*Engine, error) {
 	if m == nil {
-		m = evaluator.NewMetrics(nil)
+		m = stats.NewMetrics(nil)
 	}
 	e := &Engine{cfg: cfg, clamp: cfg.Clamper(), m: m, stop: make(chan struct{})}
 	e.fences.Store(fences)
@@ -82,7 +84,7 @@ func New(cfg evaluator.Config, fences *fence.Set, sink evaluator.Sink, m *evalua
 		e.shards = append(e.shards, &shard{
 			proc:  proc,
 			timer: timer,
-			in:    make(chan evaluator.Ping, cfg.Queue),
+			in:    make(chan engine.Ping, cfg.Queue),
 			wake:  make(chan struct{}, 1),
 		})
 	}
@@ -97,10 +99,10 @@ func New(cfg evaluator.Config, fences *fence.Set, sink evaluator.Sink, m *evalua
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() evaluator.Config { return e.cfg }
+func (e *Engine) Config() engine.Config { return e.cfg }
 
 // Metrics returns the engine's metric handles.
-func (e *Engine) Metrics() *evaluator.Metrics { return e.m }
+func (e *Engine) Metrics() *stats.Metrics { return e.m }
 
 // Fences returns the current fence snapshot.
 func (e *Engine) Fences() *fence.Set { return e.fences.Load() }
@@ -128,8 +130,8 @@ func (e *Engine) Reconcile() error {
 
 // Ping builds the engine's record of a decoded position received now,
 // clamping an implausible stamp and counting it per reason.
-func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) evaluator.Ping {
-	p := evaluator.NewPing(e.clamp, device, pos, ingest)
+func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping {
+	p := engine.NewPing(e.clamp, device, pos, ingest)
 	if p.Clamp != clock.ClampNone {
 		e.m.Clamped[p.Clamp].Inc()
 	}
@@ -141,7 +143,7 @@ func (e *Engine) Ping(device string, pos *payload.Position, ingest time.Time) ev
 // queued before it) itself, and the sink is called from the caller's
 // goroutine; if the shard is owned, the ping is queued for the owner, or
 // refused with ErrQueueFull when the queue is full.
-func (e *Engine) Submit(p *evaluator.Ping) error {
+func (e *Engine) Submit(p *engine.Ping) error {
 	if e.closed.Load() {
 		return ErrClosed
 	}
@@ -269,7 +271,7 @@ func (e *Engine) do(device string, f func(*evaluator.Processor)) error {
 
 // Restore sets a device's state in a fence from a committed transition;
 // see evaluator.Processor.Restore. Call it before the device's pings arrive.
-func (e *Engine) Restore(device, fenceID string, typ evaluator.Type, event int64) error {
+func (e *Engine) Restore(device, fenceID string, typ engine.Type, event int64) error {
 	return e.do(device, func(p *evaluator.Processor) { p.Restore(device, fenceID, typ, event) })
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"go.uber.org/goleak"
@@ -19,30 +19,30 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // chanSink forwards transitions to a channel, as a broker would publish them.
 type chanSink struct {
-	trans chan evaluator.Transition
-	late  chan evaluator.Late
+	trans chan engine.Transition
+	late  chan engine.Late
 }
 
 func newChanSink() *chanSink {
-	return &chanSink{trans: make(chan evaluator.Transition, 1024), late: make(chan evaluator.Late, 1024)}
+	return &chanSink{trans: make(chan engine.Transition, 1024), late: make(chan engine.Late, 1024)}
 }
-func (s *chanSink) Transition(t *evaluator.Transition) { s.trans <- *t }
-func (s *chanSink) Late(l *evaluator.Late)             { s.late <- *l }
+func (s *chanSink) Transition(t *engine.Transition) { s.trans <- *t }
+func (s *chanSink) Late(l *engine.Late)             { s.late <- *l }
 
-func (s *chanSink) next(t *testing.T) evaluator.Transition {
+func (s *chanSink) next(t *testing.T) engine.Transition {
 	t.Helper()
 	select {
 	case tr := <-s.trans:
 		return tr
 	case <-time.After(5 * time.Second):
 		t.Fatal("no transition within 5 s")
-		return evaluator.Transition{}
+		return engine.Transition{}
 	}
 }
 
-func newEngine(t *testing.T, sink evaluator.Sink, mod func(*evaluator.Config)) *Engine {
+func newEngine(t *testing.T, sink engine.Sink, mod func(*engine.Config)) *Engine {
 	t.Helper()
-	cfg := evaluator.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.Shards = 2
 	if mod != nil {
 		mod(&cfg)
@@ -66,11 +66,11 @@ func submit(t *testing.T, e *Engine, dev string, p pos, stamp time.Time) {
 
 func TestEngineParkedDeviceEntersAfterTheHold(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 50 * time.Millisecond })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = 50 * time.Millisecond })
 	now := time.Now()
 	submit(t, e, "parked", inDepot, now)
 	tr := sink.next(t)
-	if tr.Device != "parked" || tr.Fence != "depot" || tr.Type != evaluator.Enter || tr.Event != now.UnixNano() {
+	if tr.Device != "parked" || tr.Fence != "depot" || tr.Type != engine.Enter || tr.Event != now.UnixNano() {
 		t.Fatalf("got %+v, want parked depot ENTER at its stamp", tr)
 	}
 	if waited := time.Since(tr.Ingest); waited < 50*time.Millisecond {
@@ -80,7 +80,7 @@ func TestEngineParkedDeviceEntersAfterTheHold(t *testing.T) {
 
 func TestEngineCloseFlushesBuffers(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = evaluator.MaxHold })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = engine.MaxHold })
 	now := time.Now()
 	for i := range 10 {
 		submit(t, e, fmt.Sprintf("dev-%d", i), inYard, now)
@@ -102,15 +102,15 @@ type blockingSink struct {
 	once    sync.Once
 }
 
-func (s *blockingSink) Transition(*evaluator.Transition) {
+func (s *blockingSink) Transition(*engine.Transition) {
 	s.once.Do(func() { close(s.entered) })
 	<-s.release
 }
-func (s *blockingSink) Late(*evaluator.Late) {}
+func (s *blockingSink) Late(*engine.Late) {}
 
 func TestEngineFullQueueRefusesAtOnceAndOthersContinue(t *testing.T) {
 	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Shards = 1; c.Queue = 4; c.Hold = time.Millisecond })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Shards = 1; c.Queue = 4; c.Hold = time.Millisecond })
 	submit(t, e, "stuck", inDepot, time.Now())
 	select { // the shard is now busy publishing
 	case <-sink.entered:
@@ -143,7 +143,7 @@ func TestEngineFenceSwapUnderLoadIsRaceFree(t *testing.T) {
 		for range sink.trans {
 		}
 	}()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = time.Millisecond })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = time.Millisecond })
 	a := e.Fences()
 	b := mustFences(t, `{"type":"FeatureCollection","features":[]}`)
 	var wg sync.WaitGroup
@@ -183,23 +183,23 @@ func TestEngineFenceSwapUnderLoadIsRaceFree(t *testing.T) {
 
 func TestEngineRestoreBeforeTelemetry(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 10 * time.Millisecond })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = 10 * time.Millisecond })
 	now := time.Now()
-	if err := e.Restore("truck-1", "depot", evaluator.Enter, now.Add(-time.Minute).UnixNano()); err != nil {
+	if err := e.Restore("truck-1", "depot", engine.Enter, now.Add(-time.Minute).UnixNano()); err != nil {
 		t.Fatal(err)
 	}
 	submit(t, e, "truck-1", inDepot, now)
 	submit(t, e, "truck-1", outside, now.Add(time.Millisecond))
-	if tr := sink.next(t); tr.Type != evaluator.Exit || tr.Fence != "depot" {
+	if tr := sink.next(t); tr.Type != engine.Exit || tr.Fence != "depot" {
 		t.Fatalf("first transition after restore = %+v, want EXIT depot (no duplicate ENTER)", tr)
 	}
 }
 
 func TestEngineRejectsBadConfig(t *testing.T) {
-	cfg := evaluator.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.BufferCap = 0
-	if _, err := New(cfg, &fence.Set{}, newChanSink(), nil); !errors.Is(err, evaluator.ErrConfig) {
-		t.Fatalf("New with buffer cap 0 = %v, want evaluator.ErrConfig", err)
+	if _, err := New(cfg, &fence.Set{}, newChanSink(), nil); !errors.Is(err, engine.ErrConfig) {
+		t.Fatalf("New with buffer cap 0 = %v, want engine.ErrConfig", err)
 	}
 }
 
@@ -208,11 +208,11 @@ func TestEngineRejectsBadConfig(t *testing.T) {
 // other goroutine to wait for.
 func TestEngineFreeShardEvaluatesInTheCaller(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 0; c.Sweep = time.Hour })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = 0; c.Sweep = time.Hour })
 	submit(t, e, "walker", inDepot, time.Now())
 	select {
 	case tr := <-sink.trans:
-		if tr.Type != evaluator.Enter || tr.Device != "walker" {
+		if tr.Type != engine.Enter || tr.Device != "walker" {
 			t.Fatalf("got %v %s, want ENTER of walker", tr.Type, tr.Device)
 		}
 	default:
@@ -227,13 +227,13 @@ func TestEngineFreeShardEvaluatesInTheCaller(t *testing.T) {
 // each device's transitions come in its own order.
 func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	var mu sync.Mutex
-	got := map[string][]evaluator.Type{}
-	sink := sinkFunc(func(tr *evaluator.Transition) {
+	got := map[string][]engine.Type{}
+	sink := sinkFunc(func(tr *engine.Transition) {
 		mu.Lock()
 		got[tr.Device] = append(got[tr.Device], tr.Type)
 		mu.Unlock()
 	})
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 0; c.Shards = 1; c.Queue = 2; c.Sweep = time.Hour })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = 0; c.Shards = 1; c.Queue = 2; c.Sweep = time.Hour })
 	const workers, devices, crossings = 8, 4, 50
 	var wg sync.WaitGroup
 	var refused atomic.Int64
@@ -275,7 +275,7 @@ func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	}
 	for dev, ts := range got {
 		for i, typ := range ts {
-			if wantT := []evaluator.Type{evaluator.Enter, evaluator.Exit}[i%2]; typ != wantT {
+			if wantT := []engine.Type{engine.Enter, engine.Exit}[i%2]; typ != wantT {
 				t.Fatalf("%s: transition %d is %v, want %v (order lost)", dev, i, typ, wantT)
 			}
 		}
@@ -283,16 +283,16 @@ func TestEngineConcurrentSubmittersStrandNothing(t *testing.T) {
 	t.Logf("%d refusals retried", refused.Load())
 }
 
-type sinkFunc func(*evaluator.Transition)
+type sinkFunc func(*engine.Transition)
 
-func (f sinkFunc) Transition(t *evaluator.Transition) { f(t) }
-func (f sinkFunc) Late(*evaluator.Late)               {}
+func (f sinkFunc) Transition(t *engine.Transition) { f(t) }
+func (f sinkFunc) Late(*engine.Late)               {}
 
 // A ping brought while another goroutine owns the shard waits in the
 // queue, and the owner evaluates it before it lets go.
 func TestEngineOwnerTakesPingsQueuedWhileItOwned(t *testing.T) {
 	sink := newChanSink()
-	e := newEngine(t, sink, func(c *evaluator.Config) { c.Hold = 0; c.Shards = 1; c.Sweep = time.Hour })
+	e := newEngine(t, sink, func(c *engine.Config) { c.Hold = 0; c.Shards = 1; c.Sweep = time.Hour })
 	s := e.shards[0]
 	s.mu.Lock() // the test owns the shard, as a client's goroutine would
 	submit(t, e, "walker", inDepot, time.Now())
@@ -302,7 +302,7 @@ func TestEngineOwnerTakesPingsQueuedWhileItOwned(t *testing.T) {
 	s.unlock()
 	select {
 	case tr := <-sink.trans:
-		if tr.Type != evaluator.Enter {
+		if tr.Type != engine.Enter {
 			t.Fatalf("got %v, want ENTER", tr.Type)
 		}
 	default:

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/inspect"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
@@ -16,7 +17,7 @@ import (
 // about the hold.
 func TestInspectShowsClockBufferAndLag(t *testing.T) {
 	const hold = 10 * time.Second
-	e := newEngine(t, newChanSink(), func(c *evaluator.Config) { c.Hold = hold })
+	e := newEngine(t, newChanSink(), func(c *engine.Config) { c.Hold = hold })
 	// Stamps up to 3 s ahead of the server as they are sent, one
 	// arriving after the next.
 	start := time.Now()
@@ -34,8 +35,8 @@ func TestInspectShowsClockBufferAndLag(t *testing.T) {
 	if v.ClockState != "locked" {
 		t.Errorf("clock %s after 5 pings, want locked", v.ClockState)
 	}
-	if v.Buffered != 5 || len(v.Pending) != 5 || v.BufferCap != evaluator.DefaultBufferCap || v.Hold != hold {
-		t.Fatalf("buffered %d (%d listed) of %d, hold %v; want 5 of %d, %v", v.Buffered, len(v.Pending), v.BufferCap, v.Hold, evaluator.DefaultBufferCap, hold)
+	if v.Buffered != 5 || len(v.Pending) != 5 || v.BufferCap != engine.DefaultBufferCap || v.Hold != hold {
+		t.Fatalf("buffered %d (%d listed) of %d, hold %v; want 5 of %d, %v", v.Buffered, len(v.Pending), v.BufferCap, v.Hold, engine.DefaultBufferCap, hold)
 	}
 	for i, p := range v.Pending {
 		want := first.Add(time.Duration(i) * 100 * time.Millisecond)
@@ -63,7 +64,7 @@ func TestInspectFencesAndFleet(t *testing.T) {
 	stamp := time.Now().Truncate(time.Millisecond)
 	submit(t, e, "van-7", inDepot, stamp)
 	submit(t, e, "bike-2", outside, stamp)
-	if tr := sink.next(t); tr.Device != "van-7" || tr.Type != evaluator.Enter {
+	if tr := sink.next(t); tr.Device != "van-7" || tr.Type != engine.Enter {
 		t.Fatalf("first transition %+v, want van-7's ENTER", tr)
 	}
 	v, ok, err := e.Inspect("van-7")
@@ -81,7 +82,7 @@ func TestInspectFencesAndFleet(t *testing.T) {
 		t.Error("an unknown device has a view")
 	}
 	seen := map[string][]string{}
-	if err := e.Fleet(func(s *evaluator.DeviceSummary) { seen[s.Device] = append([]string(nil), s.Inside...) }); err != nil {
+	if err := e.Fleet(func(s *inspect.DeviceSummary) { seen[s.Device] = append([]string(nil), s.Inside...) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 2 || len(seen["van-7"]) != 1 || seen["van-7"][0] != "depot" || len(seen["bike-2"]) != 0 {
@@ -91,14 +92,14 @@ func TestInspectFencesAndFleet(t *testing.T) {
 
 // Fleet steps through a shard of more devices than one step holds.
 func TestFleetVisitsEveryDevice(t *testing.T) {
-	e := newEngine(t, newChanSink(), func(c *evaluator.Config) { c.Shards = 1 })
+	e := newEngine(t, newChanSink(), func(c *engine.Config) { c.Shards = 1 })
 	now := time.Now()
 	const n = fleetStep*2 + 7
 	for i := range n {
 		submit(t, e, "dev-"+strconv.Itoa(i), outside, now)
 	}
 	seen := map[string]bool{}
-	if err := e.Fleet(func(s *evaluator.DeviceSummary) { seen[s.Device] = true }); err != nil {
+	if err := e.Fleet(func(s *inspect.DeviceSummary) { seen[s.Device] = true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != n {
@@ -110,7 +111,7 @@ func TestFleetVisitsEveryDevice(t *testing.T) {
 // page open on the dashboard costs every tick, in steps of fleetStep
 // devices a shard (docs/dashboard.md).
 func BenchmarkFleet(b *testing.B) {
-	cfg := evaluator.DefaultConfig()
+	cfg := engine.DefaultConfig()
 	cfg.Shards = 4
 	e, err := New(cfg, mustFences(b, testFences), newChanSink(), nil)
 	if err != nil {
@@ -128,7 +129,7 @@ func BenchmarkFleet(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		n := 0
-		if err := e.Fleet(func(*evaluator.DeviceSummary) { n++ }); err != nil || n != 100_000 {
+		if err := e.Fleet(func(*inspect.DeviceSummary) { n++ }); err != nil || n != 100_000 {
 			b.Fatal(n, err)
 		}
 	}

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator"
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
 // atomicSink counts output from any number of shards.
 type atomicSink struct{ trans, late atomic.Int64 }
 
-func (s *atomicSink) Transition(*evaluator.Transition) { s.trans.Add(1) }
-func (s *atomicSink) Late(*evaluator.Late)             { s.late.Add(1) }
+func (s *atomicSink) Transition(*engine.Transition) { s.trans.Add(1) }
+func (s *atomicSink) Late(*engine.Late)             { s.late.Add(1) }
 
 // benchFleet is n devices, each wandering among two positions a few
 // hundred metres apart in the benchmark area (so some pings cross one of
@@ -120,7 +120,7 @@ func BenchmarkGCShareMillionDevices(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		sink := &atomicSink{}
-		cfg := evaluator.DefaultConfig()
+		cfg := engine.DefaultConfig()
 		e, err := New(cfg, set, sink, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -182,7 +182,7 @@ func BenchmarkEngineSubmit(b *testing.B) {
 	fleet := newBenchFleet(devices, r)
 	for _, shards := range []int{1, 2} {
 		b.Run(fmt.Sprintf("shards=%d", shards), func(b *testing.B) {
-			cfg := evaluator.DefaultConfig()
+			cfg := engine.DefaultConfig()
 			cfg.Shards = shards
 			sink := &atomicSink{}
 			e, err := New(cfg, set, sink, nil)

@@ -1,4 +1,4 @@
-package evaluator
+package stats
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
 )
 
 // Metrics are the engine's Prometheus handles, created once so that the
@@ -16,13 +17,13 @@ type Metrics struct {
 	Late           *metrics.Counter
 	Overflow       *metrics.Counter // pings released early because a buffer was full
 	QueueFull      *metrics.Counter // pings refused because a shard queue was full
-	Transitions    [numTypes]*metrics.Counter
+	Transitions    [engine.NumTypes]*metrics.Counter
 	Reversals      *metrics.Counter
-	Historic       [numTypes]*metrics.Counter    // transitions late pings revealed
-	Reconciled     *metrics.Counter              // late pings placed into their device's history
-	Steps          *metrics.Counter              // clock steps detected
-	Offset         *Histogram                    // device clock − server clock, per judged ping
-	clockStates    [clock.NumStates]atomic.Int64 // devices per clock state, as of each shard's last sweep
+	Historic       [engine.NumTypes]*metrics.Counter // transitions late pings revealed
+	Reconciled     *metrics.Counter                  // late pings placed into their device's history
+	Steps          *metrics.Counter                  // clock steps detected
+	Offset         *Histogram                        // device clock − server clock, per judged ping
+	clockStates    [clock.NumStates]atomic.Int64     // devices per clock state, as of each shard's last sweep
 	Evicted        *metrics.Counter
 	WatermarkLag   *Histogram // ingest wall time − device watermark
 	ReleaseLatency *Histogram // monotonic ingest → release from the buffer
@@ -73,7 +74,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 	for _, r := range clock.ClampReasons() {
 		m.Clamped[r] = set.NewCounter(fmt.Sprintf(`edgefence_clamped_total{reason=%q}`, r))
 	}
-	for _, t := range Types() {
+	for _, t := range engine.Types() {
 		m.Transitions[t] = set.NewCounter(fmt.Sprintf(`edgefence_transitions_total{type=%q}`, t))
 		m.Historic[t] = set.NewCounter(fmt.Sprintf(`edgefence_historic_transitions_total{type=%q}`, t))
 	}
@@ -83,3 +84,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 	}
 	return m
 }
+
+// AddClockDevices adds n (negative: takes away) to the devices counted in
+// clock state s (clock.StateNames), published as edgefence_clock_devices.
+func (m *Metrics) AddClockDevices(s int, n int64) { m.clockStates[s].Add(n) }

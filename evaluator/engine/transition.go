@@ -1,4 +1,9 @@
-package evaluator
+// Package engine is what the geofence engine and its users share: the
+// Config it runs with, the Ping it takes, and the Transition and Late
+// reports it gives to a Sink. It knows nothing of how the engine decides:
+// that is evaluator's Processor (one owner's devices) and
+// evaluator/sharded's Engine (Processors in shards).
+package engine
 
 import (
 	"time"
@@ -15,14 +20,17 @@ const (
 	Enter Type = iota
 	Exit
 	Dwell
-	numTypes
 )
 
-var typeNames = [numTypes]string{"ENTER", "EXIT", "DWELL"}
+// NumTypes is how many transition types there are: the length of an
+// array indexed by Type.
+const NumTypes = 3
+
+var typeNames = [NumTypes]string{"ENTER", "EXIT", "DWELL"}
 
 // String returns ENTER, EXIT or DWELL.
 func (t Type) String() string {
-	if t < numTypes {
+	if t < NumTypes {
 		return typeNames[t]
 	}
 	return "UNKNOWN"
@@ -130,10 +138,11 @@ type Late struct {
 
 // Sink receives the engine's output. The engine calls it from whichever
 // goroutine owns a shard at the time — its own, or a client's inside
-// Engine.Submit — so an implementation must be safe for concurrent use and
-// should not block for long (a blocked owner makes the shard's queue fill,
-// and Submit refuse); the pointers are valid only during the call. Calls
-// for one device are sequential and in event-time order.
+// sharded.Engine.Submit — so an implementation must be safe for
+// concurrent use and should not block for long (a blocked owner makes the
+// shard's queue fill, and Submit refuse); the pointers are valid only
+// during the call. Calls for one device are sequential and in event-time
+// order.
 type Sink interface {
 	Transition(t *Transition)
 	Late(l *Late)

@@ -1,4 +1,4 @@
-package evaluator
+package history
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 
 // A backlog flushed newest-first, one ping a second, by a tracker whose
 // clock stepped back 2.5 s during the outage: its stamps rise once where
-// they should fall. mendBursts moves the part older than the step before
+// they should fall. MendBursts moves the part older than the step before
 // the rest; a burst without a step, or with a step forward (a gap), is
 // left alone.
 func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
@@ -32,14 +32,12 @@ func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
 		slices.SortStableFunc(idx, func(a, b int) int { return int(h[a].Event - h[b].Event) })
 		return idx
 	}
-	p := newHarness(t, nil).proc
-	d := p.device("d")
 	const s = time.Second
 
 	// True times 9, 8, 7, 6, 5 (newest first); the step back came between
 	// 6 and 7: the pings fixed at 7, 8, 9 read 2.5 s early.
 	stepped := burst(9*s-2500*time.Millisecond, 8*s-2500*time.Millisecond, 7*s-2500*time.Millisecond, 6*s, 5*s)
-	p.mendBursts(d, stepped)
+	MendBursts(stepped, nil, 0, nil)
 	if got, want := order(stepped), []int{4, 3, 2, 1, 0}; !slices.Equal(got, want) {
 		t.Errorf("stepped burst in event order: %v, want %v (oldest last-arrived first)", got, want)
 	}
@@ -53,14 +51,14 @@ func TestMendBurstsUndoesAStepBackInsideABacklog(t *testing.T) {
 		{"a step forward: a gap", burst(12*s, 11*s, 10*s, 6*s, 5*s)},
 	} {
 		before := slices.Clone(tc.b)
-		p.mendBursts(d, tc.b)
+		MendBursts(tc.b, nil, 0, nil)
 		if !slices.Equal(before, tc.b) {
 			t.Errorf("%s: moved %v to %v", tc.name, before, tc.b)
 		}
 	}
 }
 
-// A history point keeps a position in fixed point, and the processor
+// A history point keeps a position in fixed point, and the engine
 // rounds every ping to it on ingest: a rounded position survives the
 // point unchanged, so a committed ping evaluated again after a late one
 // is placed before it sees exactly the position it was evaluated at live.
@@ -68,15 +66,15 @@ func TestPropertyHistoryPointKeepsTheRoundedPosition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		lat := rapid.Float64Range(-90, 90).Draw(t, "lat")
 		lon := rapid.Float64Range(-180, 180).Draw(t, "lon")
-		qlat, qlon := quantize(lat), quantize(lon)
-		pt := pointOf(1, 2, qlat, qlon, 0)
-		if degrees(pt.lat) != qlat || degrees(pt.lon) != qlon {
-			t.Fatalf("(%v, %v) rounded to (%v, %v), kept as (%v, %v)", lat, lon, qlat, qlon, degrees(pt.lat), degrees(pt.lon))
+		qlat, qlon := Quantize(lat), Quantize(lon)
+		pt := PointOf(1, 2, qlat, qlon, 0)
+		if Degrees(pt.Lat) != qlat || Degrees(pt.Lon) != qlon {
+			t.Fatalf("(%v, %v) rounded to (%v, %v), kept as (%v, %v)", lat, lon, qlat, qlon, Degrees(pt.Lat), Degrees(pt.Lon))
 		}
-		if quantize(qlat) != qlat || quantize(qlon) != qlon {
+		if Quantize(qlat) != qlat || Quantize(qlon) != qlon {
 			t.Fatalf("rounding (%v, %v) again moved it", qlat, qlon)
 		}
-		if d := math.Abs(qlat - lat); d > 0.5/fixedScale*1.0000001 {
+		if d := math.Abs(qlat - lat); d > 0.5/Scale*1.0000001 {
 			t.Fatalf("lat %v rounded to %v: %g° off", lat, qlat, d)
 		}
 	})

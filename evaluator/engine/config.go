@@ -1,4 +1,4 @@
-package evaluator
+package engine
 
 import (
 	"errors"
@@ -163,8 +163,8 @@ const AdaptiveHold time.Duration = math.MinInt64
 // Adaptive reports whether each device's hold adapts to its pings.
 func (c Config) Adaptive() bool { return c.Hold == AdaptiveHold }
 
-// policy returns the adaptive hold's bounds.
-func (c Config) policy() hold.Policy {
+// Policy returns the adaptive hold's bounds.
+func (c Config) Policy() hold.Policy {
 	return hold.Policy{Min: c.HoldMin, Max: c.HoldMax, Settle: settlePings}
 }
 

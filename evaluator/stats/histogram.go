@@ -1,4 +1,7 @@
-package evaluator
+// Package stats is the engine's Prometheus handles (Metrics), created
+// once so that the per-ping path only does atomic adds, and the
+// lock-free duration Histogram they and the publishers observe with.
+package stats
 
 import (
 	"fmt"

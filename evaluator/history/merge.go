@@ -1,0 +1,93 @@
+package history
+
+import (
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
+)
+
+// Merge returns the points hist with late pings placed among them,
+// appended to dst: before (the pings older than hist[0], nil when they
+// are not kept) first, then pings, sorted by event time, none older than
+// hist[0]. visit is called for each run of pings between two points,
+// with the point before the run and the points after it, before the run
+// is placed.
+func Merge(dst []Point, before []reorder.Held, hist []Point, pings []reorder.Held, visit func(a *Point, run []reorder.Held, next []Point)) []Point {
+	for i := range before {
+		dst = append(dst, HeldPoint(&before[i]))
+	}
+	j := 0
+	for i := 0; i < len(pings); {
+		for j+1 < len(hist) && hist[j+1].Event <= pings[i].Event {
+			dst = append(dst, hist[j])
+			j++
+		}
+		k := i
+		for k < len(pings) && (j+1 >= len(hist) || pings[k].Event < hist[j+1].Event) {
+			k++
+		}
+		visit(&hist[j], pings[i:k], hist[j+1:])
+		dst = append(dst, hist[j])
+		for n := i; n < k; n++ {
+			dst = append(dst, HeldPoint(&pings[n]))
+		}
+		j++
+		i = k
+	}
+	return append(dst, hist[min(j, len(hist)):]...)
+}
+
+// Change is one membership change that a run of late pings implies.
+type Change struct {
+	Fence *fence.Fence
+	Enter bool // else an EXIT
+	At    int  // index in the run; len(run) is the committed point after it
+}
+
+// Changes finds the membership changes of runs of late pings; its zero
+// value is ready, and it keeps its memory between runs.
+type Changes struct {
+	prev, eff []*fence.Fence
+	list      []Change
+}
+
+// Of returns the membership changes a run of late pings implies, placed
+// after point a (nil: before the device's first, inside nothing) and
+// followed by the points next, in order: per ping (and then next[0],
+// if any), EXITs before ENTERs, each by fence ID. Each fix's accuracy
+// settles fence edges (fence.Settle, with limit maxAcc). The result is
+// valid until the next call.
+func (c *Changes) Of(set *fence.Set, search *fence.Searcher, maxAcc float64, a *Point, run []reorder.Held, next []Point) []Change {
+	c.prev = c.prev[:0]
+	if a != nil {
+		c.prev = append(c.prev, search.Contains(set, Degrees(a.Lat), Degrees(a.Lon))...)
+	}
+	c.list = c.list[:0]
+	for i := range run {
+		r := &run[i]
+		c.eff = fence.Settle(c.eff, search.Contains(set, r.Lat, r.Lon), c.prev, r.Lat, r.Lon, r.Accuracy(), maxAcc)
+		c.diff(c.eff, i)
+	}
+	if len(next) > 0 {
+		n := &next[0]
+		lat, lon := Degrees(n.Lat), Degrees(n.Lon)
+		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(n.Acc)/10, maxAcc)
+		c.diff(c.eff, len(run))
+	}
+	return c.list
+}
+
+// diff appends the changes from c.prev to hits at run index i, EXITs
+// first, and makes hits the new c.prev. Both are sorted by fence ID.
+func (c *Changes) diff(hits []*fence.Fence, i int) {
+	for _, f := range c.prev {
+		if fence.Find(hits, f.ID) == nil {
+			c.list = append(c.list, Change{f, false, i})
+		}
+	}
+	for _, f := range hits {
+		if fence.Find(c.prev, f.ID) == nil {
+			c.list = append(c.list, Change{f, true, i})
+		}
+	}
+	c.prev = append(c.prev[:0], hits...)
+}

@@ -1,0 +1,59 @@
+// Package history is a device's committed pings, kept so that late pings
+// can be placed among them, and the batch of late pings waiting to be:
+// fixed-point points, the slice algorithms that trim and search them,
+// mend a backlog's clock steps and merge late pings in, and the fence
+// membership changes a run of late pings implies. It knows neither the
+// device's clock model nor the state machine: the engine passes what
+// they decide.
+package history
+
+import (
+	"math"
+
+	"github.com/edgefence/edgefence/evaluator/reorder"
+)
+
+// Point is a committed ping, kept so that a late ping can be placed
+// among the pings around it: its fence membership is evaluated again
+// from the position when a late ping needs it. The position is in
+// fixed point (see Fixed); the engine rounds every ping's position to
+// it on ingest (Quantize), so a point evaluated again gives the live
+// answer.
+type Point struct {
+	Event    int64  // on the device's timeline, Unix ns
+	Wall     int64  // ingest wall clock, Unix ns
+	Lat, Lon int32  // degrees × Scale
+	Acc      uint16 // the fix's accuracy, decimetres (reorder.Held.Acc)
+}
+
+// Scale is how many steps a degree of a kept position has: 1e-7° is
+// 1.1 cm or less, far below a GPS fix's error, and ±180° fits an int32.
+const Scale = 1e7
+
+// Fixed returns degrees in the fixed point of a Point.
+func Fixed(deg float64) int32 { return int32(math.Round(deg * Scale)) }
+
+// Degrees returns a fixed-point position in degrees: the nearest float64
+// to it, so a position rounded with Quantize comes back identical.
+func Degrees(f int32) float64 { return float64(f) / Scale }
+
+// Quantize rounds a position in degrees to what a Point keeps.
+func Quantize(deg float64) float64 { return Degrees(Fixed(deg)) }
+
+// PointOf keeps what the history needs of a ping at event, taken at wall,
+// of accuracy acc (decimetres, reorder.AccOf).
+func PointOf(event, wall int64, lat, lon float64, acc uint16) Point {
+	return Point{Event: event, Wall: wall, Lat: Fixed(lat), Lon: Fixed(lon), Acc: acc}
+}
+
+// HeldPoint is PointOf a held ping.
+func HeldPoint(h *reorder.Held) Point { return PointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc) }
+
+// RunPoint returns the point at index i of a run of pings followed by
+// the points next.
+func RunPoint(run []reorder.Held, next []Point, i int) Point {
+	if i < len(run) {
+		return HeldPoint(&run[i])
+	}
+	return next[i-len(run)]
+}

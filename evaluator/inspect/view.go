@@ -1,0 +1,115 @@
+// Package inspect is the engine's introspection: read-only views of one
+// device, or of every device, filled by the engine's owner (a Processor,
+// on its shard like any other per-device work), so the per-device path
+// takes no lock and keeps no extra memory for them. Everything here is a
+// copy: a view stays valid after the engine is let go. A device being
+// inspected keeps its last arrivals in a Watchlist.
+package inspect
+
+import (
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/clock"
+)
+
+// DeviceView is one device's engine state at one instant.
+type DeviceView struct {
+	Device string
+	// Taken is the server's wall clock when the view was taken.
+	Taken time.Time
+	// Hold is the device's allowed lateness.
+	Hold time.Duration
+	// HighWater, Watermark and Committed are on the device's timeline
+	// (its stamps with detected steps taken out); zero before any ping.
+	// Pings stamped after Watermark wait in the buffer; those at or
+	// before Committed are late.
+	HighWater, Watermark, Committed time.Time
+	// WatermarkLag is how far the watermark trails the server's clock,
+	// with the device's clock offset taken out: about the time since the
+	// device's last ping plus the hold. Zero before any ping.
+	WatermarkLag time.Duration
+	// ClockOffset is the device's clock minus the server's, as learned
+	// (what transitions carry as clock_offset_ms); ClockShift the sum of
+	// the clock steps detected; ClockState one of unknown, learning,
+	// locked, stepping.
+	ClockOffset time.Duration
+	ClockShift  time.Duration
+	ClockState  string
+	// Buffered pings wait in the reorder buffer (of BufferCap); Deferred
+	// late pings wait to be reconciled into the history.
+	Buffered, BufferCap, Deferred int
+	// Evaluated counts the pings the state machine has seen (wrapping at
+	// 2³²); LastArrival is when the ping that set HighWater arrived.
+	Evaluated   uint32
+	LastArrival time.Time
+	// Lat, Lon: the last position evaluated (rounded to 1e-7° like every
+	// ping); HasPosition is false until one was.
+	Lat, Lon    float64
+	HasPosition bool
+	// Pending are the buffered pings in event order; History the
+	// committed pings the device's history keeps, oldest first.
+	Pending []PendingPing
+	History []CommittedPing
+	// Received are the pings that arrived since the device was first
+	// inspected (the last 32, in arrival order), with their stamps as
+	// sent and why each was clamped: inspecting a device starts keeping
+	// them, for ten minutes after the last look.
+	Received []ReceivedPing
+	// Fences is the device's state per fence it is or was just in.
+	Fences []FenceView
+}
+
+// PendingPing is a ping waiting in a reorder buffer.
+type PendingPing struct {
+	Event  time.Time // on the device's timeline
+	Stamp  time.Time // the device's clock reading (for a clamped ping, the model's)
+	Ingest time.Time // the server's wall clock at ingest
+	Clamp  clock.ClampReason
+	Lat    float64
+	Lon    float64
+}
+
+// CommittedPing is a ping the state machine has seen, as its device's
+// history keeps it.
+type CommittedPing struct {
+	Event    time.Time // on the device's timeline
+	Ingest   time.Time
+	Lat, Lon float64
+}
+
+// FenceView is a device's state in one fence.
+type FenceView struct {
+	Fence   string
+	Inside  bool
+	Dwelled bool
+	// Since is the event time of the ENTER (inside), on the device's
+	// timeline.
+	Since time.Time
+}
+
+// DeviceSummary is the part of a device's state the fleet view sorts on,
+// without its pings.
+type DeviceSummary struct {
+	Device       string
+	WatermarkLag time.Duration
+	ClockOffset  time.Duration
+	ClockState   string
+	Buffered     int
+	Deferred     int
+	Evaluated    uint32
+	LastArrival  time.Time
+	Lat, Lon     float64
+	HasPosition  bool
+	Inside       []string // fences the device is inside, by ID
+}
+
+// ReceivedPing is a ping as it arrived, before the reorder buffer: its
+// stamp as sent and as judged, and why it was clamped.
+type ReceivedPing struct {
+	Event  time.Time // on the device's timeline, after clamping
+	Stamp  time.Time // as sent (zero when the ping had none)
+	Ingest time.Time
+	Clamp  clock.ClampReason
+	Lat    float64
+	Lon    float64
+}

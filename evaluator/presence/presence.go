@@ -1,0 +1,129 @@
+// Package presence is a device's state per fence: inside or not, since
+// when, whether its DWELL came, and the sequence number that tells a
+// reversal. The engine's device record keeps a States; the engine's
+// state machine decides the transitions and changes it.
+package presence
+
+import "github.com/edgefence/edgefence/evaluator/fence"
+
+// State is a device's state in one fence. Outside states linger for one
+// ping after an EXIT so that a re-ENTER can be counted as a reversal.
+type State struct {
+	Fence   string // the fence's ID
+	Enter   int64  // event time of the ENTER
+	Seq     uint32 // the device's ping count at the last ENTER or EXIT
+	Inside  bool
+	Dwelled bool
+}
+
+// States is a device's states, sorted by fence ID.
+type States []State
+
+// Index returns the index of fence id in s, or -1.
+func (s States) Index(id string) int {
+	for i := range s {
+		if s[i].Fence == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Insert adds a state keeping s sorted by fence ID.
+func (s *States) Insert(st State) {
+	i := len(*s)
+	*s = append(*s, st)
+	for i > 0 && (*s)[i-1].Fence > st.Fence {
+		(*s)[i] = (*s)[i-1]
+		i--
+	}
+	(*s)[i] = st
+}
+
+// Inside reports whether the device is inside any fence.
+func (s States) Inside() bool {
+	for i := range s {
+		if s[i].Inside {
+			return true
+		}
+	}
+	return false
+}
+
+// Same reports whether the fences hits (sorted by ID) are exactly those
+// the device is inside.
+func (s States) Same(hits []*fence.Fence) bool {
+	k := 0
+	for i := range s {
+		if st := &s[i]; st.Inside {
+			if k == len(hits) || hits[k].ID != st.Fence {
+				return false
+			}
+			k++
+		}
+	}
+	return k == len(hits)
+}
+
+// Prune drops the outside states that did not change at the device's
+// ping seq: they matter only to the next ping, for reversal counting.
+func (s *States) Prune(seq uint32) {
+	k := 0
+	for _, st := range *s {
+		if st.Inside || st.Seq == seq {
+			(*s)[k] = st
+			k++
+		}
+	}
+	clear((*s)[k:])
+	*s = (*s)[:k]
+}
+
+// Compact returns the inside states in a new array without spare
+// capacity: a device gone idle drops the outside ones.
+func (s States) Compact() States {
+	out := make(States, 0, len(s))
+	for _, st := range s {
+		if st.Inside {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Restore sets the state in fence id from a committed transition at
+// event: an EXIT drops it; an ENTER or DWELL (dwelled) makes the device
+// inside since event, or since its earlier ENTER.
+func (s *States) Restore(id string, exit, dwelled bool, event int64) {
+	i := s.Index(id)
+	if exit {
+		if i >= 0 {
+			*s = append((*s)[:i], (*s)[i+1:]...)
+		}
+		return
+	}
+	st := State{Fence: id, Enter: event, Inside: true, Dwelled: dwelled}
+	if i >= 0 {
+		st.Enter = min(st.Enter, (*s)[i].Enter)
+		st.Dwelled = st.Dwelled || (*s)[i].Dwelled
+		(*s)[i] = st
+		return
+	}
+	s.Insert(st)
+}
+
+// Due is a DWELL that has come due: the index of its state and its
+// event time.
+type Due struct {
+	I  int
+	At int64
+}
+
+// SortDues sorts dues by event time.
+func SortDues(dues []Due) {
+	for i := 1; i < len(dues); i++ { // insertion sort: almost always 0 or 1 entries
+		for j := i; j > 0 && dues[j].At < dues[j-1].At; j-- {
+			dues[j], dues[j-1] = dues[j-1], dues[j]
+		}
+	}
+}
