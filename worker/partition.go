@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -53,6 +54,7 @@ type partition struct {
 	reader  *ingest.Reader
 	rejects rejectSink
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
+	mq      mqtt.Client         // the partition's own (connectMQTT)
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied
@@ -131,6 +133,10 @@ func (pt *partition) run(ctx context.Context) error {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
+	if pt.mq, err = w.connectMQTT(ctx, pt.n); err != nil {
+		return err
+	}
+	defer pt.mq.Disconnect(250)
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),

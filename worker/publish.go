@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -219,10 +220,10 @@ func (pt *partition) publishWave(ctx context.Context, wave []out) error {
 	// half the second validUntil keeps before it really expires, so that
 	// the next owner does not count it as half-published.
 	toks := make([]mqtt.Token, len(wave))
-	if w.mq.IsConnectionOpen() {
+	if pt.mq.IsConnectionOpen() {
 		for i := range wave {
 			if send[i] {
-				toks[i] = w.mq.Publish(wave[i].topic, 1, wave[i].retain, wave[i].body)
+				toks[i] = pt.mq.Publish(wave[i].topic, 1, wave[i].retain, wave[i].body)
 			}
 		}
 	}
@@ -281,8 +282,8 @@ func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 func (pt *partition) send(ctx context.Context, o *out, tok mqtt.Token) error {
 	w := pt.w
 	for {
-		if tok == nil && w.mq.IsConnectionOpen() {
-			tok = w.mq.Publish(o.topic, 1, o.retain, o.body)
+		if tok == nil && pt.mq.IsConnectionOpen() {
+			tok = pt.mq.Publish(o.topic, 1, o.retain, o.body)
 		}
 		if tok != nil {
 			// One publish, waited for as long as the lease allows: paho
@@ -306,6 +307,27 @@ func (pt *partition) send(ctx context.Context, o *out, tok mqtt.Token) error {
 		}
 		sleep(ctx, 100*time.Millisecond)
 	}
+}
+
+// connectMQTT makes partition n's own MQTT connection. NATS handles the
+// retained publishes of one connection one at a time, each a replicated
+// store, so partitions sharing a connection would wait for each other.
+func (w *Worker) connectMQTT(ctx context.Context, n int) (mqtt.Client, error) {
+	opts := *w.mqOpts
+	opts.SetClientID("edgefence-worker-" + w.cfg.Name + "-p" + strconv.Itoa(n))
+	c := mqtt.NewClient(&opts)
+	tok := c.Connect()
+	for deadline := time.Now().Add(30 * time.Second); !tok.WaitTimeout(100 * time.Millisecond); {
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			c.Disconnect(0)
+			return nil, fmt.Errorf("partition %d: connect to MQTT %s: %w", n, w.cfg.MQTT, cmp.Or(ctx.Err(), tokErr(tok)))
+		}
+	}
+	if err := tok.Error(); err != nil {
+		c.Disconnect(0)
+		return nil, fmt.Errorf("partition %d: connect to MQTT %s: %w", n, w.cfg.MQTT, err)
+	}
+	return c, nil
 }
 
 // mayFinish reports whether a recorded output may still be sent: the

@@ -42,6 +42,7 @@ type Worker struct {
 	ckpts   jetstream.ObjectStore
 	history jetstream.Stream
 	mq      mqtt.Client
+	mqOpts  *mqtt.ClientOptions // each partition's own MQTT connection is made with these
 	http    *ops.Server
 
 	mu    sync.Mutex
@@ -167,7 +168,7 @@ func (w *Worker) connect() error {
 			opts.AddBroker("tcp://" + a)
 		}
 	}
-	w.mq = mqtt.NewClient(opts)
+	w.mq, w.mqOpts = mqtt.NewClient(opts), opts
 	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
 		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
 	}
