@@ -54,7 +54,7 @@ type partition struct {
 	reader  *ingest.Reader
 	rejects rejectSink
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
-	mq      mqtt.Client         // the partition's own (connectMQTT)
+	mq      mqtt.Client         // shared with other partitions (mqttFor)
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied
@@ -133,10 +133,7 @@ func (pt *partition) run(ctx context.Context) error {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
-	if pt.mq, err = w.connectMQTT(ctx, pt.n); err != nil {
-		return err
-	}
-	defer pt.mq.Disconnect(250)
+	pt.mq = w.mqttFor(pt.n)
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),

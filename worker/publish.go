@@ -2,7 +2,6 @@ package worker
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -309,26 +308,36 @@ func (pt *partition) send(ctx context.Context, o *out, tok mqtt.Token) error {
 	}
 }
 
-// connectMQTT makes partition n's own MQTT connection. NATS handles the
-// retained publishes of one connection one at a time, each a replicated
-// store, so partitions sharing a connection would wait for each other.
-func (w *Worker) connectMQTT(ctx context.Context, n int) (mqtt.Client, error) {
-	opts := *w.mqOpts
-	opts.SetClientID("edgefence-worker-" + w.cfg.Name + "-p" + strconv.Itoa(n))
-	c := mqtt.NewClient(&opts)
-	tok := c.Connect()
-	for deadline := time.Now().Add(30 * time.Second); !tok.WaitTimeout(100 * time.Millisecond); {
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			c.Disconnect(0)
-			return nil, fmt.Errorf("partition %d: connect to MQTT %s: %w", n, w.cfg.MQTT, cmp.Or(ctx.Err(), tokErr(tok)))
+// mqttConns is how many MQTT connections a worker publishes over, at
+// most one per partition. NATS stores the retained publishes of one
+// connection one at a time, each a replicated store: partitions on one
+// connection would wait for each other. They are made at start, so that
+// taking a partition over waits for none.
+const mqttConns = 16
+
+// connectMQTTPool makes the connections besides w.mq that partitions
+// publish over.
+func (w *Worker) connectMQTTPool(opts *mqtt.ClientOptions) error {
+	w.mqs = []mqtt.Client{w.mq}
+	toks := make([]mqtt.Token, 0, mqttConns)
+	for i := 1; i < min(w.cfg.Partitions, mqttConns); i++ {
+		o := *opts
+		o.SetClientID(o.ClientID + "-" + strconv.Itoa(i))
+		c := mqtt.NewClient(&o)
+		w.mqs = append(w.mqs, c)
+		toks = append(toks, c.Connect())
+	}
+	for _, tok := range toks {
+		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+			return fmt.Errorf("connect to MQTT %s: %w", w.cfg.MQTT, tokErr(tok))
 		}
 	}
-	if err := tok.Error(); err != nil {
-		c.Disconnect(0)
-		return nil, fmt.Errorf("partition %d: connect to MQTT %s: %w", n, w.cfg.MQTT, err)
-	}
-	return c, nil
+	return nil
 }
+
+// mqttFor returns partition n's MQTT connection: one device's messages
+// all go over one.
+func (w *Worker) mqttFor(n int) mqtt.Client { return w.mqs[n%len(w.mqs)] }
 
 // mayFinish reports whether a recorded output may still be sent: the
 // lease has not run out, counting half the second validUntil keeps

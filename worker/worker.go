@@ -42,7 +42,7 @@ type Worker struct {
 	ckpts   jetstream.ObjectStore
 	history jetstream.Stream
 	mq      mqtt.Client
-	mqOpts  *mqtt.ClientOptions // each partition's own MQTT connection is made with these
+	mqs     []mqtt.Client // mq and more: the partitions publish over these (mqttFor)
 	http    *ops.Server
 
 	mu    sync.Mutex
@@ -168,11 +168,11 @@ func (w *Worker) connect() error {
 			opts.AddBroker("tcp://" + a)
 		}
 	}
-	w.mq, w.mqOpts = mqtt.NewClient(opts), opts
+	w.mq = mqtt.NewClient(opts)
 	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
 		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
 	}
-	return nil
+	return w.connectMQTTPool(opts)
 }
 
 // leaseLoop keeps the worker's presence and leases fresh and moves
@@ -394,6 +394,9 @@ func (w *Worker) closeConns() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = w.http.Shutdown(c)
 		cancel()
+	}
+	for _, c := range w.mqs[min(1, len(w.mqs)):] {
+		c.Disconnect(250)
 	}
 	if w.mq != nil {
 		w.mq.Disconnect(250)
