@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator"
@@ -51,10 +54,17 @@ type partition struct {
 	sink    sink
 	reader  *ingest.Reader
 	rejects rejectSink
-	seq     uint64 // last message applied
+	js      jetstream.JetStream // the partition's own, for asynchronous publishes
+	mq      mqtt.Client         // shared with other partitions (mqttFor)
+	inWave  map[string]struct{}
+	seq     uint64 // last message applied and its outputs published
+	applied uint64 // last message applied
 	clock   int64  // partition clock, Unix ns
-	suspect string // the previous owner's last history record
-	sent    string // the last output sent
+	// The previous owner's last history record, and the pos of its
+	// wave: from there on a record may not have been sent (suspect).
+	suspectID   string
+	suspectFrom *pos
+	sent        string // the last output sent
 	// tainted is set when a message was applied but not all its output
 	// published: the engine is ahead of seq, and must not be saved.
 	tainted bool
@@ -104,15 +114,31 @@ func (pt *partition) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
-	if pt.suspect, err = w.lastRecord(ctx, pt.n); err != nil {
+	last, wave, ok, err := w.lastRecord(ctx, pt.n)
+	if err != nil {
 		return err
 	}
-	if ck != nil && pt.suspect == ck.Sent {
-		pt.suspect = "" // handed over cleanly: everything recorded was sent
+	switch {
+	case ck != nil && last == ck.Sent:
+		// Handed over cleanly: everything recorded was sent.
+	case ok:
+		pt.suspectFrom = &wave
+	default:
+		pt.suspectID = last
 	}
+	pt.applied = pt.seq
+	pt.inWave = map[string]struct{}{}
+	// Its own context: the publish timeout, and nothing left pending
+	// or listening once the partition is gone.
+	if pt.js, err = jetstream.New(w.nc, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
+		return fmt.Errorf("partition %d: %w", pt.n, err)
+	}
+	defer pt.js.CleanupPublisher()
+	pt.mq = w.mqttFor(pt.n)
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
-	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices())
+	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
+		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{pingFilter(pt.n)}}
 	if pt.seq > 0 {
@@ -137,17 +163,36 @@ func (pt *partition) run(ctx context.Context) error {
 	ticker := pt.startTicks(ctx)
 	defer ticker()
 
+	// The outputs of a run of messages are published together (flush):
+	// up to the last message the consumer has ready, maxBatch messages
+	// or maxWave outputs, or a message that does not come at once.
+	var batch int
 	for {
 		if err := pt.check(ctx); err != nil {
 			return pt.stop(ctx, err)
 		}
 		if pt.stopping() {
-			return pt.stop(ctx, nil)
+			return pt.stop(ctx, pt.flush(ctx))
 		}
-		msg, err := it.Next()
+		var msg jetstream.Msg
+		if batch > 0 {
+			msg, err = it.Next(jetstream.NextMaxWait(batchWait))
+		} else {
+			msg, err = it.Next()
+		}
+		if errors.Is(err, nats.ErrTimeout) {
+			if err := pt.flush(ctx); err != nil {
+				return pt.stop(ctx, err)
+			}
+			batch = 0
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil || pt.stopping() || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return pt.stop(ctx, ctx.Err())
+				if ctx.Err() == nil {
+					err = pt.flush(ctx)
+				}
+				return pt.stop(ctx, cmp.Or(ctx.Err(), err))
 			}
 			pt.logErr("partition consumer", err)
 			continue
@@ -156,10 +201,15 @@ func (pt *partition) run(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
+		pt.apply(msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano())
+		w.m.lag[pt.n].Store(int64(md.NumPending))
+		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.buf) < maxWave {
+			continue
+		}
+		if err := pt.flush(ctx); err != nil {
 			return pt.stop(ctx, err)
 		}
-		w.m.lag[pt.n].Store(int64(md.NumPending))
+		batch = 0
 		if time.Since(pt.lastCkpt) >= w.cfg.CheckpointEvery {
 			if err := w.saveCheckpoint(ctx, pt); err != nil {
 				pt.logErr("checkpoint failed", err)
@@ -167,6 +217,13 @@ func (pt *partition) run(ctx context.Context) error {
 		}
 	}
 }
+
+// maxBatch bounds the messages a partition applies before it publishes
+// their outputs; batchWait is how long it waits for the next one first.
+const (
+	maxBatch  = 512
+	batchWait = 5 * time.Millisecond
+)
 
 // stopping reports whether the partition is being handed over.
 func (pt *partition) stopping() bool {
@@ -179,8 +236,12 @@ func (pt *partition) stopping() bool {
 }
 
 // stop ends the partition after run's loop: with a final checkpoint when
-// it is handed over while the lease still holds.
+// it is handed over while the lease still holds and everything applied
+// is published.
 func (pt *partition) stop(ctx context.Context, cause error) error {
+	if pt.applied != pt.seq {
+		pt.tainted = true
+	}
 	if pt.stopping() && ctx.Err() == nil && pt.w.mono() <= pt.validUntil.Load() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -196,9 +257,11 @@ func (pt *partition) stop(ctx context.Context, cause error) error {
 	return cause
 }
 
-// apply feeds one stream message to the engine at its instant and
-// publishes what it decided.
-func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
+// apply feeds one stream message to the engine at its instant; its
+// outputs wait in the sink for flush.
+func (pt *partition) apply(subject string, data []byte, seq uint64, ts int64) {
+	pt.sink.at = pos{seq: seq}
+	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)
 	topic, tick := splitPing(subject)
@@ -207,7 +270,6 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 		pt.proc.Sweep(now)
 	} else {
 		pt.w.m.pings.Inc()
-		pt.rejects.seq = seq
 		id, pos, _, outcome := pt.reader.Read(topic, data, "nats")
 		if outcome == ingest.Accepted {
 			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
@@ -215,19 +277,7 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 			pt.proc.Advance(now)
 		}
 	}
-	for i := range pt.sink.buf {
-		if err := pt.publish(ctx, &pt.sink.buf[i]); err != nil {
-			pt.sink.buf = pt.sink.buf[:0]
-			pt.tainted = true
-			return err
-		}
-		pt.sent = pt.sink.buf[i].id
-	}
-	clear(pt.sink.buf)
-	pt.sink.buf = pt.sink.buf[:0]
-	pt.seq = seq
 	pt.devices.Store(int64(pt.proc.Devices()))
-	return nil
 }
 
 // startTicks publishes the partition's tick every sweep period while it

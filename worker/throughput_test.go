@@ -159,4 +159,13 @@ func throughput(t *testing.T, k, pings, devices int) {
 	for _, w := range ws {
 		w.stop(t)
 	}
+	// Every output of the run, also those outside the window: how many
+	// the engine decides varies between runs with the load's timestamps.
+	hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer hcancel()
+	if hs, err := js.Stream(hctx, worker.HistoryStream); err == nil {
+		if info, err := hs.Info(hctx); err == nil {
+			t.Logf("RESULT workers=%d history records %d", k, info.State.Msgs)
+		}
+	}
 }

@@ -42,6 +42,7 @@ type Worker struct {
 	ckpts   jetstream.ObjectStore
 	history jetstream.Stream
 	mq      mqtt.Client
+	mqs     []mqtt.Client // mq and more: the partitions publish over these (mqttFor)
 	http    *ops.Server
 
 	mu    sync.Mutex
@@ -171,7 +172,7 @@ func (w *Worker) connect() error {
 	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
 		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
 	}
-	return nil
+	return w.connectMQTTPool(opts)
 }
 
 // leaseLoop keeps the worker's presence and leases fresh and moves
@@ -393,6 +394,9 @@ func (w *Worker) closeConns() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = w.http.Shutdown(c)
 		cancel()
+	}
+	for _, c := range w.mqs[min(1, len(w.mqs)):] {
+		c.Disconnect(250)
 	}
 	if w.mq != nil {
 		w.mq.Disconnect(250)

@@ -1,0 +1,174 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/worker"
+)
+
+// TestBatchKilledInFlight kills a worker with kill -9 while it drains a
+// backlog, when its partitions publish the outputs of hundreds of
+// messages at once: the worker that takes over finishes what the dead
+// one left half-published, and the dashboard still gets every
+// transition once and in order per device, the history stream holds
+// each once, and the retained store is exact.
+func TestBatchKilledInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS cluster and two worker processes")
+	}
+	const p, devices, rounds = 4, 200, 24
+	nodes := startCluster(t, p)
+	dir := t.TempDir()
+	fencePath := filepath.Join(dir, "fences.geojson")
+	if err := os.WriteFile(fencePath, []byte(testFences), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := fence.Parse([]byte(testFences))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := nodes[0].url() + "," + nodes[1].url() + "," + nodes[2].url()
+	nc := connect(t, urls)
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: worker.PingStream, Subjects: []string{worker.PingSubjectPrefix + ">"}, Replicas: 3, Storage: jetstream.FileStorage, MaxAge: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	// The backlog: every device drives east across the stripes.
+	for r := range rounds {
+		for i := range devices {
+			lon := 13.4000 + float64((i*7+r*4)%130)*0.0001
+			body := fmt.Sprintf(`{"lat":%.5f,"lon":%.5f,"ts":%d}`, 52.45+float64(i%1000)*0.0002, lon, time.Now().UnixMilli())
+			if _, err := js.PublishAsync(fmt.Sprintf("devices.dev-%04d.telemetry", i), []byte(body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			t.Fatal("the backlog was not acknowledged")
+		}
+	}
+
+	t.Logf("%d pings loaded in %v", rounds*devices, time.Since(start).Round(time.Millisecond))
+
+	var dash dashboard
+	dc := mqttClient(t, "dashboard", nodes[1].mqttAddr())
+	if tok := dc.SubscribeMultiple(map[string]byte{"geofence/#": 1, "edgefence/late/#": 1}, dash.handle); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	startWorker := func(name string) *proc {
+		arg, _ := json.Marshal(workerArgs{
+			NATS: urls, MQTT: nodes[0].mqttAddr() + "," + nodes[1].mqttAddr(), Name: name, Fences: fencePath,
+			Partitions: p, Lease: 3 * time.Second, Checkpoint: time.Second,
+		})
+		return startProc(t, name, "worker", string(arg))
+	}
+	w1 := startWorker("w1")
+	// Kill it once it has recorded 150 outputs: well into the
+	// backlog, with batches in flight.
+	recorded := func() uint64 {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, worker.HistoryStream)
+		if err != nil {
+			return 0
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return 0
+		}
+		return info.State.Msgs
+	}
+	var atKill uint64
+	for deadline := time.Now().Add(2 * time.Minute); atKill < 150; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("w1 recorded only %d outputs in two minutes", atKill)
+		}
+		atKill = recorded()
+	}
+	w1.kill()
+	killedAt := time.Since(start)
+	w2 := startWorker("w2")
+	waitOwned(t, js, p, "w2")
+	waitQuiet(t, js, 5*time.Second)
+	w2.stop(t)
+	t.Logf("kill -9 of w1 at %v, at %d history records of %d; w2 done at %v, took over:\n%s",
+		killedAt.Round(time.Millisecond), atKill, recorded(), time.Since(start).Round(time.Millisecond), grepLines(w2.out.String(), "partition owned"))
+
+	ckpt := map[int]uint64{}
+	for n := range p {
+		if ckpt[n], err = worker.CheckpointSeq(ctx, js, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perPart := map[int][]streamMsg{}
+	for _, m := range readPings(t, js) {
+		if m.seq <= ckpt[m.part] {
+			perPart[m.part] = append(perPart[m.part], m)
+		}
+	}
+	var want []received
+	for n := range p {
+		if len(perPart[n]) == 0 {
+			t.Fatalf("partition %d: no checkpoint after its messages", n)
+		}
+		want = append(want, reference(t, set, perPart[n]).out...)
+	}
+	if atKill >= uint64(len(want)) {
+		t.Fatalf("w1 was killed after it recorded everything (%d of %d): the test took over nothing", atKill, len(want))
+	}
+	got := dash.all()
+	t.Logf("%d transitions and late pings expected, the dashboard received %d", len(want), len(got))
+	diffDevices(t, "dashboard over MQTT", byDevice(got), byDevice(want))
+	diffDevices(t, "history stream", byDevice(readHistory(t, js)), byDevice(want))
+	retained := map[string]string{}
+	for _, r := range want {
+		if strings.HasPrefix(r.topic, "geofence/") && !strings.Contains(r.body, `"historic":true`) {
+			retained[r.topic] = r.body
+		}
+	}
+	rs, err := js.Stream(ctx, "$MQTT_rmsgs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for topic, w := range retained {
+		m, err := rs.GetLastMsgForSubject(ctx, "$MQTT.rmsgs."+strings.ReplaceAll(topic, "/", "."))
+		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			t.Fatal(err)
+		}
+		if err != nil || string(m.Data) != w {
+			if bad++; bad <= 3 {
+				t.Errorf("retained %s: %v\n want %s", topic, err, w)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("retained store: %d of %d topics differ", bad, len(retained))
+	}
+}
+
+// grepLines returns s's lines that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}
