@@ -561,13 +561,13 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	p.changes = p.changes[:0]
 	for i := range run {
 		r := &run[i]
-		p.eff = fence.Settle(p.eff, p.search.Contains(set, r.Lat, r.Lon), p.prev, r.Lat, r.Lon, r.Accuracy(), p.cfg.MaxAccuracy)
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, r.Lat, r.Lon), p.prev, r.Lat, r.Lon, r.Accuracy(), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 		p.diff(p.eff, i)
 	}
 	if len(next) > 0 {
 		n := &next[0]
 		lat, lon := degrees(n.lat), degrees(n.lon)
-		p.eff = fence.Settle(p.eff, p.search.Contains(set, lat, lon), p.prev, lat, lon, float64(n.acc)/10, p.cfg.MaxAccuracy)
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, lat, lon), p.prev, lat, lon, float64(n.acc)/10, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 		p.diff(p.eff, len(run))
 	}
 	for ci, c := range p.changes {

@@ -127,7 +127,7 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 			}
 		}
 	}
-	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy)
+	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 	return p.eff
 }
 
