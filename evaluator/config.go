@@ -87,7 +87,7 @@ const (
 	// across an edge when acc is, as phones and OwnTracks report it, the
 	// 68 % radius of a two-dimensional normal error (1.515 σ per axis):
 	// a fix of a device right at an edge lands that far across it once in
-	// about 740 fixes (docs/fences.md).
+	// about 800 fixes (docs/fences.md).
 	DefaultAccuracyMargin = 2.0
 	DefaultSkew           = 2 * time.Second
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
