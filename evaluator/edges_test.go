@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -132,6 +134,39 @@ func TestAccuracyHysteresisInHistory(t *testing.T) {
 	h.want("d depot ENTER +0s")
 	if h.m.Reconciled.Get() != 1 {
 		t.Fatalf("reconciled %d late pings, want 1", h.m.Reconciled.Get())
+	}
+}
+
+// Late pings placed after a committed fix that was near the edge start
+// from the state the live path had there, not from that fix's position
+// alone: a device inside whose fix 5 m outside (±10 m) kept it inside
+// gets no second ENTER from a late fix deep inside after it.
+func TestAccuracyHysteresisHistoryStartsFromSettledState(t *testing.T) {
+	h := newHarness(t, nil)
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	h.sendAcc("d", westOfDepot(100), 10, 0, 0)
+	h.sendAcc("d", westOfDepot(-5), 10, sec(1), sec(1)) // near the edge: still inside
+	h.sendAcc("d", westOfDepot(-5), 10, sec(3), sec(3))
+	h.sendAcc("d", westOfDepot(100), 10, sec(1.5), sec(6)) // late
+	h.sendAcc("d", westOfDepot(-100), 10, sec(2), sec(6))  // late: out by more than the margin
+	h.at(sec(7))
+	h.sendAcc("d", westOfDepot(-100), 10, sec(8), sec(8))
+	h.at(time.Minute)
+	// In event order, as the device lived them, they alternate.
+	var got []Transition
+	for _, tr := range h.rec.trans {
+		if tr.Fence == "depot" && tr.Type != Dwell {
+			got = append(got, tr)
+		}
+	}
+	slices.SortStableFunc(got, func(a, b Transition) int { return cmp.Compare(a.Event, b.Event) })
+	for i, tr := range got {
+		if want := []Type{Enter, Exit}[i%2]; tr.Type != want {
+			t.Fatalf("transition %d in event order is %s, want %s: %q", i, tr.Type, want, h.rec.lines())
+		}
+	}
+	if len(got) == 0 || got[0].Event != t0.UnixNano() {
+		t.Fatalf("want the ENTER at +0s first: %q", h.rec.lines())
 	}
 }
 

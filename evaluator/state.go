@@ -131,6 +131,25 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 	return p.eff
 }
 
+// settledAt sets p.prev to the fences d was in at its committed point
+// hist[j] under accuracy hysteresis: a fix near an edge kept the state
+// the fixes before it had set, so they are replayed from the last point
+// whose position alone decided (one without accuracy, or the oldest).
+func (p *Processor) settledAt(d *device, j int, set *fence.Set) {
+	i := j
+	for i > 0 && d.hist[i].acc != 0 {
+		i--
+	}
+	h := &d.hist[i]
+	p.prev = append(p.prev[:0], p.search.Contains(set, degrees(h.lat), degrees(h.lon))...)
+	for i++; i <= j; i++ {
+		h = &d.hist[i]
+		lat, lon := degrees(h.lat), degrees(h.lon)
+		p.eff = fence.Settle(p.eff, p.search.Contains(set, lat, lon), p.prev, lat, lon, float64(h.acc)/10, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
+		p.prev, p.eff = p.eff, p.prev
+	}
+}
+
 // find returns the fence with id among hits, or nil.
 func find(hits []*fence.Fence, id string) *fence.Fence {
 	for _, f := range hits {
