@@ -556,7 +556,7 @@ func (p *Processor) mergeRun(d *device, a *point, run []reorder.Held, next []poi
 	set := p.fences()
 	p.prev = p.prev[:0]
 	if a != nil { // else before the device's first ping: inside nothing
-		p.settledAt(d, len(d.hist)-len(next)-1, set)
+		p.settledAt(d, a, len(d.hist)-len(next)-1, set)
 	}
 	p.changes = p.changes[:0]
 	for i := range run {

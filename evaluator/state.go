@@ -131,11 +131,16 @@ func (p *Processor) edges(d *device, pg *Ping, hits []*fence.Fence) []*fence.Fen
 	return p.eff
 }
 
-// settledAt sets p.prev to the fences d was in at its committed point
-// hist[j] under accuracy hysteresis: a fix near an edge kept the state
+// settledAt sets p.prev to the fences d was in at its committed point a,
+// hist[j], under accuracy hysteresis: a fix near an edge kept the state
 // the fixes before it had set, so they are replayed from the last point
-// whose position alone decided (one without accuracy, or the oldest).
-func (p *Processor) settledAt(d *device, j int, set *fence.Set) {
+// whose position alone decided (one without accuracy, or the oldest). A
+// point that is not hist[j] counts at its position alone.
+func (p *Processor) settledAt(d *device, a *point, j int, set *fence.Set) {
+	if j < 0 || j >= len(d.hist) || &d.hist[j] != a {
+		p.prev = append(p.prev[:0], p.search.Contains(set, degrees(a.lat), degrees(a.lon))...)
+		return
+	}
 	i := j
 	for i > 0 && d.hist[i].acc != 0 {
 		i--
