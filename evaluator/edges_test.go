@@ -1,7 +1,9 @@
 package evaluator
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -28,10 +30,10 @@ func (h *harness) sendAcc(dev string, p pos, acc float64, event, arrive time.Dur
 	h.proc.Advance(ingest)
 }
 
-// A fix whose accuracy circle straddles the edge changes nothing there:
-// it must be inside by more than its error to ENTER and outside by more
-// than it to EXIT. Without accuracy, or with one worse than the cap, the
-// position alone decides, as before.
+// A fix within the margin (twice its accuracy by default) of the edge
+// changes nothing there: it must be inside by more than that to ENTER
+// and outside by more than it to EXIT. Without accuracy, or with one
+// worse than the cap, the position alone decides, as before.
 func TestAccuracyHysteresis(t *testing.T) {
 	h := newHarness(t, nil)
 	step := func(i int) time.Duration { return time.Duration(i) * time.Second }
@@ -39,11 +41,11 @@ func TestAccuracyHysteresis(t *testing.T) {
 		p   pos
 		acc float64
 	}{
-		{westOfDepot(10), 20},  // inside by 10 m, ±20 m: not yet
-		{westOfDepot(30), 20},  // inside by more than its error: ENTER
+		{westOfDepot(30), 20},  // inside by 30 m, ±20 m: not yet
+		{westOfDepot(50), 20},  // inside by more than twice its error: ENTER
 		{westOfDepot(-10), 20}, // outside by 10 m, ±20 m: still inside
-		{westOfDepot(5), 20},   // inside again: nothing
-		{westOfDepot(-30), 20}, // outside by more: EXIT
+		{westOfDepot(-30), 20}, // outside by more than its error, not twice: still inside
+		{westOfDepot(-50), 20}, // outside by more: EXIT
 		{westOfDepot(10), 150}, // ±150 m is over the 100 m cap: position alone, ENTER
 		{westOfDepot(-10), 0},  // no accuracy: position alone, EXIT
 	}
@@ -52,6 +54,72 @@ func TestAccuracyHysteresis(t *testing.T) {
 	}
 	h.at(step(len(pings)))
 	h.want("d depot ENTER +1s", "d depot EXIT +4s", "d depot ENTER +5s", "d depot EXIT +6s")
+}
+
+// The margin is a setting: at 1 a fix outside by more than its accuracy
+// is enough, at 3 one outside by 50 m ±20 m is not.
+func TestAccuracyMargin(t *testing.T) {
+	for _, c := range []struct {
+		margin float64
+		want   []string
+	}{
+		{1, []string{"d depot ENTER +0s", "d depot EXIT +1s"}},
+		{3, []string{"d depot ENTER +0s"}},
+	} {
+		h := newHarness(t, func(cfg *engine.Config) { cfg.AccuracyMargin = c.margin })
+		h.sendAcc("d", westOfDepot(100), 20, 0, 0)
+		h.sendAcc("d", westOfDepot(-50), 20, time.Second, time.Second)
+		h.sendAcc("d", westOfDepot(-30), 10, 2*time.Second, 2*time.Second) // within 3 × 10 m
+		h.at(3 * time.Second)
+		h.want(c.want...)
+	}
+}
+
+// A device parked at a distance from a fence's edge (inside or out)
+// whose fixes err by up to that distance plus the margin times their
+// accuracy, in any direction, with any accuracy within the cap and any
+// reordering, never flips: inside, it ENTERs once, when a fix first
+// clears the margin, and never EXITs; outside, it never ENTERs. The
+// fleet's white noise (per-axis deviation = acc) stays within that bound
+// in all but about 3 of 10,000 fixes at the default margin.
+func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		margin := rapid.SampledFrom([]float64{1, engine.DefaultAccuracyMargin, 3}).Draw(t, "margin")
+		h := newHarness(t, func(cfg *engine.Config) { cfg.AccuracyMargin = margin })
+		inside := rapid.Bool().Draw(t, "inside")
+		dist := rapid.Float64Range(0, 150).Draw(t, "metres")
+		ev := time.Duration(0)
+		for range rapid.IntRange(1, 40).Draw(t, "pings") {
+			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
+			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
+			// The engine keeps accuracies in decimetres and positions to
+			// 1e-7 degrees (under a centimetre): the bound keeps 2 cm off
+			// the margin.
+			acc := float64(rapid.IntRange(1, int(h.cfg.MaxAccuracy*10)).Draw(t, "acc_dm")) / 10
+			bound := dist + margin*acc - 0.02
+			r := rapid.Float64Range(0, max(bound, 0)).Draw(t, "err")
+			a := rapid.Float64Range(0, 2*math.Pi).Draw(t, "direction")
+			east := dist
+			if !inside {
+				east = -dist
+			}
+			east += r * math.Cos(a)
+			north := r * math.Sin(a)
+			p := westOfDepot(east)
+			p.lat += north / 111_195
+			h.sendAcc("d", p, acc, ev, arrive)
+		}
+		h.at(ev + time.Hour)
+		var got []string
+		for _, tr := range h.rec.trans {
+			if tr.Fence == "depot" && tr.Type != engine.Dwell {
+				got = append(got, tr.Type.String())
+			}
+		}
+		if inside && len(got) > 1 || inside && len(got) == 1 && got[0] != "ENTER" || !inside && len(got) > 0 {
+			t.Fatalf("parked %s by %.1f m, margin %v: %v\n%q", map[bool]string{true: "inside", false: "outside"}[inside], dist, margin, got, h.rec.lines())
+		}
+	})
 }
 
 // A late ping straddling the edge, reconciled into the history, reveals
@@ -70,6 +138,39 @@ func TestAccuracyHysteresisInHistory(t *testing.T) {
 	}
 }
 
+// Late pings placed after a committed fix that was near the edge start
+// from the state the live path had there, not from that fix's position
+// alone: a device inside whose fix 5 m outside (±10 m) kept it inside
+// gets no second ENTER from a late fix deep inside after it.
+func TestAccuracyHysteresisHistoryStartsFromSettledState(t *testing.T) {
+	h := newHarness(t, nil)
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	h.sendAcc("d", westOfDepot(100), 10, 0, 0)
+	h.sendAcc("d", westOfDepot(-5), 10, sec(1), sec(1)) // near the edge: still inside
+	h.sendAcc("d", westOfDepot(-5), 10, sec(3), sec(3))
+	h.sendAcc("d", westOfDepot(100), 10, sec(1.5), sec(6)) // late
+	h.sendAcc("d", westOfDepot(-100), 10, sec(2), sec(6))  // late: out by more than the margin
+	h.at(sec(7))
+	h.sendAcc("d", westOfDepot(-100), 10, sec(8), sec(8))
+	h.at(time.Minute)
+	// In event order, as the device lived them, they alternate.
+	var got []engine.Transition
+	for _, tr := range h.rec.trans {
+		if tr.Fence == "depot" && tr.Type != engine.Dwell {
+			got = append(got, tr)
+		}
+	}
+	slices.SortStableFunc(got, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
+	for i, tr := range got {
+		if want := []engine.Type{engine.Enter, engine.Exit}[i%2]; tr.Type != want {
+			t.Fatalf("transition %d in event order is %s, want %s: %q", i, tr.Type, want, h.rec.lines())
+		}
+	}
+	if len(got) == 0 || got[0].Event != t0.UnixNano() {
+		t.Fatalf("want the ENTER at +0s first: %q", h.rec.lines())
+	}
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
@@ -77,8 +178,8 @@ func TestAccuracyCapPerFence(t *testing.T) {
 	h.set = mustFences(t, `{"type":"FeatureCollection","features":[
 	 {"type":"Feature","id":"strict","properties":{"max_accuracy":0},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}},
 	 {"type":"Feature","id":"lax","properties":{"max_accuracy":500},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`)
-	h.sendAcc("d", westOfDepot(10), 200, 0, 0) // ±200 m: strict takes the position, lax waits
-	h.sendAcc("d", westOfDepot(250), 200, time.Second, time.Second)
+	h.sendAcc("d", westOfDepot(10), 200, 0, 0)                      // ±200 m: strict takes the position, lax waits
+	h.sendAcc("d", westOfDepot(339), 150, time.Second, time.Second) // the middle: 339 m from every edge
 	h.at(2 * time.Second)
 	h.want("d strict ENTER +0s", "d lax ENTER +1s")
 }
@@ -87,7 +188,7 @@ func TestAccuracyCapPerFence(t *testing.T) {
 func TestOwnTracksAccuracyHonoured(t *testing.T) {
 	h := newHarness(t, nil)
 	var dec payload.Decoder
-	for i, lon := range []float64{westOfDepot(10).lon, westOfDepot(30).lon} {
+	for i, lon := range []float64{westOfDepot(10).lon, westOfDepot(50).lon} {
 		at := time.Duration(i) * time.Second
 		body := []byte(`{"_type":"location","lat":52.505,"lon":` + ftoa(lon) + `,"tst":` + itoa(t0.Add(at).Unix()) + `,"acc":20}`)
 		p, err := dec.Decode(body, payload.OwnTracks)

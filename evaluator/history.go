@@ -242,7 +242,7 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 // differ, the published transition stands for the last change and the
 // others are new.
 func (p *Processor) mergeRun(d *device, a *history.Point, run []reorder.Held, next []history.Point, now int64) {
-	changes := p.changes.Of(p.fences(), p.search, p.cfg.MaxAccuracy, a, run, next)
+	changes := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, len(d.Points)-len(next)-1, a, run, next)
 	for ci, c := range changes {
 		last, odd := true, true
 		for _, o := range changes[ci+1:] {

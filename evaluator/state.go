@@ -106,7 +106,7 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fe
 			}
 		}
 	}
-	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy)
+	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 	return p.eff
 }
 

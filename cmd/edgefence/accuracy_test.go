@@ -12,7 +12,7 @@ import (
 
 // Over real MQTT, with the adaptive hold: a fix whose accuracy circle
 // straddles customer-alex's edge (a 150 m circle) does not ENTER it, one
-// inside by more than its accuracy does, an OwnTracks fix's acc counts
+// inside by more than twice its accuracy does, an OwnTracks fix's acc counts
 // the same; the device's hold shows in /metrics.
 func TestAdaptiveHoldAndAccuracyEdgesEndToEnd(t *testing.T) {
 	p := startServe(t, t.TempDir(), nil, "--hold", "adaptive", "--hold-max", "300ms")
@@ -37,10 +37,10 @@ func TestAdaptiveHoldAndAccuracyEdgesEndToEnd(t *testing.T) {
 		got[tr.Device] = tr
 	}
 	if tr := got["acc-1"]; tr.Type != "ENTER" || tr.Ts != now-1000 {
-		t.Errorf("acc-1: %s, want the ENTER of the ping inside by more than its accuracy (@%d)", tr, now-1000)
+		t.Errorf("acc-1: %s, want the ENTER of the ping inside by more than twice its accuracy (@%d)", tr, now-1000)
 	}
 	if tr := got["acc-phone"]; tr.Type != "ENTER" || tr.Ts != (now/1000-1)*1000 {
-		t.Errorf("acc-phone: %s, want the ENTER of the OwnTracks fix inside by more than its acc (@%d)", tr, (now/1000-1)*1000)
+		t.Errorf("acc-phone: %s, want the ENTER of the OwnTracks fix inside by more than twice its acc (@%d)", tr, (now/1000-1)*1000)
 	}
 
 	// Two new devices, each at --hold-max until it settles: a sweep round

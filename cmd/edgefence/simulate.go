@@ -95,6 +95,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&e.HoldMin, "hold-min", e.HoldMin, "the adaptive hold's lower bound")
 	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound (also while a device's clock is new or stepping)")
 	fs.Float64Var(&e.MaxAccuracy, "max-accuracy", e.MaxAccuracy, "largest fix accuracy, metres, that widens fence edges (worse: position alone; 0: accuracy ignored)")
+	fs.Float64Var(&e.AccuracyMargin, "accuracy-margin", e.AccuracyMargin, "how many times its accuracy a fix must be across a fence's edge to change the device's state there")
 	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell (0: off)")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")

@@ -30,6 +30,11 @@ type Config struct {
 	// nothing there. A fix worse than it is taken at its position alone;
 	// zero ignores accuracy. A fence's max_accuracy overrides it.
 	MaxAccuracy float64
+	// AccuracyMargin is how many accuracies a fix must clear a fence's
+	// edge by to change the device's state in that fence: at 1 a fix
+	// within its accuracy of the edge changes nothing, wider margins
+	// trade missed shallow visits for fewer flips on noise.
+	AccuracyMargin float64
 	// Skew is how far ahead of its device's learned clock a stamp may be
 	// (and the window of the week-rollover repair).
 	Skew time.Duration
@@ -78,7 +83,13 @@ const (
 	// leaves out cell-tower and Wi-Fi fixes (hundreds of metres), which
 	// would otherwise hold a fence's state for as long as they come.
 	DefaultMaxAccuracy = 100.0
-	DefaultSkew        = 2 * time.Second
+	// DefaultAccuracyMargin is three standard deviations of the error
+	// across an edge when acc is, as phones and OwnTracks report it, the
+	// 68 % radius of a two-dimensional normal error (1.515 σ per axis):
+	// a fix of a device right at an edge lands that far across it once in
+	// about 800 fixes (docs/fences.md).
+	DefaultAccuracyMargin = 2.0
+	DefaultSkew           = 2 * time.Second
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
 	// seconds to a minute off; a stamp hours or years ahead is a glitch.
 	DefaultMaxClockOffset = 10 * time.Minute
@@ -116,6 +127,7 @@ func DefaultConfig() Config {
 		HoldMin:        DefaultHoldMin,
 		HoldMax:        DefaultHoldMax,
 		MaxAccuracy:    DefaultMaxAccuracy,
+		AccuracyMargin: DefaultAccuracyMargin,
 		Skew:           DefaultSkew,
 		MaxClockOffset: DefaultMaxClockOffset,
 		History:        DefaultHistory,
@@ -143,6 +155,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: adaptive hold bounds [%v, %v] must satisfy 0 < min <= max <= %v", ErrConfig, c.HoldMin, c.HoldMax, hold.Limit)
 	case !(c.MaxAccuracy >= 0) || math.IsInf(c.MaxAccuracy, 0):
 		return fmt.Errorf("%w: max accuracy %v must be a number of metres >= 0", ErrConfig, c.MaxAccuracy)
+	case !(c.AccuracyMargin >= 0) || math.IsInf(c.AccuracyMargin, 0):
+		return fmt.Errorf("%w: accuracy margin %v must be a number >= 0", ErrConfig, c.AccuracyMargin)
 	case c.Skew < 0 || c.MaxClockOffset < c.Skew:
 		return fmt.Errorf("%w: skew tolerance %v must be in [0, max clock offset %v]", ErrConfig, c.Skew, c.MaxClockOffset)
 	case c.History < 0 || c.HistoryWait < 0 || c.History > 0 && (c.HistoryPoints < 2 || c.HistoryWait <= 0):

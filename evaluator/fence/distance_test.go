@@ -117,9 +117,20 @@ func TestSettle(t *testing.T) {
 		{"over the cap: position alone", 10, 150, []*fence.Fence{a}, "[b]"},
 	} {
 		lon := edge + c.metres/kx
-		got := fence.Settle(nil, q.Contains(set, lat0, lon), c.before, lat0, lon, c.acc, 100)
+		got := fence.Settle(nil, q.Contains(set, lat0, lon), c.before, lat0, lon, c.acc, 1, 100)
 		if s := "[" + strings.Join(ids(got), " ") + "]"; s != c.want {
 			t.Errorf("%s: %s, want %s", c.name, s, c.want)
+		}
+	}
+	// The margin scales the accuracy: in b by 30 m ±20 m moves at 1, not at 2.
+	for _, c := range []struct {
+		margin float64
+		want   string
+	}{{1, "[b]"}, {1.4, "[b]"}, {1.6, "[a]"}, {2, "[a]"}, {0, "[b]"}} {
+		lon := edge + 30/kx
+		got := fence.Settle(nil, q.Contains(set, lat0, lon), []*fence.Fence{a}, lat0, lon, 20, c.margin, 100)
+		if s := "[" + strings.Join(ids(got), " ") + "]"; s != c.want {
+			t.Errorf("margin %v: %s, want %s", c.margin, s, c.want)
 		}
 	}
 }

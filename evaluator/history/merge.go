@@ -54,26 +54,52 @@ type Changes struct {
 // after point a (nil: before the device's first, inside nothing) and
 // followed by the points next, in order: per ping (and then next[0],
 // if any), EXITs before ENTERs, each by fence ID. Each fix's accuracy
-// settles fence edges (fence.Settle, with limit maxAcc). The result is
-// valid until the next call.
-func (c *Changes) Of(set *fence.Set, search *fence.Searcher, maxAcc float64, a *Point, run []reorder.Held, next []Point) []Change {
+// settles fence edges (fence.Settle, with margin and limit maxAcc); a is
+// hist[j] when it is a committed point, whose state then comes from the
+// fixes before it as the live path settled them. The result is valid
+// until the next call.
+func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, j int, a *Point, run []reorder.Held, next []Point) []Change {
 	c.prev = c.prev[:0]
-	if a != nil {
-		c.prev = append(c.prev, search.Contains(set, Degrees(a.Lat), Degrees(a.Lon))...)
+	if a != nil { // else before the device's first ping: inside nothing
+		c.settledAt(set, search, margin, maxAcc, hist, j, a)
 	}
 	c.list = c.list[:0]
 	for i := range run {
 		r := &run[i]
-		c.eff = fence.Settle(c.eff, search.Contains(set, r.Lat, r.Lon), c.prev, r.Lat, r.Lon, r.Accuracy(), maxAcc)
+		c.eff = fence.Settle(c.eff, search.Contains(set, r.Lat, r.Lon), c.prev, r.Lat, r.Lon, r.Accuracy(), margin, maxAcc)
 		c.diff(c.eff, i)
 	}
 	if len(next) > 0 {
 		n := &next[0]
 		lat, lon := Degrees(n.Lat), Degrees(n.Lon)
-		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(n.Acc)/10, maxAcc)
+		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(n.Acc)/10, margin, maxAcc)
 		c.diff(c.eff, len(run))
 	}
 	return c.list
+}
+
+// settledAt sets c.prev to the fences a device was in at a, hist[j],
+// under accuracy hysteresis: a fix near an edge kept the state the fixes
+// before it had set, so they are replayed from the last point whose
+// position alone decided (one without accuracy, or the oldest). A point
+// that is not hist[j] counts at its position alone.
+func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, j int, a *Point) {
+	if j < 0 || j >= len(hist) || &hist[j] != a {
+		c.prev = append(c.prev[:0], search.Contains(set, Degrees(a.Lat), Degrees(a.Lon))...)
+		return
+	}
+	i := j
+	for i > 0 && hist[i].Acc != 0 {
+		i--
+	}
+	h := &hist[i]
+	c.prev = append(c.prev[:0], search.Contains(set, Degrees(h.Lat), Degrees(h.Lon))...)
+	for i++; i <= j; i++ {
+		h = &hist[i]
+		lat, lon := Degrees(h.Lat), Degrees(h.Lon)
+		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(h.Acc)/10, margin, maxAcc)
+		c.prev, c.eff = c.eff, c.prev
+	}
 }
 
 // diff appends the changes from c.prev to hits at run index i, EXITs

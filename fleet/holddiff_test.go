@@ -1,0 +1,109 @@
+package fleet
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/shadow"
+)
+
+// TestHoldDiff is a diagnostic, not a check: with EDGEFENCE_HOLDDIFF=N
+// it scores the default fleet's first N devices under the fixed 500 ms
+// and the adaptive hold, as Run does, and lists the devices whose
+// phantoms differ; EDGEFENCE_HOLDDIFF_TRACE=i (with N = i+1) runs device
+// i alone and prints its truth and both strategies' transitions.
+// Skipped otherwise.
+func TestHoldDiff(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("EDGEFENCE_HOLDDIFF"))
+	if n == 0 {
+		t.Skip("diagnostic: set EDGEFENCE_HOLDDIFF=devices")
+	}
+	cfg := DefaultConfig()
+	eng := engine.DefaultConfig()
+	set, err := cfg.Fences(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strategies := []shadow.Strategy{shadow.Strategies([]time.Duration{500 * time.Millisecond})[0], {Name: "adaptive", Adaptive: true}}
+	runner, err := shadow.NewRunner(eng, set, strategies, Start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clamp := eng.Clamper()
+	var f faults
+	var samples []sample
+	var dp []int32
+	var merged []event
+	total := [2]int64{}
+	trace := map[int]bool{}
+	first := 0
+	if s := os.Getenv("EDGEFENCE_HOLDDIFF_TRACE"); s != "" {
+		for _, f := range strings.Split(s, ",") {
+			i, _ := strconv.Atoi(f)
+			trace[i] = true
+		}
+		first = n - 1
+	}
+	for i := first; i < n; i++ {
+		samples = cfg.generate(i, Start, samples, &f)
+		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
+		byArrival(samples)
+		id := fmt.Sprintf("dev-%06d", i)
+		var arrivals []engine.Ping
+		for k := range samples {
+			s := &samples[k]
+			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
+			arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
+		}
+		var ph [2]int64
+		outs := runner.Device(arrivals)
+		for si, out := range outs {
+			var live, past []event
+			for k := range out {
+				tr := &out[k]
+				at := int64(tr.Decided.Sub(Start))
+				if !tr.Timer {
+					ing := int64(tr.Ingest.Sub(Start))
+					if j := sort.Search(len(samples), func(j int) bool { return samples[j].arrival >= ing }); j < len(samples) {
+						at = samples[j].at
+					}
+				}
+				if tr.Historic {
+					past = append(past, event{tr.Fence, tr.Type, at})
+				} else {
+					live = append(live, event{tr.Fence, tr.Type, at})
+				}
+			}
+			theirs := placeHistoric(live, past, &merged)
+			mine := append([]event(nil), truthEv...)
+			var sc score
+			sc, dp = align(mine, theirs, int64(cfg.MatchEarly), int64(cfg.MatchLate), dp)
+			ph[si] = sc.emitted - sc.matched
+			total[si] += ph[si]
+		}
+		if ph[0] != ph[1] {
+			t.Logf("device %d: 500ms %d phantoms, adaptive %d", i, ph[0], ph[1])
+		}
+		if trace[i] {
+			for _, e := range truthEv {
+				t.Logf("truth    %s %s %v", e.fence, e.typ, time.Duration(e.at))
+			}
+			for si, out := range outs {
+				for k := range out {
+					tr := &out[k]
+					t.Logf("%-8s %s %s event %v ingest %v decided %v historic %v", strategies[si].Name, tr.Fence, tr.Type,
+						time.Unix(0, tr.Event).Sub(Start), tr.Ingest.Sub(Start), tr.Decided.Sub(Start), tr.Historic)
+				}
+			}
+		}
+	}
+	t.Logf("%d devices: 500ms %d phantoms, adaptive %d", n, total[0], total[1])
+}
