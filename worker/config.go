@@ -25,7 +25,11 @@ type Config struct {
 	NATS string
 	// MQTT is the NATS nodes' MQTT listeners (host:port, comma-separated):
 	// transitions are published there so that the server retains them.
+	// An address may name its scheme, tcp:// or tls://; a bare one is TLS
+	// when Security has TLS settings.
 	MQTT string
+	// Security is the credentials and TLS settings of both connections.
+	Security Security
 	// Name identifies the worker in leases; unique per running worker.
 	Name string
 	// Partitions is P, the number of device partitions: the servers'
@@ -114,6 +118,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: duplicate window %v must cover twice the checkpoint period %v plus the lease %v", ErrConfig, c.DedupWindow, c.CheckpointEvery, c.Lease)
 	case c.PingsMaxAge < c.DedupWindow:
 		return fmt.Errorf("%w: the ping stream's max age %v is shorter than the duplicate window %v", ErrConfig, c.PingsMaxAge, c.DedupWindow)
+	}
+	if err := c.Security.validate(); err != nil {
+		return err
 	}
 	return c.Engine.Validate()
 }

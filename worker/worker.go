@@ -114,11 +114,19 @@ func Start(cfg Config) (*Worker, error) {
 
 func (w *Worker) connect() error {
 	cfg := &w.cfg
-	var err error
-	w.nc, err = nats.Connect(cfg.NATS, nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))
+	sec := &cfg.Security
+	tc, err := sec.tlsConfig()
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", cfg.NATS, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	mqUser, mqPass, err := sec.mqttLogin(cfg.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	w.nc, err = nats.Connect(cfg.NATS, append(sec.natsOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", cfg.NATS, sec.explain(err))
 	}
 	if w.js, err = jetstream.New(w.nc); err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -164,8 +172,14 @@ func (w *Worker) connect() error {
 		SetConnectRetryInterval(250 * time.Millisecond).SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
 	for _, a := range strings.Split(cfg.MQTT, ",") {
 		if a = strings.TrimSpace(a); a != "" {
-			opts.AddBroker("tcp://" + a)
+			opts.AddBroker(mqttBroker(a, tc != nil))
 		}
+	}
+	if tc != nil {
+		opts.SetTLSConfig(tc)
+	}
+	if mqUser != "" || mqPass != "" {
+		opts.SetUsername(mqUser).SetPassword(mqPass)
 	}
 	w.mq = mqtt.NewClient(opts)
 	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {

@@ -16,8 +16,14 @@ import (
 func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
-	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "NATS cluster client URLs, comma-separated")
-	fs.StringVar(&cfg.MQTT, "nats-mqtt", cfg.MQTT, "MQTT listeners of the NATS nodes (host:port, comma-separated): transitions are published and retained there")
+	fs.Var(&commaString{p: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
+	fs.Var(&commaString{p: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
+	fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
+	fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
+	fs.Var(&commaString{p: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
+	fs.StringVar(&cfg.Security.CA, "nats-ca", cfg.Security.CA, "PEM file of the CAs that sign the servers' certificates: TLS on both connections")
+	fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
+	fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
 	fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
 	fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
@@ -36,6 +42,31 @@ func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *fl
 	engineFlags(fs, &cfg.Engine)
 	proc.register(fs)
 	return fs
+}
+
+// commaString is a string flag that may hold commas: the environment
+// variable's value, which ff splits on commas and sets piece by piece
+// (EDGEFENCE_NATS=nats://a:4222,nats://b:4222), is joined again, where a
+// plain string flag would keep only the last piece. Given twice on the
+// command line, the values are joined likewise.
+type commaString struct {
+	p   *string
+	set bool
+}
+
+func (c *commaString) String() string {
+	if c.p == nil {
+		return ""
+	}
+	return *c.p
+}
+
+func (c *commaString) Set(v string) error {
+	if c.set {
+		v = *c.p + "," + v
+	}
+	*c.p, c.set = v, true
+	return nil
 }
 
 func workerCommand() *ffcli.Command {
