@@ -87,13 +87,21 @@ func DefaultConfig() Config {
 		PingsMaxAge:      DefaultPingsMaxAge,
 		Engine:           evaluator.DefaultConfig(),
 		Fences:           "fences.geojson",
-		Telemetry:        ingest.DefaultFilters(),
+		Telemetry:        defaultFilters(),
 		TransitionPrefix: "geofence",
 		LateTopic:        "edgefence/late",
 		RejectTopic:      "edgefence/rejected",
 		MaxPayload:       4096,
 		HTTPAddr:         "127.0.0.1:9090",
 	}
+}
+
+func defaultFilters() []ingest.TelemetryFilter {
+	tf, err := ingest.ParseTelemetryFilters(DefaultTelemetryFilters)
+	if err != nil {
+		panic(err) // the defaults are constants
+	}
+	return tf
 }
 
 // ErrConfig is wrapped by every configuration error.

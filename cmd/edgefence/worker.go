@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
@@ -13,7 +16,7 @@ import (
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *flag.FlagSet {
+func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags, printMappings *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.Var(&commaString{p: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
@@ -34,7 +37,8 @@ func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags) *fl
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (read at start)")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id")
+	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
+	fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
@@ -69,11 +73,25 @@ func (c *commaString) Set(v string) error {
 	return nil
 }
 
+// natsMappings is the mappings block of a NATS server's configuration
+// for filters and p partitions.
+func natsMappings(filters []ingest.TelemetryFilter, p int) string {
+	m := worker.Mappings(filters, p)
+	var b strings.Builder
+	b.WriteString("mappings = {\n")
+	for _, from := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "  %q: %q\n", from, m[from])
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &stringList{values: ingest.DefaultTelemetryFilters}
+	topics := &stringList{values: worker.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
-	fs := workerFlags(&cfg, topics, &proc)
+	var printMappings bool
+	fs := workerFlags(&cfg, topics, &proc, &printMappings)
 	return &ffcli.Command{
 		Name:       "worker",
 		ShortUsage: "edgefence worker --nats nats://host:4222 --nats-mqtt host:1883 [flags]",
@@ -95,6 +113,10 @@ func workerCommand() *ffcli.Command {
 			}
 			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.values); err != nil {
 				return err
+			}
+			if printMappings {
+				fmt.Print(natsMappings(cfg.Telemetry, cfg.Partitions))
+				return nil
 			}
 			w, err := worker.Start(cfg)
 			if err != nil {

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/edgefence/edgefence/ingest"
@@ -22,9 +27,10 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	t.Setenv("EDGEFENCE_NATS_KEY", "/etc/edgefence/worker-key.pem")
 	t.Setenv("EDGEFENCE_NATS_CREDS", "/etc/edgefence/worker.creds")
 	cfg := worker.DefaultConfig()
-	topics := &stringList{values: ingest.DefaultTelemetryFilters}
+	topics := &stringList{values: worker.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
-	fs := workerFlags(&cfg, topics, &proc)
+	var printMappings bool
+	fs := workerFlags(&cfg, topics, &proc, &printMappings)
 	if err := ff.Parse(fs, nil, configOptions()...); err != nil {
 		t.Fatal(err)
 	}
@@ -35,5 +41,30 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	}
 	if err := cfg.Validate(); err == nil {
 		t.Error("creds and a user together validated")
+	}
+}
+
+// TestPrintNATSMappings: what --print-nats-mappings prints is a NATS
+// configuration block the server takes, with one mapping per filter.
+func TestPrintNATSMappings(t *testing.T) {
+	tf, err := ingest.ParseTelemetryFilters(append(slices.Clone(worker.DefaultTelemetryFilters), "fleet/+/gps/pos.v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := natsMappings(tf, 32)
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte("listen: 127.0.0.1:-1\n"+out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.ProcessConfigFile(path); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		`"v3.*.devices.*.up": "edgefence.p.{{partition(32,2)}}.v3.{{wildcard(1)}}.devices.{{wildcard(2)}}.up"`,
+		`"fleet.*.gps.pos//v2": "edgefence.p.{{partition(32,1)}}.fleet.{{wildcard(1)}}.gps.pos//v2"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mappings lack %s:\n%s", want, out)
+		}
 	}
 }
