@@ -120,8 +120,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: partitions %d: want 1 to 1024", ErrConfig, c.Partitions)
 	case c.Replicas < 1 || c.Replicas > 5:
 		return fmt.Errorf("%w: replicas %d: want 1 to 5", ErrConfig, c.Replicas)
-	case c.Lease < time.Second:
-		return fmt.Errorf("%w: lease %v: at least 1s", ErrConfig, c.Lease)
+	case c.Lease < 2*time.Second:
+		// An owner stops a second before its lease can expire: a 1s lease
+		// would leave it no time to run.
+		return fmt.Errorf("%w: lease %v: at least 2s", ErrConfig, c.Lease)
 	case c.CheckpointEvery <= 0 || c.DedupWindow < 2*(c.CheckpointEvery+c.Lease):
 		return fmt.Errorf("%w: duplicate window %v must cover twice the checkpoint period %v plus the lease %v", ErrConfig, c.DedupWindow, c.CheckpointEvery, c.Lease)
 	case c.PingsMaxAge < c.DedupWindow:

@@ -47,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		"no partitions":         func(c *worker.Config) { c.Partitions = 0 },
 		"dotted name":           func(c *worker.Config) { c.Name = "a.b" },
 		"short lease":           func(c *worker.Config) { c.Lease = 100 * time.Millisecond },
+		"1s lease":              func(c *worker.Config) { c.Lease = time.Second },
 		"window below a replay": func(c *worker.Config) { c.DedupWindow = c.CheckpointEvery },
 		"no mqtt":               func(c *worker.Config) { c.MQTT = "" },
 	} {
