@@ -29,7 +29,10 @@ type checkpoint struct {
 	// Sent is the id of the last output sent over MQTT: if it is the
 	// newest history record, nothing was left half-published.
 	Sent string
-	Snap *evaluator.Snapshot
+	// HistSeq is the partition's newest history record when saved: the
+	// records after it are the replay's (checkReplay).
+	HistSeq uint64
+	Snap    *evaluator.Snapshot
 }
 
 // partition is one owned partition: its engine, fed the partition's
@@ -108,6 +111,9 @@ func (pt *partition) run(ctx context.Context) error {
 	}
 	if ck != nil && pt.suspect == ck.Sent {
 		pt.suspect = "" // handed over cleanly: everything recorded was sent
+	}
+	if ck != nil {
+		w.checkReplay(ctx, pt.n, ck)
 	}
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
@@ -258,8 +264,12 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	if pt.tainted {
 		return errors.New("the engine is ahead of what was published: not saved")
 	}
+	hs, err := w.historySeq(ctx, pt.n)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, Snap: pt.proc.Snapshot()}
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Snap: pt.proc.Snapshot()}
 	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}

@@ -64,6 +64,15 @@ func (w *Worker) owned() int {
 	return len(w.parts)
 }
 
+// HTTPAddr returns the address the HTTP endpoints listen on ("" when
+// off): the port chosen when Config.HTTPAddr asked for port 0.
+func (w *Worker) HTTPAddr() string {
+	if w.http == nil {
+		return ""
+	}
+	return w.http.Addr()
+}
+
 // Owned returns the partitions the worker owns, ascending.
 func (w *Worker) Owned() []int {
 	w.mu.Lock()
@@ -292,6 +301,7 @@ func (w *Worker) renew(ctx context.Context) {
 				delete(w.parts, n)
 				delete(w.revs, n)
 				w.m.ckptAt[n].Store(0)
+				w.m.part[n].Store(nil)
 			}
 			continue
 		}
@@ -318,6 +328,7 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 	w.mu.Unlock()
 	w.m.acquired.Inc()
 	w.m.ckptAt[n].Store(time.Now().UnixNano())
+	w.m.part[n].Store(pt)
 	go func() {
 		defer close(pt.done)
 		if err := pt.run(pctx); err != nil && pctx.Err() == nil {
@@ -339,6 +350,7 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 	}
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
+	w.m.part[n].Store(nil)
 	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -364,6 +376,7 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	delete(w.revs, n)
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
+	w.m.part[n].Store(nil)
 	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
 	w.log.Info("partition released", "partition", n)
