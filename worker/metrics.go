@@ -20,6 +20,8 @@ type workerMetrics struct {
 	released       *metrics.Counter
 	lost           *metrics.Counter
 	staleReplays   *metrics.Counter
+	reloadsOK      *metrics.Counter
+	reloadsFailed  *metrics.Counter
 	lag            []atomic.Int64              // per partition: messages not yet delivered
 	ckptAt         []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
 	part           []atomic.Pointer[partition] // per partition: nil when not owned
@@ -37,9 +39,12 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
 		lost:           set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
 		staleReplays:   set.NewCounter(`edgefence_worker_stale_replays_total`),
-		lag:            make([]atomic.Int64, p),
-		ckptAt:         make([]atomic.Int64, p),
-		part:           make([]atomic.Pointer[partition], p),
+		// serve's names: its reload alert covers the workers too.
+		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
+		reloadsFailed: set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),
+		lag:           make([]atomic.Int64, p),
+		ckptAt:        make([]atomic.Int64, p),
+		part:          make([]atomic.Pointer[partition], p),
 	}
 	set.NewGauge(`edgefence_worker_partitions_owned`, func() float64 { return float64(w.owned()) })
 	// P, so that an alert can tell partitions nobody owns.

@@ -29,10 +29,13 @@ type checkpoint struct {
 	// Sent is the id of the last output sent over MQTT: if it is the
 	// newest history record, nothing was left half-published.
 	Sent string
+	Snap *evaluator.Snapshot
+
 	// HistSeq is the partition's newest history record when saved: the
 	// records after it are the replay's (checkReplay).
 	HistSeq uint64
-	Snap    *evaluator.Snapshot
+	// Fences is the fence version the state was taken under.
+	Fences string
 }
 
 // partition is one owned partition: its engine, fed the partition's
@@ -60,6 +63,9 @@ type partition struct {
 	// tainted is set when a message was applied but not all its output
 	// published: the engine is ahead of seq, and must not be saved.
 	tainted bool
+
+	fences   *fence.Set // the engine's, switched by fence messages
+	fenceVer string
 
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64
@@ -91,10 +97,12 @@ func (pt *partition) logErr(msg string, err error) {
 // the checkpoint, replay and follow the stream after it.
 func (pt *partition) run(ctx context.Context) error {
 	w := pt.w
-	set := w.fences
-	fences := func() *fence.Set { return set }
+	fences := func() *fence.Set { return pt.fences }
 	ck, err := w.loadCheckpoint(ctx, pt.n)
 	if err != nil {
+		return err
+	}
+	if pt.fenceVer, pt.fences, err = w.startFences(ctx, ck); err != nil {
 		return err
 	}
 	if ck != nil {
@@ -114,6 +122,8 @@ func (pt *partition) run(ctx context.Context) error {
 	}
 	if ck != nil {
 		w.checkReplay(ctx, pt.n, ck)
+	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
+		return err // the first owner fixes the fence version it starts under
 	}
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
@@ -208,7 +218,12 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 	now := time.Unix(0, pt.clock)
 	topic, tick := splitPing(subject)
 	pt.proc.AdvanceThrough(now)
-	if tick {
+	if isFenceMessage(subject) {
+		if err := pt.switchFences(ctx, string(data), now); err != nil {
+			pt.tainted = true
+			return err
+		}
+	} else if tick {
 		pt.proc.Sweep(now)
 	} else {
 		pt.w.m.pings.Inc()
@@ -269,7 +284,7 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 		return err
 	}
 	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Snap: pt.proc.Snapshot()}
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot()}
 	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}

@@ -18,6 +18,7 @@ const (
 	LeaseBucket       = "edgefence-leases"
 	CheckpointBucket  = "edgefence-checkpoints"
 	tickToken         = "_tick"
+	fenceToken        = "_fences"
 	retainedStream    = "$MQTT_rmsgs"
 	retainedPrefix    = "$MQTT.rmsgs."
 )
@@ -30,6 +31,7 @@ const (
 
 func pingFilter(n int) string        { return PingSubjectPrefix + strconv.Itoa(n) + ".>" }
 func tickSubject(n int) string       { return PingSubjectPrefix + strconv.Itoa(n) + "." + tickToken }
+func fenceSubject(n int) string      { return PingSubjectPrefix + strconv.Itoa(n) + "." + fenceToken }
 func historySubject(n int) string    { return historyPrefix + strconv.Itoa(n) }
 func leaseKey(n int) string          { return "p." + strconv.Itoa(n) }
 func presenceKey(name string) string { return "w." + name }
@@ -85,6 +87,14 @@ func Mappings(filters []ingest.TelemetryFilter, p int) map[string]string {
 		out[strings.Join(src, ".")] = PingSubjectPrefix + "{{partition(" + strconv.Itoa(p) + "," + strings.Join(wild, ",") + ")}}." + strings.Join(dst, ".")
 	}
 	return out
+}
+
+// isFenceMessage reports whether a ping stream subject is a partition's
+// fence message (its data a fence version).
+func isFenceMessage(subject string) bool {
+	rest := strings.TrimPrefix(subject, PingSubjectPrefix)
+	i := strings.IndexByte(rest, '.')
+	return i >= 0 && rest[i+1:] == fenceToken
 }
 
 // splitPing returns the MQTT topic of a ping subject

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,6 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 )
@@ -33,7 +33,9 @@ type Worker struct {
 	em      *evaluator.Metrics
 	im      *ingest.Metrics
 	clamper clock.Clamper
-	fences  *fence.Set
+	fences  *fence.Set // the --fences file's, read at start
+	fmu     sync.Mutex // guards fv.sets
+	fv      fenceState
 	start   time.Time
 
 	nc      *nats.Conn
@@ -95,9 +97,13 @@ func Start(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	_, set0, err := fencefile.Open(cfg.Fences, cfg.Log)
+	geojson, err := os.ReadFile(cfg.Fences)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load fences: %w", err)
+	}
+	set0, err := fence.Parse(geojson)
+	if err != nil {
+		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
 		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{})}
@@ -106,6 +112,13 @@ func Start(cfg Config) (*Worker, error) {
 	w.im = ingest.NewMetrics(w.set)
 	w.clamper = cfg.Engine.Clamper()
 	if err := w.connect(); err != nil {
+		w.closeConns()
+		return nil, err
+	}
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 30*time.Second)
+	err = w.initFences(ctx0, geojson)
+	cancel0()
+	if err != nil {
 		w.closeConns()
 		return nil, err
 	}
@@ -380,15 +393,6 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
 	w.log.Info("partition released", "partition", n)
-}
-
-// ReloadFences is refused: a fence change must reach every partition at
-// the same point of its stream to keep replays deterministic, which is
-// not built yet (docs/scale-out.md). Restart the workers instead.
-func (w *Worker) ReloadFences() error {
-	err := errors.New("worker: fence reload is not supported; restart the workers with the new file")
-	w.log.Warn(err.Error())
-	return err
 }
 
 // Close releases every partition with a final checkpoint, removes the

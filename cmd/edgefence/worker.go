@@ -36,7 +36,7 @@ func workerFlags(cfg *worker.Config, topics *stringList, proc *processFlags, pri
 	fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
-	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (read at start)")
+	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
 	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
 	fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
