@@ -75,7 +75,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	history := func(topic, want string) []received {
 		t.Helper()
 		for range 200 {
-			h := readHistory(t, js)
+			h := historyOf(t, js)
 			for _, r := range h {
 				if r.topic == topic && strings.Contains(r.body, want) {
 					return h
@@ -83,7 +83,7 @@ mqtt { listen: "127.0.0.1:-1" }
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		t.Fatalf("no %s on %s in the history:\n%v\n%s", want, topic, readHistory(t, js), logs.String())
+		t.Fatalf("no %s on %s in the history:\n%v\n%s", want, topic, historyOf(t, js), logs.String())
 		return nil
 	}
 
@@ -94,7 +94,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	// A checkpoint of dev-1's partition from before the reload.
 	var part int
 	var pingSeq uint64
-	for _, m := range readPings(t, js) {
+	for _, m := range pingsOf(t, js) {
 		if strings.HasSuffix(m.subject, ".devices.dev-1.telemetry") {
 			part, pingSeq = m.part, m.seq
 		}
@@ -116,12 +116,12 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 
 	// An invalid file: refused, nothing published.
-	before := len(readPings(t, js))
+	before := len(pingsOf(t, js))
 	writeFences(`{"type":"FeatureCollection","features":[{"type":"Feature"}]}`)
 	if err := w.ReloadFences(); err == nil {
 		t.Fatal("an invalid fence file was reloaded")
 	}
-	for _, m := range readPings(t, js)[before:] {
+	for _, m := range pingsOf(t, js)[before:] {
 		if strings.HasSuffix(m.subject, "._fences") {
 			t.Fatalf("an invalid reload published %s", m.subject)
 		}
@@ -138,7 +138,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	recorded := readHistory(t, js)
+	recorded := historyOf(t, js)
 
 	// A worker with the old file replays from before the reload.
 	writeFences(testFences)
@@ -151,7 +151,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		t.Error("no warning that the worker's file is not the cluster's fence set")
 	}
 	waitQuiet(t, js, 2*time.Second)
-	if got := readHistory(t, js); len(got) != len(recorded) {
+	if got := historyOf(t, js); len(got) != len(recorded) {
 		t.Fatalf("the replay recorded %d outputs more:\n%v", len(got)-len(recorded), got[len(recorded):])
 	}
 	ping(13.3000) // leaves "d", which only the reloaded fences have

@@ -96,7 +96,7 @@ mqtt { listen: "127.0.0.1:-1" }
 				}
 			}
 		}
-		time.Sleep(time.Second)
+		time.Sleep(500 * time.Millisecond)
 	}
 	nc := connect(t, url)
 	js, _ := jetstream.New(nc)
@@ -107,7 +107,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	closed = true
 
 	// Partitioning: each device in one partition, by its device level.
-	msgs := readPings(t, js)
+	msgs := pingsOf(t, js)
 	partOf := map[string]int{}
 	used := map[int]bool{}
 	uplinks := 0
@@ -158,7 +158,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		}
 		want = append(want, referenceWith(t, set, filters, part).out...)
 	}
-	got := readHistory(t, js)
+	got := historyOf(t, js)
 	transitions := 0
 	for _, r := range got {
 		if strings.HasPrefix(r.topic, "geofence/") {

@@ -123,7 +123,10 @@ func (pt *partition) run(ctx context.Context) error {
 	if ck != nil {
 		w.checkReplay(ctx, pt.n, ck)
 	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
-		return err // the first owner fixes the fence version it starts under
+		// It fixes the fence version the partition starts under; without
+		// it the next owner takes the current one, the same unless a
+		// reload comes first.
+		pt.logErr("first checkpoint failed", err)
 	}
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()

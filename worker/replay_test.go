@@ -60,7 +60,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	enters := func() int {
 		n := 0
-		for _, r := range readHistory(t, js) {
+		for _, r := range historyOf(t, js) {
 			if r.topic == "geofence/c/dev-1" && strings.Contains(r.body, `"type":"ENTER"`) {
 				n++
 			}
