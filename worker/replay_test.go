@@ -40,6 +40,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	var logs syncbuf.Buffer
 	base.Log = slog.New(slog.NewTextHandler(&logs, nil))
 
+	owned := 0
 	start := func(name string) *worker.Worker {
 		t.Helper()
 		cfg := base
@@ -49,6 +50,15 @@ mqtt { listen: "127.0.0.1:-1" }
 			t.Fatal(err)
 		}
 		waitOwnedAll(t, w, 1)
+		// Owned is the lease; the replay check comes before the
+		// partition's "partition owned" line.
+		owned++
+		for i := 0; strings.Count(logs.String(), `msg="partition owned"`) < owned; i++ {
+			if i == 300 {
+				t.Fatalf("the partition did not start:\n%s", logs.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		return w
 	}
 	stop := func(w *worker.Worker) {
