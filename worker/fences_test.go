@@ -145,8 +145,15 @@ mqtt { listen: "127.0.0.1:-1" }
 	if _, err := obs.PutBytes(ctx, "p-"+strconv.Itoa(part), old); err != nil {
 		t.Fatal(err)
 	}
+	started := strings.Count(logs.String(), `msg="partition owned"`)
 	w = start("w2")
 	defer func() { _ = w.Close(context.Background()) }()
+	for i := 0; strings.Count(logs.String(), `msg="partition owned"`) < started+p; i++ {
+		if i == 300 {
+			t.Fatalf("the partitions did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(logs.String(), "the fences file differs from the cluster's fence set") {
 		t.Error("no warning that the worker's file is not the cluster's fence set")
 	}

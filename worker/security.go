@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -104,6 +105,18 @@ func (s *Security) mqttLogin(name string) (user, password string, err error) {
 		return "", "", fmt.Errorf("--nats-creds %s: %w", s.Creds, err)
 	}
 	return name, jwt, nil
+}
+
+// RedactURLs hides the passwords of comma-separated URLs, for logs and
+// errors.
+func RedactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // mqttBroker is the paho URL of one --nats-mqtt address: a bare host:port

@@ -148,7 +148,7 @@ func (w *Worker) connect() error {
 	w.nc, err = nats.Connect(cfg.NATS, append(sec.natsOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", cfg.NATS, sec.explain(err))
+		return fmt.Errorf("connect to NATS %s: %w", RedactURLs(cfg.NATS), sec.explain(err))
 	}
 	if w.js, err = jetstream.New(w.nc); err != nil {
 		return fmt.Errorf("jetstream: %w", err)

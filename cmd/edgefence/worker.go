@@ -122,7 +122,7 @@ func workerCommand() *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("worker started", "name", cfg.Name, "nats", cfg.NATS, "partitions", cfg.Partitions)
+			cfg.Log.Info("worker started", "name", cfg.Name, "nats", worker.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
 			return runUntilDone(ctx, cfg.Log, w)
 		},
 	}
