@@ -5,10 +5,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
 
+	"github.com/eclipse/paho.mqtt.golang/packets"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 )
@@ -131,6 +133,16 @@ func mqttBroker(addr string, tlsOn bool) string {
 	return "tcp://" + addr
 }
 
+// permanent reports whether a connection error will not go away by
+// itself: a login refused or a TLS failure, which retrying only hides.
+func permanent(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword) || errors.Is(err, packets.ErrorRefusedNotAuthorised)
+}
+
 // explain adds to a connection error what the operator can do about it:
 // the TLS and login failures a misconfigured worker meets first.
 func (s *Security) explain(err error) error {
@@ -151,7 +163,12 @@ func (s *Security) explain(err error) error {
 		return fmt.Errorf("%w (the server requires TLS: give --nats-ca, or --nats-cert and --nats-key)", err)
 	case errors.Is(err, nats.ErrSecureConnWanted):
 		return fmt.Errorf("%w (the server does not offer TLS: drop --nats-ca, --nats-cert and --nats-key)", err)
-	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
+	case errors.Is(err, io.EOF):
+		// NATS's MQTT side closes the connection on a refused login
+		// without a CONNACK reason code.
+		return fmt.Errorf("%w (the listener closed the connection: a login it refuses — over MQTT a creds file's user must be a bearer token — or a TLS listener given as tcp://)", err)
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked),
+		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword), errors.Is(err, packets.ErrorRefusedNotAuthorised):
 		return fmt.Errorf("%w (the server refused the worker's login: check --nats-creds or --nats-user and --nats-password)", err)
 	}
 	return err

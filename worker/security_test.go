@@ -285,11 +285,11 @@ func TestWorkerCreds(t *testing.T) {
 	}
 	_, spub, sjwt := account(false)
 	akp, apub, ajwt := account(true)
-	creds := func(name string, signer nkeys.KeyPair) (file, userJWT string) {
+	creds := func(name string, signer nkeys.KeyPair, bearer bool) (file, userJWT string) {
 		ukp, _ := nkeys.CreateUser()
 		upub, _ := ukp.PublicKey()
 		uc := jwt.NewUserClaims(upub)
-		uc.BearerToken = true // what MQTT clients need: they cannot sign the server's nonce
+		uc.BearerToken = bearer // what MQTT clients need: they cannot sign the server's nonce
 		ujwt, err := uc.Encode(signer)
 		if err != nil {
 			t.Fatal(err)
@@ -302,9 +302,9 @@ func TestWorkerCreds(t *testing.T) {
 		}
 		return file, ujwt
 	}
-	good, userJWT := creds("worker", akp)
+	good, userJWT := creds("worker", akp, true)
 	strangerKP, _ := nkeys.CreateAccount() // an account the server does not know
-	stranger, _ := creds("stranger", strangerKP)
+	stranger, _ := creds("stranger", strangerKP, true)
 	opFile := filepath.Join(dir, "operator.jwt")
 	if err := os.WriteFile(opFile, []byte(ojwt), 0o600); err != nil {
 		t.Fatal(err)

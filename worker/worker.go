@@ -190,8 +190,8 @@ func (w *Worker) connect() error {
 		return err
 	}
 	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + cfg.Name).SetCleanSession(true).
-		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).SetConnectRetry(true).
-		SetConnectRetryInterval(250 * time.Millisecond).SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
+		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).
+		SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
 	for _, a := range strings.Split(cfg.MQTT, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			opts.AddBroker(mqttBroker(a, tc != nil))
@@ -204,10 +204,20 @@ func (w *Worker) connect() error {
 		opts.SetUsername(mqUser).SetPassword(mqPass)
 	}
 	w.mq = mqtt.NewClient(opts)
-	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
+	// Retried here rather than by paho (ConnectRetry), so that a refused
+	// login or a TLS failure ends the start at once with its cause; a
+	// listener not up yet is tried again for 30 s. Once connected, paho
+	// reconnects by itself.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		tok := w.mq.Connect() // one ConnectTimeout per listener
+		if tok.WaitTimeout(time.Minute) && tok.Error() == nil {
+			return nil
+		}
+		err = tokErr(tok)
+		if permanent(err) || time.Now().After(deadline) {
+			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(cfg.MQTT), sec.explain(err))
+		}
 	}
-	return nil
 }
 
 // leaseLoop keeps the worker's presence and leases fresh and moves
