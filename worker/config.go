@@ -25,7 +25,11 @@ type Config struct {
 	NATS string
 	// MQTT is the NATS nodes' MQTT listeners (host:port, comma-separated):
 	// transitions are published there so that the server retains them.
+	// An address may name its scheme, tcp:// or tls://; a bare one is TLS
+	// when Security has TLS settings.
 	MQTT string
+	// Security is the credentials and TLS settings of both connections.
+	Security Security
 	// Name identifies the worker in leases; unique per running worker.
 	Name string
 	// Partitions is P, the number of device partitions: the servers'
@@ -83,13 +87,21 @@ func DefaultConfig() Config {
 		PingsMaxAge:      DefaultPingsMaxAge,
 		Engine:           engine.DefaultConfig(),
 		Fences:           "fences.geojson",
-		Telemetry:        ingest.DefaultFilters(),
+		Telemetry:        defaultFilters(),
 		TransitionPrefix: "geofence",
 		LateTopic:        "edgefence/late",
 		RejectTopic:      "edgefence/rejected",
 		MaxPayload:       4096,
 		HTTPAddr:         "127.0.0.1:9090",
 	}
+}
+
+func defaultFilters() []ingest.TelemetryFilter {
+	tf, err := ingest.ParseTelemetryFilters(DefaultTelemetryFilters)
+	if err != nil {
+		panic(err) // the defaults are constants
+	}
+	return tf
 }
 
 // ErrConfig is wrapped by every configuration error.
@@ -108,12 +120,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: partitions %d: want 1 to 1024", ErrConfig, c.Partitions)
 	case c.Replicas < 1 || c.Replicas > 5:
 		return fmt.Errorf("%w: replicas %d: want 1 to 5", ErrConfig, c.Replicas)
-	case c.Lease < time.Second:
-		return fmt.Errorf("%w: lease %v: at least 1s", ErrConfig, c.Lease)
+	case c.Lease < 2*time.Second:
+		// An owner stops a second before its lease can expire: a 1s lease
+		// would leave it no time to run.
+		return fmt.Errorf("%w: lease %v: at least 2s", ErrConfig, c.Lease)
 	case c.CheckpointEvery <= 0 || c.DedupWindow < 2*(c.CheckpointEvery+c.Lease):
 		return fmt.Errorf("%w: duplicate window %v must cover twice the checkpoint period %v plus the lease %v", ErrConfig, c.DedupWindow, c.CheckpointEvery, c.Lease)
 	case c.PingsMaxAge < c.DedupWindow:
 		return fmt.Errorf("%w: the ping stream's max age %v is shorter than the duplicate window %v", ErrConfig, c.PingsMaxAge, c.DedupWindow)
+	}
+	if err := c.Security.validate(); err != nil {
+		return err
 	}
 	return c.Engine.Validate()
 }

@@ -47,6 +47,7 @@ func TestConfigValidate(t *testing.T) {
 		"no partitions":         func(c *worker.Config) { c.Partitions = 0 },
 		"dotted name":           func(c *worker.Config) { c.Name = "a.b" },
 		"short lease":           func(c *worker.Config) { c.Lease = 100 * time.Millisecond },
+		"1s lease":              func(c *worker.Config) { c.Lease = time.Second },
 		"window below a replay": func(c *worker.Config) { c.DedupWindow = c.CheckpointEvery },
 		"no mqtt":               func(c *worker.Config) { c.MQTT = "" },
 	} {
@@ -59,5 +60,12 @@ func TestConfigValidate(t *testing.T) {
 	cfg := worker.DefaultConfig()
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestRedactURLs(t *testing.T) {
+	got := worker.RedactURLs("nats://edge:s3cret@n1:4222,nats://n2:4222")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "nats://edge:xxxxx@n1:4222") || !strings.HasSuffix(got, ",nats://n2:4222") {
+		t.Errorf("redacted to %q", got)
 	}
 }

@@ -19,8 +19,12 @@ type workerMetrics struct {
 	acquired       *metrics.Counter
 	released       *metrics.Counter
 	lost           *metrics.Counter
-	lag            []atomic.Int64 // per partition: messages not yet delivered
-	ckptAt         []atomic.Int64 // per partition: Unix ns of the last checkpoint, 0 when not owned
+	staleReplays   *metrics.Counter
+	reloadsOK      *metrics.Counter
+	reloadsFailed  *metrics.Counter
+	lag            []atomic.Int64              // per partition: messages not yet delivered
+	ckptAt         []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
+	part           []atomic.Pointer[partition] // per partition: nil when not owned
 }
 
 func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
@@ -34,10 +38,17 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		acquired:       set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
 		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
 		lost:           set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
-		lag:            make([]atomic.Int64, p),
-		ckptAt:         make([]atomic.Int64, p),
+		staleReplays:   set.NewCounter(`edgefence_worker_stale_replays_total`),
+		// serve's names: its reload alert covers the workers too.
+		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
+		reloadsFailed: set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),
+		lag:           make([]atomic.Int64, p),
+		ckptAt:        make([]atomic.Int64, p),
+		part:          make([]atomic.Pointer[partition], p),
 	}
 	set.NewGauge(`edgefence_worker_partitions_owned`, func() float64 { return float64(w.owned()) })
+	// P, so that an alert can tell partitions nobody owns.
+	set.NewGauge(`edgefence_worker_partitions`, func() float64 { return float64(p) })
 	for i := range p {
 		l := `{partition="` + strconv.Itoa(i) + `"}`
 		set.NewGauge(`edgefence_worker_partition_lag`+l, func() float64 {
@@ -45,6 +56,14 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 				return 0
 			}
 			return float64(m.lag[i].Load())
+		})
+		// A partition without devices gets no ticks and saves no
+		// checkpoints: its checkpoint age grows without harm.
+		set.NewGauge(`edgefence_worker_partition_devices`+l, func() float64 {
+			if pt := m.part[i].Load(); pt != nil {
+				return float64(pt.devices.Load())
+			}
+			return 0
 		})
 		set.NewGauge(`edgefence_worker_checkpoint_age_seconds`+l, func() float64 {
 			at := m.ckptAt[i].Load()

@@ -34,6 +34,12 @@ type checkpoint struct {
 	// newest history record, nothing was left half-published.
 	Sent string
 	Snap *evaluator.Snapshot
+
+	// HistSeq is the partition's newest history record when saved: the
+	// records after it are the replay's (checkReplay).
+	HistSeq uint64
+	// Fences is the fence version the state was taken under.
+	Fences string
 }
 
 // partition is one owned partition: its engine, fed the partition's
@@ -69,6 +75,9 @@ type partition struct {
 	// published: the engine is ahead of seq, and must not be saved.
 	tainted bool
 
+	fences   *fence.Set // the engine's, switched by fence messages
+	fenceVer string
+
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64
 	lastCkpt   time.Time
@@ -99,10 +108,12 @@ func (pt *partition) logErr(msg string, err error) {
 // the checkpoint, replay and follow the stream after it.
 func (pt *partition) run(ctx context.Context) error {
 	w := pt.w
-	set := w.fences
-	fences := func() *fence.Set { return set }
+	fences := func() *fence.Set { return pt.fences }
 	ck, err := w.loadCheckpoint(ctx, pt.n)
 	if err != nil {
+		return err
+	}
+	if pt.fenceVer, pt.fences, err = w.startFences(ctx, ck); err != nil {
 		return err
 	}
 	if ck != nil {
@@ -135,6 +146,14 @@ func (pt *partition) run(ctx context.Context) error {
 	}
 	defer pt.js.CleanupPublisher()
 	pt.mq = w.mqttFor(pt.n)
+	if ck != nil {
+		w.checkReplay(ctx, pt.n, ck)
+	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
+		// It fixes the fence version the partition starts under; without
+		// it the next owner takes the current one, the same unless a
+		// reload comes first.
+		pt.logErr("first checkpoint failed", err)
+	}
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
@@ -201,7 +220,9 @@ func (pt *partition) run(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
-		pt.apply(msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano())
+		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
+			return pt.stop(ctx, err)
+		}
 		w.m.lag[pt.n].Store(int64(md.NumPending))
 		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.buf) < maxWave {
 			continue
@@ -258,15 +279,21 @@ func (pt *partition) stop(ctx context.Context, cause error) error {
 }
 
 // apply feeds one stream message to the engine at its instant; its
-// outputs wait in the sink for flush.
-func (pt *partition) apply(subject string, data []byte, seq uint64, ts int64) {
+// outputs wait in the sink for flush. A fence message switches the
+// engine's fences; it fails only when their version cannot be read.
+func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
 	pt.sink.at = pos{seq: seq}
 	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)
 	topic, tick := splitPing(subject)
 	pt.proc.AdvanceThrough(now)
-	if tick {
+	if isFenceMessage(subject) {
+		if err := pt.switchFences(ctx, string(data), now); err != nil {
+			pt.tainted = true
+			return err
+		}
+	} else if tick {
 		pt.proc.Sweep(now)
 	} else {
 		pt.w.m.pings.Inc()
@@ -278,6 +305,7 @@ func (pt *partition) apply(subject string, data []byte, seq uint64, ts int64) {
 		}
 	}
 	pt.devices.Store(int64(pt.proc.Devices()))
+	return nil
 }
 
 // startTicks publishes the partition's tick every sweep period while it
@@ -309,8 +337,12 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	if pt.tainted {
 		return errors.New("the engine is ahead of what was published: not saved")
 	}
+	hs, err := w.historySeq(ctx, pt.n)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, Snap: pt.proc.Snapshot()}
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot()}
 	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}

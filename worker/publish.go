@@ -329,7 +329,7 @@ func (w *Worker) connectMQTTPool(opts *mqtt.ClientOptions) error {
 	}
 	for _, tok := range toks {
 		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-			return fmt.Errorf("connect to MQTT %s: %w", w.cfg.MQTT, tokErr(tok))
+			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(w.cfg.MQTT), tokErr(tok))
 		}
 	}
 	return nil

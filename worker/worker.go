@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +20,6 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/stats"
-	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 )
@@ -33,7 +33,9 @@ type Worker struct {
 	em      *stats.Metrics
 	im      *ingest.Metrics
 	clamper clock.Clamper
-	fences  *fence.Set
+	fences  *fence.Set // the --fences file's, read at start
+	fmu     sync.Mutex // guards fv.sets
+	fv      fenceState
 	start   time.Time
 
 	nc      *nats.Conn
@@ -65,6 +67,15 @@ func (w *Worker) owned() int {
 	return len(w.parts)
 }
 
+// HTTPAddr returns the address the HTTP endpoints listen on ("" when
+// off): the port chosen when Config.HTTPAddr asked for port 0.
+func (w *Worker) HTTPAddr() string {
+	if w.http == nil {
+		return ""
+	}
+	return w.http.Addr()
+}
+
 // Owned returns the partitions the worker owns, ascending.
 func (w *Worker) Owned() []int {
 	w.mu.Lock()
@@ -87,9 +98,13 @@ func Start(cfg Config) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	_, set0, err := fencefile.Open(cfg.Fences, cfg.Log)
+	geojson, err := os.ReadFile(cfg.Fences)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("load fences: %w", err)
+	}
+	set0, err := fence.Parse(geojson)
+	if err != nil {
+		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
 		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{})}
@@ -98,6 +113,13 @@ func Start(cfg Config) (*Worker, error) {
 	w.im = ingest.NewMetrics(w.set)
 	w.clamper = cfg.Engine.Clamper()
 	if err := w.connect(); err != nil {
+		w.closeConns()
+		return nil, err
+	}
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 30*time.Second)
+	err = w.initFences(ctx0, geojson)
+	cancel0()
+	if err != nil {
 		w.closeConns()
 		return nil, err
 	}
@@ -115,11 +137,19 @@ func Start(cfg Config) (*Worker, error) {
 
 func (w *Worker) connect() error {
 	cfg := &w.cfg
-	var err error
-	w.nc, err = nats.Connect(cfg.NATS, nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))
+	sec := &cfg.Security
+	tc, err := sec.tlsConfig()
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", cfg.NATS, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	mqUser, mqPass, err := sec.mqttLogin(cfg.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	w.nc, err = nats.Connect(cfg.NATS, append(sec.natsOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", RedactURLs(cfg.NATS), sec.explain(err))
 	}
 	if w.js, err = jetstream.New(w.nc); err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -161,18 +191,34 @@ func (w *Worker) connect() error {
 		return err
 	}
 	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + cfg.Name).SetCleanSession(true).
-		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).SetConnectRetry(true).
-		SetConnectRetryInterval(250 * time.Millisecond).SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
+		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).
+		SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
 	for _, a := range strings.Split(cfg.MQTT, ",") {
 		if a = strings.TrimSpace(a); a != "" {
-			opts.AddBroker("tcp://" + a)
+			opts.AddBroker(mqttBroker(a, tc != nil))
 		}
 	}
-	w.mq = mqtt.NewClient(opts)
-	if tok := w.mq.Connect(); !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-		return fmt.Errorf("connect to MQTT %s: %w", cfg.MQTT, tokErr(tok))
+	if tc != nil {
+		opts.SetTLSConfig(tc)
 	}
-	return w.connectMQTTPool(opts)
+	if mqUser != "" || mqPass != "" {
+		opts.SetUsername(mqUser).SetPassword(mqPass)
+	}
+	w.mq = mqtt.NewClient(opts)
+	// Retried here rather than by paho (ConnectRetry), so that a refused
+	// login or a TLS failure ends the start at once with its cause; a
+	// listener not up yet is tried again for 30 s. Once connected, paho
+	// reconnects by itself.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		tok := w.mq.Connect() // one ConnectTimeout per listener
+		if tok.WaitTimeout(time.Minute) && tok.Error() == nil {
+			return w.connectMQTTPool(opts)
+		}
+		err = tokErr(tok)
+		if permanent(err) || time.Now().After(deadline) {
+			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(cfg.MQTT), sec.explain(err))
+		}
+	}
 }
 
 // leaseLoop keeps the worker's presence and leases fresh and moves
@@ -279,6 +325,7 @@ func (w *Worker) renew(ctx context.Context) {
 				delete(w.parts, n)
 				delete(w.revs, n)
 				w.m.ckptAt[n].Store(0)
+				w.m.part[n].Store(nil)
 			}
 			continue
 		}
@@ -305,6 +352,7 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 	w.mu.Unlock()
 	w.m.acquired.Inc()
 	w.m.ckptAt[n].Store(time.Now().UnixNano())
+	w.m.part[n].Store(pt)
 	go func() {
 		defer close(pt.done)
 		if err := pt.run(pctx); err != nil && pctx.Err() == nil {
@@ -326,6 +374,7 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 	}
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
+	w.m.part[n].Store(nil)
 	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -351,18 +400,10 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	delete(w.revs, n)
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
+	w.m.part[n].Store(nil)
 	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
 	w.log.Info("partition released", "partition", n)
-}
-
-// ReloadFences is refused: a fence change must reach every partition at
-// the same point of its stream to keep replays deterministic, which is
-// not built yet (docs/scale-out.md). Restart the workers instead.
-func (w *Worker) ReloadFences() error {
-	err := errors.New("worker: fence reload is not supported; restart the workers with the new file")
-	w.log.Warn(err.Error())
-	return err
 }
 
 // Close releases every partition with a final checkpoint, removes the

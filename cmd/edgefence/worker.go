@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
@@ -14,11 +17,17 @@ import (
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFlags) *flag.FlagSet {
+func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFlags, printMappings *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
-	fs.StringVar(&cfg.NATS, "nats", cfg.NATS, "NATS cluster client URLs, comma-separated")
-	fs.StringVar(&cfg.MQTT, "nats-mqtt", cfg.MQTT, "MQTT listeners of the NATS nodes (host:port, comma-separated): transitions are published and retained there")
+	fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
+	fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
+	fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
+	fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
+	fs.Var(&flagvalue.Joined{P: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
+	fs.StringVar(&cfg.Security.CA, "nats-ca", cfg.Security.CA, "PEM file of the CAs that sign the servers' certificates: TLS on both connections")
+	fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
+	fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
 	fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
 	fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
 	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
@@ -28,8 +37,9 @@ func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFla
 	fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
-	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (read at start)")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks; '+' levels are the device id")
+	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
+	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
+	fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
@@ -39,11 +49,25 @@ func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFla
 	return fs
 }
 
+// natsMappings is the mappings block of a NATS server's configuration
+// for filters and p partitions.
+func natsMappings(filters []ingest.TelemetryFilter, p int) string {
+	m := worker.Mappings(filters, p)
+	var b strings.Builder
+	b.WriteString("mappings = {\n")
+	for _, from := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, "  %q: %q\n", from, m[from])
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: worker.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
-	fs := workerFlags(&cfg, topics, &proc)
+	var printMappings bool
+	fs := workerFlags(&cfg, topics, &proc, &printMappings)
 	return &ffcli.Command{
 		Name:       "worker",
 		ShortUsage: "edgefence worker --nats nats://host:4222 --nats-mqtt host:1883 [flags]",
@@ -66,11 +90,15 @@ func workerCommand() *ffcli.Command {
 			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
 				return err
 			}
+			if printMappings {
+				fmt.Print(natsMappings(cfg.Telemetry, cfg.Partitions))
+				return nil
+			}
 			w, err := worker.Start(cfg)
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("worker started", "name", cfg.Name, "nats", cfg.NATS, "partitions", cfg.Partitions)
+			cfg.Log.Info("worker started", "name", cfg.Name, "nats", worker.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
 			return runUntilDone(ctx, cfg.Log, w)
 		},
 	}

@@ -206,3 +206,30 @@ func (l *Durations) Set(v string) error {
 	}
 	return nil
 }
+
+// Joined is a string flag that may hold commas: ff splits an environment
+// variable's value on commas and sets the flag piece by piece
+// (EDGEFENCE_NATS=nats://a:4222,nats://b:4222), so Joined joins the
+// pieces again where a plain string flag would keep only the last. Given
+// twice on the command line, the values are joined likewise.
+type Joined struct {
+	P   *string
+	set bool
+}
+
+// String implements flag.Value.
+func (j *Joined) String() string {
+	if j.P == nil {
+		return ""
+	}
+	return *j.P
+}
+
+// Set implements flag.Value.
+func (j *Joined) Set(v string) error {
+	if j.set {
+		v = *j.P + "," + v
+	}
+	*j.P, j.set = v, true
+	return nil
+}

@@ -1,0 +1,175 @@
+package worker
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/eclipse/paho.mqtt.golang/packets"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// Security is how a worker authenticates to the NATS cluster and
+// verifies it: the same credentials and TLS settings serve its NATS
+// connection and its MQTT one, as a cluster secured for one is secured for
+// both (docs/scale-out.md, "Credentials and TLS").
+type Security struct {
+	// Creds is a NATS .creds file (user JWT and NKey seed). Over MQTT the
+	// JWT goes in the password field, which NATS accepts for bearer-token
+	// users only.
+	Creds string
+	// User and Password authenticate both connections (NATS users, or the
+	// mqtt block's own authorization). The NATS URLs may carry them too.
+	User, Password string
+	// CA is a PEM file of the CAs the servers' certificates are checked
+	// against; empty: the system's roots.
+	CA string
+	// Cert and Key are the worker's client certificate and key (PEM),
+	// for servers that verify clients.
+	Cert, Key string
+}
+
+// tls reports whether the connections use TLS.
+func (s *Security) tls() bool { return s.CA != "" || s.Cert != "" }
+
+func (s *Security) validate() error {
+	switch {
+	case (s.Cert == "") != (s.Key == ""):
+		return fmt.Errorf("%w: --nats-cert and --nats-key go together", ErrConfig)
+	case s.Creds != "" && s.User != "":
+		return fmt.Errorf("%w: --nats-creds and --nats-user are two ways to log in: give one", ErrConfig)
+	case s.Password != "" && s.User == "":
+		return fmt.Errorf("%w: --nats-password without --nats-user", ErrConfig)
+	}
+	return nil
+}
+
+// tlsConfig loads the CA and the client certificate; nil when the
+// worker is configured without TLS.
+func (s *Security) tlsConfig() (*tls.Config, error) {
+	if !s.tls() {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.CA != "" {
+		pem, err := os.ReadFile(s.CA)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-ca: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--nats-ca %s: no PEM certificate in it", s.CA)
+		}
+	}
+	if s.Cert != "" {
+		kp, err := tls.LoadX509KeyPair(s.Cert, s.Key)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-cert %s, --nats-key %s: %w", s.Cert, s.Key, err)
+		}
+		c.Certificates = []tls.Certificate{kp}
+	}
+	return c, nil
+}
+
+// natsOptions are the NATS connection's options for s.
+func (s *Security) natsOptions(tc *tls.Config) []nats.Option {
+	var opts []nats.Option
+	if tc != nil {
+		opts = append(opts, nats.Secure(tc))
+	}
+	if s.Creds != "" {
+		opts = append(opts, nats.UserCredentials(s.Creds))
+	}
+	if s.User != "" {
+		opts = append(opts, nats.UserInfo(s.User, s.Password))
+	}
+	return opts
+}
+
+// mqttLogin returns the MQTT username and password for s: the user's, or
+// the creds file's JWT as the password (NATS reads a JWT there).
+func (s *Security) mqttLogin(name string) (user, password string, err error) {
+	if s.Creds == "" {
+		return s.User, s.Password, nil
+	}
+	data, err := os.ReadFile(s.Creds)
+	if err != nil {
+		return "", "", fmt.Errorf("--nats-creds: %w", err)
+	}
+	jwt, err := nkeys.ParseDecoratedJWT(data)
+	if err != nil {
+		return "", "", fmt.Errorf("--nats-creds %s: %w", s.Creds, err)
+	}
+	return name, jwt, nil
+}
+
+// RedactURLs hides the passwords of comma-separated URLs, for logs and
+// errors.
+func RedactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// mqttBroker is the paho URL of one --nats-mqtt address: a bare host:port
+// is TLS when the worker has TLS settings; tcp:// or tls:// say so.
+func mqttBroker(addr string, tlsOn bool) string {
+	if strings.Contains(addr, "://") {
+		return addr
+	}
+	if tlsOn {
+		return "tls://" + addr
+	}
+	return "tcp://" + addr
+}
+
+// permanent reports whether a connection error will not go away by
+// itself: a login refused or a TLS failure, which retrying only hides.
+func permanent(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword) || errors.Is(err, packets.ErrorRefusedNotAuthorised)
+}
+
+// explain adds to a connection error what the operator can do about it:
+// the TLS and login failures a misconfigured worker meets first.
+func (s *Security) explain(err error) error {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknown):
+		if s.CA == "" {
+			return fmt.Errorf("%w (the server's certificate is not signed by a CA this system trusts: give its CA with --nats-ca)", err)
+		}
+		return fmt.Errorf("%w (the server's certificate is not signed by a CA in --nats-ca %s)", err, s.CA)
+	case errors.As(err, &host):
+		return fmt.Errorf("%w (the server's certificate does not name the host in the URL)", err)
+	case errors.As(err, &invalid):
+		return fmt.Errorf("%w (the server's certificate is not valid: expired or not for servers)", err)
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return fmt.Errorf("%w (the server requires TLS: give --nats-ca, or --nats-cert and --nats-key)", err)
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return fmt.Errorf("%w (the server does not offer TLS: drop --nats-ca, --nats-cert and --nats-key)", err)
+	case errors.Is(err, io.EOF):
+		// NATS's MQTT side closes the connection on a refused login
+		// without a CONNACK reason code.
+		return fmt.Errorf("%w (the listener closed the connection: a login it refuses — over MQTT a creds file's user must be a bearer token — or a TLS listener given as tcp://)", err)
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked),
+		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword), errors.Is(err, packets.ErrorRefusedNotAuthorised):
+		return fmt.Errorf("%w (the server refused the worker's login: check --nats-creds or --nats-user and --nats-password)", err)
+	}
+	return err
+}

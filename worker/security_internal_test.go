@@ -1,0 +1,20 @@
+package worker
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestExplainMQTTClose: NATS's MQTT side answers a refused login by
+// closing the connection (seen with an mqtt-block authorization and with
+// a creds user that is no bearer token: paho reports EOF after 30 s of
+// retries); the error says what that usually means.
+func TestExplainMQTTClose(t *testing.T) {
+	var s Security
+	err := s.explain(fmt.Errorf("network Error : %w", io.EOF))
+	if !strings.Contains(err.Error(), "a login it refuses") || !strings.Contains(err.Error(), "bearer token") {
+		t.Errorf("%v", err)
+	}
+}
