@@ -105,9 +105,11 @@ func (f *Fence) edge(k int) (a, dist float64) {
 
 // Walk parameters: a device walks out and back across its fence's edge,
 // crossEvery pings on each side, from walkMin to walkMin+(crossEvery-1)/2
-// steps of walkStep metres deep.
+// steps of walkStep metres deep. walkMin clears the engine's accuracy
+// margin for the load generator's fixes (2 × acc 8.5 m), so the first
+// fix on each side is the one that makes the transition.
 const (
-	walkMin  = 15.0
+	walkMin  = 25.0
 	walkStep = 8.0
 )
 
