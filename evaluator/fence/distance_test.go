@@ -2,7 +2,9 @@ package fence_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +133,55 @@ func TestSettle(t *testing.T) {
 		got := fence.Settle(nil, q.Contains(set, lat0, lon), []*fence.Fence{a}, lat0, lon, 20, c.margin, 100)
 		if s := "[" + strings.Join(ids(got), " ") + "]"; s != c.want {
 			t.Errorf("margin %v: %s, want %s", c.margin, s, c.want)
+		}
+	}
+}
+
+// A fence smaller than a fix's error circle can still be entered and
+// left: the margin never asks a fix to be deeper inside (or farther
+// outside) than half the fence's own depth allows. Without the cap a
+// 30 m wide depot bay never saw an ENTER from a phone reporting ±20 m.
+func TestSettleSmallFence(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	kx := metresPerDegree * math.Cos(lat0*math.Pi/180)
+	strip := func(lon, lat float64) string { // 1 km long, 4 m wide
+		w, h := 1000/kx, 4/metresPerDegree
+		return fmt.Sprintf("[[%g,%g],[%g,%g],[%g,%g],[%g,%g],[%g,%g]]", lon, lat, lon+w, lat, lon+w, lat+h, lon, lat+h, lon, lat)
+	}
+	set, err := fence.Parse(fc(
+		polygonFeature("bay", square(lon0, lat0, 15/kx)), // 30 m wide
+		circleFeature("pad", lat0, lon0+0.01, 30),
+		polygonFeature("strip", strip(lon0+0.02, lat0)),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fence.NewSearcher()
+	for _, c := range []struct {
+		name     string
+		lat, lon float64
+		want     string
+	}{
+		{"the bay's centre", lat0, lon0, "[bay]"},
+		{"the pad's centre", lat0, lon0 + 0.01, "[pad]"},
+		{"the strip's middle line", lat0 + 2/metresPerDegree, lon0 + 0.02 + 500/kx, "[strip]"},
+	} {
+		for _, margin := range []float64{1, 2, 3} {
+			hits := slices.Clone(q.Contains(set, c.lat, c.lon)) // the searcher reuses its result
+			got := fence.Settle(nil, hits, nil, c.lat, c.lon, 20, margin, 100)
+			var ids []string
+			for _, f := range got {
+				ids = append(ids, f.ID)
+			}
+			if s := fmt.Sprint(ids); s != c.want {
+				t.Errorf("%s ±20 m, margin %v: in %s, want %s", c.name, margin, s, c.want)
+			}
+			// And out again, 100 m south: beyond half of any of these
+			// fences' depth, though not beyond margin × 20 m for 3.
+			lat := c.lat - 100/metresPerDegree
+			if out := fence.Settle(nil, q.Contains(set, lat, c.lon), hits, lat, c.lon, 20, margin, 100); len(out) != 0 && margin < 3 {
+				t.Errorf("%s: 100 m out ±20 m, margin %v: still in %d fences", c.name, margin, len(out))
+			}
 		}
 	}
 }

@@ -38,7 +38,11 @@ type Fence struct {
 	MaxAccuracy    float64
 	HasMaxAccuracy bool
 
-	rank     int // position in the Set's ID order: results sort on it, not on strings
+	rank int // position in the Set's ID order: results sort on it, not on strings
+	// depth is how far from its edge a point inside the fence can be, in
+	// metres: a circle's radius, a polygon's estimated on a grid (see
+	// estimateDepth). Accuracy hysteresis never asks for more than half.
+	depth    float64
 	isCircle bool
 	circle   circle
 	rings    []ring     // polygons in order, each an outer ring then its holes

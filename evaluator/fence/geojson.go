@@ -127,6 +127,7 @@ func parseFeature(raw json.RawMessage) (*Fence, string, error) {
 	if err := parseGeometry(f, obj, radius); err != nil {
 		return nil, id, err
 	}
+	f.depth = f.estimateDepth()
 	return f, id, nil
 }
 

@@ -36,7 +36,37 @@ func (f *Fence) straddles(lat, lon, acc, margin, limit float64) bool {
 	if f.HasMaxAccuracy {
 		limit = f.MaxAccuracy
 	}
-	return acc <= limit && f.EdgeDistance(lat, lon) <= margin*acc
+	// Capped at half the fence's depth: a fence smaller than the fix's
+	// error could otherwise never be entered (or a device never leave it
+	// by a fix just beyond it), whatever the fixes said.
+	return acc <= limit && f.EdgeDistance(lat, lon) <= min(margin*acc, f.depth/2)
+}
+
+// estimateDepth returns how far from its edge a point inside f can be,
+// in metres: the radius of a circle; for polygons the deepest of a grid
+// of points over the box (8 × 8, then 32 × 32 for a fence too thin for
+// the first to hit), which errs low by at most half a cell. A fence no
+// grid point falls in gets a depth of 0: its edge is never widened.
+func (f *Fence) estimateDepth() float64 {
+	if f.isCircle {
+		return f.circle.radius
+	}
+	best := 0.0
+	for _, n := range []int{8, 32} {
+		for i := range n {
+			lat := f.min[1] + (f.max[1]-f.min[1])*(float64(i)+0.5)/float64(n)
+			for j := range n {
+				lon := f.min[0] + (f.max[0]-f.min[0])*(float64(j)+0.5)/float64(n)
+				if f.contains(lat, lon) {
+					best = max(best, f.EdgeDistance(lat, lon))
+				}
+			}
+		}
+		if best > 0 {
+			break
+		}
+	}
+	return best
 }
 
 // Find returns the fence with id among fs, or nil.
