@@ -96,7 +96,7 @@ func (p *proc) stop(t *testing.T) {
 
 // freePort picks a port free now, which another process may take before
 // the child binds it ("address already in use"): startCluster retries on
-// it; the throughput test's worker HTTP listeners still take the chance.
+// it, for the one port NATS must know before it starts.
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

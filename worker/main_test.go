@@ -68,6 +68,11 @@ type workerArgs struct {
 	HTTPAddr                 string
 }
 
+// httpLine starts the line on which a worker process tells the port its
+// HTTP endpoints bound (it is started with port 0: a port picked by the
+// test and released could be taken before the child binds it).
+const httpLine = "worker http "
+
 // runWorker runs a worker until SIGTERM.
 func runWorker(arg string) int {
 	var a workerArgs
@@ -80,6 +85,9 @@ func runWorker(arg string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2
+	}
+	if a := w.HTTPAddr(); a != "" {
+		fmt.Println(httpLine + a) // the port it bound: see httpAddrOf
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)

@@ -101,13 +101,13 @@ func throughput(t *testing.T, k, pings, devices int) {
 	var addrs []string
 	var t0 time.Time
 	for i := range k {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		arg, _ := json.Marshal(workerArgs{
 			NATS: urls, MQTT: nodes[0].mqttAddr() + "," + nodes[1].mqttAddr(), Name: fmt.Sprintf("w%d", i+1), Fences: fencePath,
-			Partitions: p, Lease: 5 * time.Second, Checkpoint: 5 * time.Second, HTTPAddr: addr,
+			Partitions: p, Lease: 5 * time.Second, Checkpoint: 5 * time.Second, HTTPAddr: "127.0.0.1:0",
 		})
-		ws = append(ws, startProc(t, fmt.Sprintf("w%d", i+1), "worker", string(arg)))
-		addrs = append(addrs, addr)
+		w := startProc(t, fmt.Sprintf("w%d", i+1), "worker", string(arg))
+		ws = append(ws, w)
+		addrs = append(addrs, httpAddrOf(t, w))
 	}
 	scrape := func() (done, published float64) {
 		for _, a := range addrs {
@@ -168,4 +168,24 @@ func throughput(t *testing.T, k, pings, devices int) {
 			t.Logf("RESULT workers=%d history records %d", k, info.State.Msgs)
 		}
 	}
+}
+
+// httpAddrOf waits for worker process w to tell the address its HTTP
+// endpoints bound (httpLine).
+func httpAddrOf(t *testing.T, w *proc) string {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for line := range strings.Lines(w.out.String()) {
+			if a, ok := strings.CutPrefix(strings.TrimSpace(line), httpLine); ok {
+				return a
+			}
+		}
+		select {
+		case <-w.done:
+			t.Fatalf("%s exited before it listened:\n%s", w.name, tail(w.out.String(), 4000))
+		default:
+		}
+	}
+	t.Fatalf("%s did not tell its HTTP address", w.name)
+	return ""
 }
