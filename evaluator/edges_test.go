@@ -95,8 +95,8 @@ func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
 			// The engine keeps accuracies in decimetres and positions to
 			// 1e-7 degrees (under a centimetre): the bound keeps 2 cm off
 			// the margin.
-			// margin × acc stays within 100 m, under half the depot's
-			// depth (its 678 m width), where the margin is capped
+			// margin × acc stays within 100 m, under ¾ of the depot's
+			// depth (half its 678 m width), where the margin is capped
 			// (TestSettleSmallFence).
 			acc := float64(rapid.IntRange(1, int(min(h.cfg.MaxAccuracy, 100/margin)*10)).Draw(t, "acc_dm")) / 10
 			bound := dist + margin*acc - 0.02

@@ -139,7 +139,7 @@ func TestSettle(t *testing.T) {
 
 // A fence smaller than a fix's error circle can still be entered and
 // left: the margin never asks a fix to be deeper inside (or farther
-// outside) than half the fence's own depth allows. Without the cap a
+// outside) than three quarters of the fence's own depth. Without the cap a
 // 30 m wide depot bay never saw an ENTER from a phone reporting ±20 m.
 func TestSettleSmallFence(t *testing.T) {
 	const lat0, lon0 = 52.5, 13.4
@@ -176,7 +176,7 @@ func TestSettleSmallFence(t *testing.T) {
 			if s := fmt.Sprint(ids); s != c.want {
 				t.Errorf("%s ±20 m, margin %v: in %s, want %s", c.name, margin, s, c.want)
 			}
-			// And out again, 100 m south: beyond half of any of these
+			// And out again, 100 m south: beyond ¾ of any of these
 			// fences' depth, though not beyond margin × 20 m for 3.
 			lat := c.lat - 100/metresPerDegree
 			if out := fence.Settle(nil, q.Contains(set, lat, c.lon), hits, lat, c.lon, 20, margin, 100); len(out) != 0 && margin < 3 {

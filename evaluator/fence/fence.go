@@ -41,7 +41,7 @@ type Fence struct {
 	rank int // position in the Set's ID order: results sort on it, not on strings
 	// depth is how far from its edge a point inside the fence can be, in
 	// metres: a circle's radius, a polygon's estimated on a grid (see
-	// estimateDepth). Accuracy hysteresis never asks for more than half.
+	// estimateDepth). Accuracy hysteresis never asks for more than ¾ of it.
 	depth    float64
 	isCircle bool
 	circle   circle

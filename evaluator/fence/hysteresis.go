@@ -36,10 +36,11 @@ func (f *Fence) straddles(lat, lon, acc, margin, limit float64) bool {
 	if f.HasMaxAccuracy {
 		limit = f.MaxAccuracy
 	}
-	// Capped at half the fence's depth: a fence smaller than the fix's
-	// error could otherwise never be entered (or a device never leave it
-	// by a fix just beyond it), whatever the fixes said.
-	return acc <= limit && f.EdgeDistance(lat, lon) <= min(margin*acc, f.depth/2)
+	// Capped at three quarters of the fence's depth: a fence smaller than
+	// the fix's error could otherwise never be entered (or left by a fix
+	// just beyond it), whatever the fixes said; a fix near its middle
+	// still counts.
+	return acc <= limit && f.EdgeDistance(lat, lon) <= min(margin*acc, f.depth*0.75)
 }
 
 // estimateDepth returns how far from its edge a point inside f can be,
