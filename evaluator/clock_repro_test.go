@@ -503,3 +503,50 @@ func TestStepsBackAndForwardInOutageFlushedNewestFirst(t *testing.T) {
 	h.at(2 * time.Minute)
 	h.wantKinds("depot ENTER", "depot EXIT")
 }
+
+// A tracker that cold-booted (counting from epoch zero) and got its clock
+// back 0.8 s behind where it was: a step back, told while a ping of the
+// counting clock, delayed 0.7 s past the short adaptive hold, waited in
+// the late batch. That ping's event is on the counting clock's timeline,
+// not its stamp less the model's shift: the step does not move it (device
+// 8090 of the default fleet: moved 2.2 s later, among the pings inside
+// the fence, it revealed an EXIT and ENTER that never happened).
+func TestStepBackDoesNotMoveACountingClocksLatePing(t *testing.T) {
+	h := newHarness(t, adaptive)
+	const period = 250 * time.Millisecond
+	delayed := map[time.Duration]time.Duration{ms(18000): ms(700)}
+	type ping struct {
+		at, arrive time.Duration
+		stamp      int64
+	}
+	var pings []ping
+	for at := time.Duration(0); at < 40*time.Second; at += period {
+		stamp := t0.Add(at).UnixNano()
+		switch {
+		case at >= 10*time.Second && at < 20*time.Second:
+			stamp = int64(at - 10*time.Second) // booted: counting from epoch zero
+		case at >= 20*time.Second:
+			stamp -= int64(ms(800)) // the clock is back, 0.8 s behind
+		}
+		delay := ms(50)
+		if d, ok := delayed[at]; ok {
+			delay = d
+		}
+		pings = append(pings, ping{at, at + delay, stamp})
+	}
+	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, p := range pings {
+		where := outside
+		if p.at > ms(18100) {
+			where = inDepot
+		}
+		where.lon += p.at.Seconds() * 1e-6 // moving: no two fixes alike
+		h.sendStamp("truck-1", where, p.stamp, true, p.arrive)
+	}
+	h.run(time.Minute)
+	h.wantKinds("depot ENTER")
+	if len(h.rec.late) != 0 {
+		t.Fatalf("%d pings sent to the late topic, want none", len(h.rec.late))
+	}
+}
+

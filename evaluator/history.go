@@ -80,7 +80,7 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	// the old generation's.
 	p.burst = p.burst[:0]
 	for i := range b.Pings {
-		if h := &b.Pings[i]; d.clk.Newer(h.Event, h.Wall, shift) {
+		if h := &b.Pings[i]; keyedByStamp(h.Clamp) && d.clk.Newer(h.Event, h.Wall, shift) {
 			p.burst = append(p.burst, i)
 		}
 	}
@@ -132,6 +132,15 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
+}
+
+// keyedByStamp reports whether a ping clamped for reason r has its event
+// from its stamp and the model's shift, so that a step re-keys it: a
+// counting clock's pings are on its own timeline (clock.Model.BootTimeline)
+// and a replaced stamp's on the model's clock at ingest, which no step of
+// the device's clock moves.
+func keyedByStamp(r clock.ClampReason) bool {
+	return r == clock.ClampNone || r == clock.ClampWeekRollover
 }
 
 // freeBatch gives d's empty batch back to the pool.
