@@ -17,10 +17,17 @@ import (
 // lateDue reports whether d's batch is to be reconciled at now: it is
 // due, and no backward step is being told from delayed pings (two or more
 // agree: its pings may yet move), unless that has taken twice as long as
-// a batch may wait. One behind ping alone is most often a delayed one.
+// a batch may wait. One behind ping alone is most often a delayed one,
+// but a batch still taking late pings (due only because its first has
+// waited long: a short hold makes a device's every few pings late) of a
+// device whose live pings go on waits for the next one to say which:
+// placed on the old clock, a step's first ping lands among the pings
+// fixed before the step.
 func (p *Processor) lateDue(d *device, now int64) bool {
 	wait := int64(p.cfg.HistoryWait)
-	if d.clk.Pending() <= -2 && now-d.Late.First < 8*wait {
+	pending := d.clk.Pending()
+	live := d.highAt > d.Late.First // a live ping came since the batch began
+	if (pending <= -2 || pending < 0 && live && now-d.Late.Last < wait) && now-d.Late.First < 8*wait {
 		return false
 	}
 	return d.Late.Due(now, wait)
