@@ -555,37 +555,46 @@ func TestStepBackDoesNotMoveACountingClocksLatePing(t *testing.T) {
 // waited four times the history wait; its clock steps back 1.05 s just
 // before then. The step's first ping is behind, in the batch: placed on
 // the old clock it lands among the pings fixed before the step, inside
-// the fence between two outside it. The batch waits for the next ping to
-// tell the step (devices 9463, 22730, 29487 and 32428 of the default
-// fleet: an ENTER and EXIT 0.1 s apart that never happened).
+// the fence between two outside it. It waits for the next ping to tell
+// the step (devices 9463, 22730, 29487 and 32428 of the default fleet: an
+// ENTER and EXIT 0.1 s apart that never happened), and still waits when
+// a straggler of the old clock came after it, undoing the step's
+// candidate (device 19543: an EXIT and ENTER).
 func TestLateBatchWaitsForTheStepItsLastPingBegins(t *testing.T) {
-	h := newHarness(t, adaptive)
-	const period = 250 * time.Millisecond
-	type ping struct {
-		at, arrive time.Duration
-		stamp      int64
+	for _, straggler := range []bool{false, true} {
+		t.Run(fmt.Sprintf("straggler=%v", straggler), func(t *testing.T) {
+			h := newHarness(t, adaptive)
+			const period = 250 * time.Millisecond
+			type ping struct {
+				at, arrive time.Duration
+				stamp      int64
+			}
+			var pings []ping
+			for at := time.Duration(0); at < 40*time.Second; at += period {
+				stamp := t0.Add(at).UnixNano()
+				if at >= ms(16500) {
+					stamp -= int64(ms(1050)) // the clock stepped back
+				}
+				delay := ms(50)
+				if at >= 4*time.Second && at <= 14*time.Second && at%(2*time.Second) == 0 {
+					delay = ms(700) // late past the hold: into the batch
+				}
+				if straggler && at == ms(16250) {
+					delay = ms(400) // after the step's first ping, before the cap
+				}
+				pings = append(pings, ping{at, at + delay, stamp})
+			}
+			slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
+			for _, p := range pings {
+				where := outside
+				if p.at > ms(16400) {
+					where = inDepot
+				}
+				where.lon += p.at.Seconds() * 1e-6 // moving: no two fixes alike
+				h.sendStamp("truck-1", where, p.stamp, true, p.arrive)
+			}
+			h.run(time.Minute)
+			h.wantKinds("depot ENTER")
+		})
 	}
-	var pings []ping
-	for at := time.Duration(0); at < 40*time.Second; at += period {
-		stamp := t0.Add(at).UnixNano()
-		if at >= ms(16500) {
-			stamp -= int64(ms(1050)) // the clock stepped back
-		}
-		delay := ms(50)
-		if at >= 4*time.Second && at <= 14*time.Second && at%(2*time.Second) == 0 {
-			delay = ms(700) // late past the hold: into the batch
-		}
-		pings = append(pings, ping{at, at + delay, stamp})
-	}
-	slices.SortStableFunc(pings, func(a, b ping) int { return cmp.Compare(a.arrive, b.arrive) })
-	for _, p := range pings {
-		where := outside
-		if p.at > ms(16400) {
-			where = inDepot
-		}
-		where.lon += p.at.Seconds() * 1e-6 // moving: no two fixes alike
-		h.sendStamp("truck-1", where, p.stamp, true, p.arrive)
-	}
-	h.run(time.Minute)
-	h.wantKinds("depot ENTER")
 }

@@ -162,10 +162,15 @@ func (p *Processor) freeBatch(d *device) {
 // committed go back to the live path; pings before the history go to the
 // late output; the rest are merged in event order, and the transitions
 // the merged history implies that were not published are published as
-// historic ones.
-func (p *Processor) reconcileLate(d *device, now int64) {
+// historic ones. Unless final (nothing more is to come: a flush), the
+// pings that may begin a step back wait for the next batch
+// (keepStepPings).
+func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 	if p.tellPendingStep(d, now) && d.Late == nil {
 		return // every late ping was the step's
+	}
+	if !final {
+		p.keepStepPings(d, now)
 	}
 	pings := d.Late.Pings
 	p.burst = history.MendBursts(pings, d.Points, d.clk.Off(), p.burst)
@@ -211,7 +216,11 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 	})
 	d.Points = append(d.Points[:0], p.merged...)
 	p.m.Reconciled.Add(len(pings))
-	p.freeBatch(d)
+	if len(p.keep) > 0 {
+		p.refill(d, now)
+	} else {
+		p.freeBatch(d)
+	}
 	p.dwellsAfterReconcile(d, now)
 	for i := range p.redo {
 		if h := &p.redo[i]; h.Event > d.done {
@@ -220,6 +229,50 @@ func (p *Processor) reconcileLate(d *device, now int64) {
 			p.evaluate(d, &p.ping, heldPing(h, &p.ping, d.id), now)
 		}
 	}
+}
+
+// refill makes the pings keepStepPings took out d's batch again, placed
+// like the others when it is due. The history is not trimmed meanwhile:
+// they are to be placed among its points.
+func (p *Processor) refill(d *device, now int64) {
+	b := d.Late
+	b.Pings = append(b.Pings[:0], p.keep...)
+	b.First, b.Last = b.Pings[0].Arrived, b.Pings[0].Arrived
+	for i := range b.Pings {
+		b.First, b.Last = min(b.First, b.Pings[i].Arrived), max(b.Last, b.Pings[i].Arrived)
+	}
+	p.deferred += len(p.keep)
+	clear(p.keep)
+	p.keep = p.keep[:0]
+	p.timers.Push(now+int64(p.cfg.HistoryWait), d)
+}
+
+// keepStepPings takes out of d's batch, into p.keep, the pings that may
+// begin a step back, when the batch is placed at its cap while late pings
+// and live ones still come (see lateDue): they came within a history wait and are behind
+// the clock model by more than a delay it takes as fresh. Placed on the
+// old clock they would land among the pings fixed before the step; a
+// straggler of the old clock coming after them undoes the step's
+// candidate, so the model cannot tell yet. They wait in the next batch.
+func (p *Processor) keepStepPings(d *device, now int64) {
+	wait := int64(p.cfg.HistoryWait)
+	b := d.Late
+	if now-b.Last >= wait || d.highAt <= b.First || !d.clk.Learned() {
+		return // quiet, or no live ping since it began: nothing tells a step
+	}
+	tol := p.behindTol(d)
+	k := 0
+	for _, h := range b.Pings {
+		if h.Clamp == clock.ClampNone && now-h.Arrived < wait && h.Event-h.Wall < d.clk.Off()-tol {
+			p.keep = append(p.keep, h)
+			continue
+		}
+		b.Pings[k] = h
+		k++
+	}
+	clear(b.Pings[k:])
+	b.Pings = b.Pings[:k]
+	p.deferred -= len(p.keep)
 }
 
 // tellPendingStep confirms, before d's batch is placed, a step back that

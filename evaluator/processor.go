@@ -43,6 +43,7 @@ type Processor struct {
 
 	// scratch of reconciliation
 	redo     []reorder.Held
+	keep     []reorder.Held // a batch's pings that wait for the next
 	merged   []history.Point
 	changes  history.Changes
 	revealed []engine.Transition // historic transitions of one run, sorted before they go out
@@ -224,13 +225,7 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		pg.Stamp, pg.Event = stamp, stamp-c.PrevShift()
 		return clock.Fresh
 	}
-	behindTol := max(clock.MinBehind, d.hold())
-	if p.cfg.Adaptive() {
-		// How late a ping may be and still be fresh is the clock model's
-		// judgement, not the buffer's: a hold that narrows must not make
-		// ordinary delays look like a step back (docs/engine.md).
-		behindTol = max(clock.MinBehind, int64(p.pol.Max))
-	}
+	behindTol := p.behindTol(d)
 	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.Seen(d.buf, stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
@@ -261,6 +256,18 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		p.m.Offset.Observe(time.Duration(c.Off() + c.Shift()))
 	}
 	return v
+}
+
+// behindTol is how far behind d's clock model a stamp may be and still
+// be fresh rather than a step back's.
+func (p *Processor) behindTol(d *device) int64 {
+	if p.cfg.Adaptive() {
+		// How late a ping may be and still be fresh is the clock model's
+		// judgement, not the buffer's: a hold that narrows must not make
+		// ordinary delays look like a step back (docs/engine.md).
+		return max(clock.MinBehind, int64(p.pol.Max))
+	}
+	return max(clock.MinBehind, d.hold())
 }
 
 // moveBoot moves the pings of a provisionally anchored counting clock,
@@ -384,7 +391,7 @@ func (p *Processor) Advance(now time.Time) {
 		}
 		wait := int64(p.cfg.HistoryWait)
 		if p.lateDue(d, n) {
-			p.reconcileLate(d, n)
+			p.reconcileLate(d, n, false)
 			continue
 		}
 		next := min(d.Late.Last+wait, d.Late.First+4*wait)
@@ -568,7 +575,7 @@ func (p *Processor) Flush(now time.Time) {
 	n := p.at(now)
 	for _, d := range p.devices {
 		if d.Late != nil {
-			p.reconcileLate(d, n)
+			p.reconcileLate(d, n, true)
 		}
 		for i := range d.buf {
 			d.wm = max(d.wm, d.buf[i].Event)
