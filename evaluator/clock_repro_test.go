@@ -598,3 +598,34 @@ func TestLateBatchWaitsForTheStepItsLastPingBegins(t *testing.T) {
 		})
 	}
 }
+
+// A tracker inside a fence goes silent for a minute, leaving it a second
+// after, and then flushes its queue newest-first, after a fresh ping: the
+// fresh ping is inside again, past the dwell, and the short adaptive hold
+// releases it while the burst is still coming in, before the pings that
+// show the device left have arrived. Its DWELL waits for them (device
+// 16134 of the default fleet: a DWELL for a stay that had ended).
+func TestDwellWaitsForTheBurstAfterAFreshPing(t *testing.T) {
+	h := newHarness(t, adaptive)
+	const period = 250 * time.Millisecond
+	where := func(at time.Duration) pos {
+		p := inDepot
+		if at >= 5*time.Second && at < 7*time.Second || at >= 60*time.Second {
+			p = inDepotZ // the zone: a dwell of 3 s
+		}
+		p.lon += at.Seconds() * 1e-6 // moving: no two fixes alike
+		return p
+	}
+	for at := time.Duration(0); at < 6*time.Second; at += period {
+		h.send("truck-1", where(at), at, at+ms(50))
+	}
+	flush := 66 * time.Second
+	h.send("truck-1", where(flush), flush, flush+ms(50)) // fresh
+	n := 0
+	for at := flush - period; at >= 6*time.Second; at -= period { // the backlog, newest first, 1 ms apart
+		n++
+		h.send("truck-1", where(at), at, flush+ms(50)+time.Duration(n)*time.Millisecond)
+	}
+	h.run(2 * time.Minute)
+	h.wantKinds("depot ENTER", "zone ENTER", "zone EXIT historic", "zone ENTER historic", "zone DWELL historic")
+}

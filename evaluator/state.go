@@ -36,15 +36,20 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	}
 
 	p.dues = p.dues[:0]
+	// A backlog burst is coming into the late batch (newest-first, after
+	// the fresh ping it began with): its older pings are still to come.
+	burst := d.Late != nil && now-d.Late.Last < clock.BurstGap
 	for i := range d.states {
 		st := &d.states[i]
 		if !st.Inside || st.Dwelled {
 			continue
 		}
 		if f := fence.Find(hits, st.Fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) {
+			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) && !(burst && st.Enter+dw > before) {
 				// (A late ping waiting to be placed before the dwell's end
-				// may yet show the device left: then it waits too.)
+				// may yet show the device left: then it waits too; so does
+				// one that came due since the ping before while a burst
+				// comes in, for the burst's older pings.)
 				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
 			}
 		} else if f := p.fences().ByID(st.Fence); f != nil && d.holdUs > 0 {
