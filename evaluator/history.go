@@ -249,8 +249,9 @@ func (p *Processor) refill(d *device, now int64) {
 
 // keepStepPings takes out of d's batch, into p.keep, the pings that may
 // begin a step back, when the batch is placed at its cap while late pings
-// and live ones still come (see lateDue): they came within a history wait and are behind
-// the clock model by more than a delay it takes as fresh. Placed on the
+// and live ones still come (see lateDue): they came within a history wait
+// and are behind the clock model by more than a delay it takes as fresh,
+// but less than a backlog's are (their burst places them). Placed on the
 // old clock they would land among the pings fixed before the step; a
 // straggler of the old clock coming after them undoes the step's
 // candidate, so the model cannot tell yet. They wait in the next batch.
@@ -263,7 +264,8 @@ func (p *Processor) keepStepPings(d *device, now int64) {
 	tol := p.behindTol(d)
 	k := 0
 	for _, h := range b.Pings {
-		if h.Clamp == clock.ClampNone && now-h.Arrived < wait && h.Event-h.Wall < d.clk.Off()-tol {
+		behind := d.clk.Off() - (h.Event - h.Wall)
+		if h.Clamp == clock.ClampNone && now-h.Arrived < wait && behind > tol && behind < clock.BacklogAge {
 			p.keep = append(p.keep, h)
 			continue
 		}
