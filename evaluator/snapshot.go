@@ -11,52 +11,16 @@ import (
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"github.com/edgefence/edgefence/evaluator/stats"
 )
 
-// Snapshot is a Processor's whole device state with exported fields: what
-// a scale-out worker checkpoints so that the next owner of a partition
-// resumes exactly where it stood (RestoreProcessor) and, fed the same
-// pings at the same instants, decides the same transitions. Metrics and
-// scratch are not in it.
-type Snapshot struct {
-	// Devices in the processor's sweep order.
-	Devices []DeviceSnapshot
-	// Timers are the queued deadlines: device index in Devices and the
-	// processor-relative instant.
-	Timers []TimerSnapshot
-	Cursor int
-}
-
-// TimerSnapshot is one queued deadline of a Snapshot.
-type TimerSnapshot struct {
-	At     int64
-	Device int32
-}
-
-// DeviceSnapshot is one device's state (see the device record).
-type DeviceSnapshot struct {
-	ID      string
-	Buf     []reorder.Held
-	States  []presence.State
-	Hist    []history.Point
-	Late    *history.Batch
-	Trimmed bool
-	Clock   clock.ModelSnapshot
-
-	High, WM, Done, HighAt int64
-	HoldUs                 int32
-	Seq                    uint32
-	Lat, Lon               int32  // fixed point (history.Fixed)
-	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
-}
-
 // Snapshot returns the processor's device state. The result shares no
 // memory with the processor.
-func (p *Processor) Snapshot() *Snapshot {
-	s := &Snapshot{Devices: make([]DeviceSnapshot, len(p.all)), Cursor: p.cursor}
+func (p *Processor) Snapshot() *snapshot.State {
+	s := &snapshot.State{Devices: make([]snapshot.Device, len(p.all)), Cursor: p.cursor}
 	for i, d := range p.all {
-		ds := DeviceSnapshot{
+		ds := snapshot.Device{
 			ID: d.id, Buf: append([]reorder.Held(nil), d.buf...), Trimmed: d.trimmed,
 			Clock: d.clk.Snapshot(), High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
 			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(),
@@ -69,14 +33,14 @@ func (p *Processor) Snapshot() *Snapshot {
 		s.Devices[i] = ds
 	}
 	for _, t := range p.timers.All() {
-		s.Timers = append(s.Timers, TimerSnapshot{At: t.At, Device: t.Of.slot})
+		s.Timers = append(s.Timers, snapshot.Timer{At: t.At, Device: t.Of.slot})
 	}
 	return s
 }
 
 // RestoreProcessor returns a processor (see NewProcessor) holding the
 // device state s was taken of.
-func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics, s *Snapshot) (*Processor, error) {
+func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, sink engine.Sink, m *stats.Metrics, s *snapshot.State) (*Processor, error) {
 	p, err := NewProcessor(cfg, base, fences, sink, m)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"pgregory.net/rapid"
 )
 
@@ -118,7 +119,7 @@ func TestPropertySnapshotResumesExactly(t *testing.T) {
 		if err := gob.NewEncoder(&buf).Encode(b.Snapshot()); err != nil {
 			t.Fatal(err)
 		}
-		var snap Snapshot
+		var snap snapshot.State
 		if err := gob.NewDecoder(&buf).Decode(&snap); err != nil {
 			t.Fatal(err)
 		}
@@ -151,10 +152,10 @@ func TestSnapshotCoversEveryStateField(t *testing.T) {
 		snap  reflect.Type
 		extra int // state fields the snapshot keeps elsewhere
 	}{
-		// slot is the index in Snapshot.Devices (one more); clk is Clock;
+		// slot is the index in snapshot.State.Devices (one more); clk is Clock;
 		// the embedded History is Hist and Late (one fewer). Fence states,
 		// history points and late batches are in it as they are.
-		{reflect.TypeFor[device](), reflect.TypeFor[DeviceSnapshot](), 0},
+		{reflect.TypeFor[device](), reflect.TypeFor[snapshot.Device](), 0},
 		{reflect.TypeFor[history.History](), reflect.TypeFor[struct{ Hist, Late int }](), 0},
 	} {
 		if got, want := c.snap.NumField()+c.extra, c.typ.NumField(); got != want {

@@ -17,6 +17,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -33,7 +34,7 @@ type checkpoint struct {
 	// Sent is the id of the last output sent over MQTT: if it is the
 	// newest history record, nothing was left half-published.
 	Sent string
-	Snap *evaluator.Snapshot
+	Snap *snapshot.State
 
 	// HistSeq is the partition's newest history record when saved: the
 	// records after it are the replay's (checkReplay).
@@ -374,7 +375,7 @@ func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error)
 		return nil, fmt.Errorf("decode checkpoint of partition %d: %w", n, err)
 	}
 	if ck.Snap == nil {
-		ck.Snap = &evaluator.Snapshot{}
+		ck.Snap = &snapshot.State{}
 	}
 	return &ck, nil
 }
