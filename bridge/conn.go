@@ -2,16 +2,16 @@ package bridge
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/edgefence/edgefence/clienttls"
 )
 
 // packetTimeout is paho's wait for a PUBACK. The sender publishes with its
@@ -125,24 +125,10 @@ func backoff(lo, hi time.Duration) autopaho.Backoff {
 // tlsConfig verifies the broker against CA (or the system pool) and
 // presents Cert when given.
 func tlsConfig(cfg *Config, host string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
-	if cfg.CA != "" {
-		pem, err := os.ReadFile(cfg.CA)
-		if err != nil {
-			return nil, fmt.Errorf("--ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca %s: no PEM certificates in it", cfg.CA)
-		}
-		tc.RootCAs = pool
+	tc, err := clienttls.Config(cfg.CA, cfg.Cert, cfg.Key)
+	if err != nil {
+		return nil, fmt.Errorf("--ca, --cert, --key: %w", err)
 	}
-	if cfg.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
-		if err != nil {
-			return nil, fmt.Errorf("--cert %s / --key %s: %w", cfg.Cert, cfg.Key, err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
+	tc.ServerName = host
 	return tc, nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/edgefence/edgefence/clienttls"
 )
 
 // Security is how a worker authenticates to the NATS cluster and
@@ -56,23 +58,9 @@ func (s *Security) tlsConfig() (*tls.Config, error) {
 	if !s.tls() {
 		return nil, nil
 	}
-	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	if s.CA != "" {
-		pem, err := os.ReadFile(s.CA)
-		if err != nil {
-			return nil, fmt.Errorf("--nats-ca: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--nats-ca %s: no PEM certificate in it", s.CA)
-		}
-	}
-	if s.Cert != "" {
-		kp, err := tls.LoadX509KeyPair(s.Cert, s.Key)
-		if err != nil {
-			return nil, fmt.Errorf("--nats-cert %s, --nats-key %s: %w", s.Cert, s.Key, err)
-		}
-		c.Certificates = []tls.Certificate{kp}
+	c, err := clienttls.Config(s.CA, s.Cert, s.Key)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-ca, --nats-cert, --nats-key: %w", err)
 	}
 	return c, nil
 }
@@ -136,29 +124,42 @@ func mqttBroker(addr string, tlsOn bool) string {
 // permanent reports whether a connection error will not go away by
 // itself: a login refused or a TLS failure, which retrying only hides.
 func permanent(err error) bool {
-	var unknown x509.UnknownAuthorityError
-	var host x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	return errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+	return certFailure(err) != nil ||
 		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword) || errors.Is(err, packets.ErrorRefusedNotAuthorised)
 }
 
-// explain adds to a connection error what the operator can do about it:
-// the TLS and login failures a misconfigured worker meets first.
-func (s *Security) explain(err error) error {
+// certFailure returns the server certificate's verification error in
+// err, or nil.
+func certFailure(err error) error {
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	switch {
 	case errors.As(err, &unknown):
+		return unknown
+	case errors.As(err, &host):
+		return host
+	case errors.As(err, &invalid):
+		return invalid
+	}
+	return nil
+}
+
+// explain adds to a connection error what the operator can do about it:
+// the TLS and login failures a misconfigured worker meets first.
+func (s *Security) explain(err error) error {
+	switch certFailure(err).(type) {
+	case x509.UnknownAuthorityError:
 		if s.CA == "" {
 			return fmt.Errorf("%w (the server's certificate is not signed by a CA this system trusts: give its CA with --nats-ca)", err)
 		}
 		return fmt.Errorf("%w (the server's certificate is not signed by a CA in --nats-ca %s)", err, s.CA)
-	case errors.As(err, &host):
+	case x509.HostnameError:
 		return fmt.Errorf("%w (the server's certificate does not name the host in the URL)", err)
-	case errors.As(err, &invalid):
+	case x509.CertificateInvalidError:
 		return fmt.Errorf("%w (the server's certificate is not valid: expired or not for servers)", err)
+	}
+	switch {
 	case errors.Is(err, nats.ErrSecureConnRequired):
 		return fmt.Errorf("%w (the server requires TLS: give --nats-ca, or --nats-cert and --nats-key)", err)
 	case errors.Is(err, nats.ErrSecureConnWanted):
