@@ -141,6 +141,7 @@ func (pt *partition) flush(ctx context.Context) error {
 	for len(buf) > 0 {
 		n := pt.waveLen(buf)
 		if err := pt.publishWave(ctx, buf[:n]); err != nil {
+			clear(pt.sink.buf)
 			pt.sink.buf = pt.sink.buf[:0]
 			pt.tainted = true
 			return err
