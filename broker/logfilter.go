@@ -17,14 +17,24 @@ import (
 //   - a connection's end on a refused login (the error "bad username or
 //     password", or "connection not open" when the access hook answered
 //     the CONNECT itself) is dropped: the access hook logs refused logins
-//     once a second and counts them all.
+//     once a second and counts them all;
+//   - any other connection's end with an error (mochi's line has no
+//     message: a tracker dropping off without DISCONNECT, a reset, a
+//     malformed packet) is named and let through once per second.
 type quietHandler struct {
 	slog.Handler
 	quota *atomic.Int64 // Unix second of the last quota line let through
+	ended *atomic.Int64 // Unix second of the last connection-end line
 }
 
 func newQuietHandler(h slog.Handler) quietHandler {
-	return quietHandler{Handler: h, quota: new(atomic.Int64)}
+	return quietHandler{Handler: h, quota: new(atomic.Int64), ended: new(atomic.Int64)}
+}
+
+// once reports whether the line of second now is the first since *last.
+func once(last *atomic.Int64, now int64) bool {
+	l := last.Load()
+	return l != now && last.CompareAndSwap(l, now)
 }
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -32,12 +42,13 @@ func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	case "publish packet error", "publish packet rejected":
 		return nil
 	case "":
-		if refusedLogin(r) {
+		if refusedLogin(r) || !once(h.ended, r.Time.Unix()) {
 			return nil
 		}
+		r = r.Clone()
+		r.Message = "client connection ended with an error (its will, if any, is sent; further ends this second are not logged)"
 	case "client store quota reached":
-		now := r.Time.Unix()
-		if last := h.quota.Load(); last == now || !h.quota.CompareAndSwap(last, now) {
+		if !once(h.quota, r.Time.Unix()) {
 			return nil
 		}
 		r = r.Clone()
@@ -61,9 +72,9 @@ func refusedLogin(r slog.Record) (refused bool) {
 }
 
 func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{h.Handler.WithAttrs(as), h.quota}
+	return quietHandler{h.Handler.WithAttrs(as), h.quota, h.ended}
 }
 
 func (h quietHandler) WithGroup(name string) slog.Handler {
-	return quietHandler{h.Handler.WithGroup(name), h.quota}
+	return quietHandler{h.Handler.WithGroup(name), h.quota, h.ended}
 }

@@ -1,0 +1,32 @@
+package broker
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A tracker that drops its connection without DISCONNECT (a cellular
+// handover) made mochi log an empty WARN line, every time: hundreds of
+// trackers flapping flooded the log with lines that named nothing. They
+// come out once a second, saying what happened.
+func TestQuietHandlerNamesAndLimitsDroppedConnections(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(newQuietHandler(slog.NewTextHandler(&buf, nil))).With("component", "mqtt")
+	at := time.Unix(1_800_000_000, 0)
+	for i := range 50 {
+		r := slog.NewRecord(at.Add(time.Duration(i)*10*time.Millisecond), slog.LevelWarn, "", 0)
+		r.AddAttrs(slog.Any("error", io.EOF))
+		_ = log.Handler().Handle(t.Context(), r)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("50 dropped connections within 0.5 s logged %d lines, want 1:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[0], "client connection ended") || !strings.Contains(lines[0], "error=EOF") {
+		t.Errorf("the line does not say what happened: %s", lines[0])
+	}
+}
