@@ -263,43 +263,104 @@ func (d *dashboard) all() []received {
 	return slices.Clone(d.got)
 }
 
-// fleet publishes devices' pings over MQTT, one round a second: each
-// device drives east across the stripes, its clock 3 s ahead, 1 s behind
-// or right, and every tenth ping of a device is held back and sent after
-// the next one (over the hold: a late ping its history places).
+// fleet publishes devices' pings, one round a second: each device
+// drives east across the stripes, its clock 3 s ahead, 1 s behind or
+// right, and every tenth ping of a device is held back and sent after
+// the next one (over the hold: a late ping its history places). Even
+// devices go over MQTT at QoS 1 through four gateway connections; odd
+// ones, when js is set, over NATS with JetStream's acknowledgement and
+// a de-duplication id, sent again until the ping stream has them (a
+// gateway that speaks NATS).
 type fleet struct {
 	conns   []mqtt.Client
+	js      jetstream.JetStream
 	devices int
-	held    map[int]string
-	acked   int // pings the NATS nodes acknowledged (PUBACK)
+	held    map[int]fleetPing
+	acked   map[string]bool // subject and body of each acknowledged ping: over NATS?
 }
+
+// fleetPing is a ping's body and its de-duplication id: the device and
+// its stamp.
+type fleetPing struct{ body, id string }
+
+// overNATS reports whether device i publishes over NATS.
+func (f *fleet) overNATS(i int) bool { return f.js != nil && i%2 == 1 }
 
 func (f *fleet) round(t *testing.T, r int) {
 	t.Helper()
 	now := time.Now()
 	var toks []mqtt.Token
-	for i := range f.devices {
-		c := f.conns[i%len(f.conns)]
+	var pending []string // the acknowledgements awaited, subject and body
+	var sent []*nats.Msg
+	var futs []jetstream.PubAckFuture
+	publish := func(i int, pg fleetPing) {
+		body := pg.body
 		topic := fmt.Sprintf("devices/dev-%04d/telemetry", i)
+		subject := strings.ReplaceAll(topic, "/", ".")
+		if !f.overNATS(i) {
+			toks = append(toks, f.conns[(i/2)%len(f.conns)].Publish(topic, 1, false, body))
+			pending = append(pending, subject+" "+body)
+			return
+		}
+		m := nats.NewMsg(subject)
+		m.Data = []byte(body)
+		m.Header.Set(jetstream.MsgIDHeader, pg.id)
+		fut, err := f.js.PublishMsgAsync(m)
+		if err != nil {
+			fut = nil // published again, alone, below
+		}
+		sent, futs = append(sent, m), append(futs, fut)
+	}
+	for i := range f.devices {
 		off := []time.Duration{3 * time.Second, -time.Second, 0, 0, 0}[i%5]
 		lon := 13.4000 + float64((i*7+r*4)%130)*0.0001
 		lat := 52.45 + float64(i%1000)*0.0002
-		body := fmt.Sprintf(`{"lat":%.5f,"lon":%.5f,"ts":%d}`, lat, lon, now.Add(off).UnixMilli())
+		ts := now.Add(off).UnixMilli()
+		pg := fleetPing{fmt.Sprintf(`{"lat":%.5f,"lon":%.5f,"ts":%d}`, lat, lon, ts), fmt.Sprintf("dev-%04d|%d", i, ts)}
 		if (r+i)%10 == 3 {
-			f.held[i] = body
+			f.held[i] = pg
 			continue
 		}
-		toks = append(toks, c.Publish(topic, 1, false, body))
+		publish(i, pg)
 		if h, ok := f.held[i]; ok {
 			delete(f.held, i)
-			toks = append(toks, c.Publish(topic, 1, false, h))
+			publish(i, h)
 		}
 	}
-	for _, tok := range toks {
+	for k, tok := range toks {
 		if !tok.WaitTimeout(20*time.Second) || tok.Error() != nil {
 			t.Fatalf("publish: %v", tok.Error())
 		}
-		f.acked++
+		f.acked[pending[k]] = false
+	}
+	for k, fut := range futs {
+		var err error
+		if fut != nil {
+			select {
+			case <-fut.Ok():
+				f.acked[sent[k].Subject+" "+string(sent[k].Data)] = true
+				continue
+			case err = <-fut.Err():
+			case <-time.After(20 * time.Second):
+				err = errors.New("no acknowledgement in 20 s")
+			}
+		}
+		// While the stream elects a leader a publish fails or goes
+		// unanswered; the de-duplication id makes sending again safe.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err2 := f.js.PublishMsg(ctx, sent[k])
+			cancel()
+			if err2 == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("publish over NATS: %v, then %v", err, err2)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		f.acked[sent[k].Subject+" "+string(sent[k].Data)] = true
 	}
 }
 
@@ -605,7 +666,8 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	if tok := dc.SubscribeMultiple(map[string]byte{"geofence/#": 1, "edgefence/late/#": 1}, dash.handle); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("subscribe: %v", tok.Error())
 	}
-	fl := &fleet{devices: devices, held: map[int]string{}}
+	gw, _ := jetstream.New(connect(t, nodes[0].url()))
+	fl := &fleet{devices: devices, held: map[int]fleetPing{}, js: gw, acked: map[string]bool{}}
 	for i := range 4 {
 		fl.conns = append(fl.conns, mqttClient(t, fmt.Sprintf("gateway-%d", i), nodes[0].mqttAddr()))
 	}
@@ -638,6 +700,15 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()
+		case 7:
+			if killNode {
+				// The worst case: node 3 leads what the death of a leader
+				// interrupts, the streams pings, transitions and retained
+				// messages go to and the leases.
+				for _, s := range []string{worker.PingStream, worker.HistoryStream, "$MQTT_rmsgs", "$MQTT_msgs", "KV_" + worker.LeaseBucket} {
+					leadOn(t, nc, js, s, "n3")
+				}
+			}
 		case 8:
 			if killNode {
 				t.Log("kill -9 NATS node 3")
@@ -689,15 +760,36 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		last[m.part] = m.seq
 	}
 	t.Logf("checkpoints %v, last messages %v", ckpt, last)
-	stored := 0
+	// Every ping the trackers were told is taken must be in the stream.
+	copies := map[string]int{}
 	for _, m := range msgs {
-		if !strings.HasSuffix(m.subject, "._tick") {
-			stored++
+		rest := strings.TrimPrefix(m.subject, worker.PingSubjectPrefix)
+		copies[rest[strings.IndexByte(rest, '.')+1:]+" "+string(m.data)]++
+	}
+	var lost, twice [2]int // over MQTT, over NATS
+	for k, overNATS := range fl.acked {
+		i := 0
+		if overNATS {
+			i = 1
+		}
+		switch n := copies[k]; {
+		case n == 0:
+			lost[i]++
+		case n > 1:
+			twice[i]++
 		}
 	}
-	t.Logf("pings: %d acknowledged to the trackers (MQTT QoS 1), %d in the ping stream", fl.acked, stored)
-	if stored < fl.acked {
-		t.Errorf("the NATS nodes acknowledged %d pings and the ping stream holds %d: pings lost before the stream", fl.acked, stored)
+	t.Logf("pings: %d acknowledged; over MQTT (QoS 1) %d lost before the ping stream and %d in it more than once; over NATS %d lost, %d more than once",
+		len(fl.acked), lost[0], twice[0], lost[1], twice[1])
+	if lost[1] > 0 || twice[1] > 0 {
+		t.Errorf("over NATS: %d acknowledged pings lost, %d in the stream more than once; want none", lost[1], twice[1])
+	}
+	// A NATS node's death loses pings NATS's MQTT side acknowledged: it
+	// acknowledges a QoS 1 publish once its own stream has it, and the
+	// ping stream's copy is a plain publish, dropped while that stream
+	// elects a leader (docs/scale-out.md). Not ours to mend: logged.
+	if !killNode && (lost[0] > 0 || twice[0] > 0) {
+		t.Errorf("over MQTT with every NATS node up: %d acknowledged pings lost, %d in the stream more than once; want none", lost[0], twice[0])
 	}
 	if len(applied) < len(msgs)*9/10 {
 		t.Fatalf("the workers applied only %d of %d stream messages", len(applied), len(msgs))
@@ -832,6 +924,33 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	t.Logf("single box: %d transitions, partitioned %d; %d of %d devices differ, %d more only in a DWELL's historic flag",
 		len(single.trans), len(wantTrans), differ, len(exp), flags)
 	t.Logf("failover: partitions owned again %v after the kill -9 (lease %v)", failover, lease)
+}
+
+// leadOn makes server the leader of stream's replicas, if it can within
+// a few seconds; it logs where the leader is.
+func leadOn(t *testing.T, nc *nats.Conn, js jetstream.JetStream, stream, server string) {
+	t.Helper()
+	leader := ""
+	for range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s, err := js.Stream(ctx, stream)
+		var info *jetstream.StreamInfo
+		if err == nil {
+			info, err = s.Info(ctx)
+		}
+		cancel()
+		if err == nil && info.Cluster != nil {
+			if leader = info.Cluster.Leader; leader == server {
+				break
+			}
+			req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, server)
+			if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, []byte(req), 2*time.Second); err != nil {
+				t.Logf("%s: leader step-down: %v", stream, err)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("%s: leader %s", stream, leader)
 }
 
 func countOwned(o map[int]string, name string) int {

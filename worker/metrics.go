@@ -15,6 +15,7 @@ type workerMetrics struct {
 	published      *metrics.Counter
 	duplicates     *metrics.Counter
 	publishRetries *metrics.Counter
+	retainedMends  *metrics.Counter
 	checkpoints    *metrics.Counter
 	acquired       *metrics.Counter
 	released       *metrics.Counter
@@ -34,6 +35,7 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		published:      set.NewCounter(`edgefence_worker_published_total`),
 		duplicates:     set.NewCounter(`edgefence_worker_replayed_duplicates_total`),
 		publishRetries: set.NewCounter(`edgefence_worker_publish_retries_total`),
+		retainedMends:  set.NewCounter(`edgefence_worker_retained_resent_total`),
 		checkpoints:    set.NewCounter(`edgefence_worker_checkpoints_total`),
 		acquired:       set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
 		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),

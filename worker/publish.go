@@ -220,6 +220,7 @@ func (pt *partition) publishWave(ctx context.Context, wave []out) error {
 	// half the second validUntil keeps before it really expires, so that
 	// the next owner does not count it as half-published.
 	toks := make([]mqtt.Token, len(wave))
+	sentAt := time.Now()
 	if pt.mq.IsConnectionOpen() {
 		for i := range wave {
 			if send[i] {
@@ -233,6 +234,52 @@ func (pt *partition) publishWave(ctx context.Context, wave []out) error {
 		}
 		if err := pt.send(context.WithoutCancel(ctx), &wave[i], toks[i]); err != nil {
 			return fmt.Errorf("send %s: %w", wave[i].topic, err)
+		}
+	}
+	if time.Since(sentAt) >= slowWave {
+		return pt.mendRetained(context.WithoutCancel(ctx), wave, send)
+	}
+	return nil
+}
+
+// slowWave is how long a wave's MQTT acknowledgements may take before
+// its retained messages are checked in the server's retained store.
+// NATS acknowledges a retained publish whose store failed (it logs
+// "unable to store retained message"): the store waits for the
+// retained stream, whose leader a dead node may have been, and gives
+// up after its JetStream API timeout (5 s by default), holding that
+// connection's acknowledgements meanwhile. A wave is fast otherwise.
+const slowWave = time.Second
+
+// mendRetained makes sure the server retains each retained message of
+// a slow wave that was sent: one the retained store does not hold is
+// sent again. Subscribers get that message twice, as NATS's own QoS 1
+// redelivery would have them.
+func (pt *partition) mendRetained(ctx context.Context, wave []out, sent []bool) error {
+	for i := range wave {
+		o := &wave[i]
+		if !sent[i] || !o.retain {
+			continue
+		}
+		for {
+			held, err := pt.retained(ctx, o)
+			if err == nil && held {
+				break
+			}
+			if !pt.mayFinish() {
+				return errLeaseLost
+			}
+			if err != nil {
+				pt.logErr("retained store check failed, retrying", err)
+				sleep(ctx, 200*time.Millisecond)
+				continue
+			}
+			pt.w.m.retainedMends.Inc()
+			pt.logErr("the server acknowledged a retained message it does not retain; sending it again",
+				fmt.Errorf("topic %s", o.topic))
+			if err := pt.send(ctx, o, nil); err != nil {
+				return fmt.Errorf("send %s again: %w", o.topic, err)
+			}
 		}
 	}
 	return nil
@@ -356,15 +403,27 @@ func tokErr(t mqtt.Token) error {
 
 // retainedIs reports whether the server retains o's payload on its topic.
 func (pt *partition) retainedIs(ctx context.Context, o *out) bool {
+	held, err := pt.retained(ctx, o)
+	return err == nil && held
+}
+
+// retained reports whether the server retains o's payload on its topic;
+// err is set when the retained store could not be read.
+func (pt *partition) retained(ctx context.Context, o *out) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	s, err := pt.w.js.Stream(ctx, retainedStream)
 	if err != nil {
-		return false
+		return false, err
 	}
 	m, err := s.GetLastMsgForSubject(ctx, retainedPrefix+topicToSubject(o.topic))
-	if err != nil {
-		return false
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
 	}
-	return bytes.Equal(m.Data, o.body)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(m.Data, o.body), nil
 }
 
 // lastRecord returns the id of partition n's newest history record and
