@@ -41,6 +41,10 @@ type checkpoint struct {
 	HistSeq uint64
 	// Fences is the fence version the state was taken under.
 	Fences string
+	// Frames are the partition reader's LoRaWAN frame windows, so that
+	// the next owner drops a copy of a frame this one took (none in a
+	// checkpoint saved before they were kept: its reader starts empty).
+	Frames []ingest.FrameWindow
 }
 
 // partition is one owned partition: its engine, fed the partition's
@@ -120,6 +124,9 @@ func (pt *partition) run(ctx context.Context) error {
 	if ck != nil {
 		pt.proc, err = evaluator.RestoreProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em, ck.Snap)
 		pt.seq, pt.clock = ck.Seq, ck.Clock
+		if err == nil {
+			err = pt.reader.RestoreFrames(ck.Frames)
+		}
 	} else {
 		pt.proc, err = evaluator.NewProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em)
 	}
@@ -298,7 +305,7 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 		pt.proc.Sweep(now)
 	} else {
 		pt.w.m.pings.Inc()
-		id, pos, _, outcome := pt.reader.Read(topic, data, "nats")
+		id, pos, _, outcome := pt.reader.ReadAt(topic, data, "nats", now)
 		if outcome == ingest.Accepted {
 			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
 			pt.proc.Ingest(&pg)
@@ -343,7 +350,8 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 		return err
 	}
 	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot()}
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
+		Frames: pt.reader.Frames()}
 	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
