@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,7 @@ type partition struct {
 
 	fences   *fence.Set // the engine's, switched by fence messages
 	fenceVer string
+	savedVer string // the fence version of the last checkpoint saved or loaded
 
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64
@@ -122,6 +124,7 @@ func (pt *partition) run(ctx context.Context) error {
 		return err
 	}
 	if ck != nil {
+		pt.savedVer = ck.Fences
 		pt.proc, err = evaluator.RestoreProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em, ck.Snap)
 		pt.seq, pt.clock = ck.Seq, ck.Clock
 		if err == nil {
@@ -360,8 +363,15 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := w.ckpts.PutBytes(ctx, checkpointName(pt.n), buf.Bytes()); err != nil {
+	meta := jetstream.ObjectMeta{Name: checkpointName(pt.n), Metadata: map[string]string{
+		metaFences: ck.Fences, metaSeq: strconv.FormatUint(ck.Seq, 10)}}
+	if _, err := w.ckpts.Put(ctx, meta, bytes.NewReader(buf.Bytes())); err != nil {
 		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
+	}
+	if ck.Fences != pt.savedVer {
+		// The version before may be needed no more.
+		pt.savedVer = ck.Fences
+		w.kickFenceGC()
 	}
 	pt.lastCkpt = time.Now()
 	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())
