@@ -37,6 +37,7 @@ const (
 	envFile       = "systemd/edgefence.env"
 	dockerfile    = "container/Dockerfile"
 	composeFile   = "container/compose.yaml"
+	scaleoutFile  = "scaleout/compose.yaml"
 	promConfig    = "prometheus/prometheus.yml"
 	alertsFile    = "prometheus/alerts.yml"
 	alertsTest    = "prometheus/alerts_test.yml"
@@ -587,6 +588,11 @@ type promConf struct {
 		StaticConfigs []struct {
 			Targets []string `yaml:"targets"`
 		} `yaml:"static_configs"`
+		DNSSDConfigs []struct {
+			Names []string `yaml:"names"`
+			Type  string   `yaml:"type"`
+			Port  int      `yaml:"port"`
+		} `yaml:"dns_sd_configs"`
 	} `yaml:"scrape_configs"`
 }
 
@@ -633,6 +639,109 @@ func TestPrometheusConfig(t *testing.T) {
 	}
 	if !found {
 		t.Error("no scrape job named edgefence")
+	}
+}
+
+// workerJob is the scrape job of the scale-out workers; the unit tests
+// of the edgefence.worker group name it.
+const workerJob = "edgefence-worker"
+
+// scaleoutWorkers returns the scale-out compose file's workers as
+// service:port, the port being the container's EDGEFENCE_HTTP_ADDR.
+func scaleoutWorkers(t *testing.T) []string {
+	t.Helper()
+	var c struct {
+		Services map[string]struct {
+			Command     []string          `yaml:"command"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(read(t, scaleoutFile), &c); err != nil { // merge keys: yaml.v3 resolves them
+		t.Fatalf("%s: %v", scaleoutFile, err)
+	}
+	var out []string
+	for name, svc := range c.Services {
+		if len(svc.Command) == 0 || svc.Command[0] != "worker" {
+			continue
+		}
+		addr, ok := svc.Environment["EDGEFENCE_HTTP_ADDR"]
+		if !ok {
+			t.Fatalf("%s: worker %s sets no EDGEFENCE_HTTP_ADDR", scaleoutFile, name)
+		}
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("%s: worker %s: EDGEFENCE_HTTP_ADDR %q: %v", scaleoutFile, name, addr, err)
+		}
+		out = append(out, net.JoinHostPort(name, port))
+	}
+	slices.Sort(out)
+	if len(out) < 2 {
+		t.Fatalf("%s: workers %q: want several", scaleoutFile, out)
+	}
+	return out
+}
+
+// TestPrometheusWorkerJob: the shipped Prometheus configuration scrapes
+// the scale-out compose file's workers, every one of them and nothing
+// else, as the job the worker alerts' unit tests name, and no worker rule
+// selects another job.
+func TestPrometheusWorkerJob(t *testing.T) {
+	var pc promConf
+	if err := yaml.Unmarshal(read(t, promConfig), &pc); err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	found := false
+	for _, sc := range pc.ScrapeConfigs {
+		if sc.JobName != workerJob {
+			continue
+		}
+		found = true
+		if sc.MetricsPath != "/metrics" {
+			t.Errorf("%s: metrics_path %q", workerJob, sc.MetricsPath)
+		}
+		for _, s := range sc.StaticConfigs {
+			targets = append(targets, s.Targets...)
+		}
+		for _, d := range sc.DNSSDConfigs {
+			if d.Type != "A" {
+				t.Errorf("%s: DNS type %q: compose's DNS answers A records", workerJob, d.Type)
+			}
+			for _, n := range d.Names {
+				targets = append(targets, net.JoinHostPort(n, strconv.Itoa(d.Port)))
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no scrape job %s", promConfig, workerJob)
+	}
+	slices.Sort(targets)
+	if want := scaleoutWorkers(t); !slices.Equal(targets, want) {
+		t.Errorf("job %s scrapes %q, want the workers of %s: %q", workerJob, targets, scaleoutFile, want)
+	}
+
+	for _, g := range loadAlerts(t).Groups {
+		if g.Name != "edgefence.worker" {
+			continue
+		}
+		for _, r := range g.Rules {
+			for _, s := range selectors(r.Expr) {
+				for _, m := range s.matchers {
+					if m.label == "job" && (m.op != "=" || m.value != workerJob) {
+						t.Errorf("%s: %s selects job %s%q, not the scrape job %s", r.Alert, s.name, m.op, m.value, workerJob)
+					}
+				}
+			}
+		}
+	}
+	// The rules' unit tests feed the workers' series under the shipped job.
+	jobRe := regexp.MustCompile(`edgefence_worker_[a-z_]+\{[^}]*\bjob="([^"]*)"`)
+	jobs := map[string]bool{}
+	for _, m := range jobRe.FindAllStringSubmatch(string(read(t, alertsTest)), -1) {
+		jobs[m[1]] = true
+	}
+	if !jobs[workerJob] {
+		t.Errorf("%s: no worker series under job %q (have %v)", alertsTest, workerJob, jobs)
 	}
 }
 

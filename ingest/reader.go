@@ -92,17 +92,25 @@ const (
 // publisher in the log. For an Accepted publish it returns the device id,
 // the position and the ingest instant, taken once, right after decoding.
 func (r *Reader) Read(topic string, body []byte, client string) (id string, pos payload.Position, ingest time.Time, out Outcome) {
+	return r.ReadAt(topic, body, client, time.Time{})
+}
+
+// ReadAt is Read on a clock of the caller's: at is the ingest instant
+// returned and the one LoRaWAN frame counters age by (zero: the
+// wall clock, as Read). A scale-out worker reads at its stream's clock,
+// so that a replay forgets the frames the first run forgot.
+func (r *Reader) ReadAt(topic string, body []byte, client string, at time.Time) (id string, pos payload.Position, ingest time.Time, out Outcome) {
 	for i := range r.filters {
 		if id, ok, err := r.filters[i].match(topic, !r.filters[i].Format.LoRaWAN()); ok {
-			return r.read(&r.filters[i], id, err, topic, body, client)
+			return r.read(&r.filters[i], id, err, topic, body, client, at)
 		}
 	}
 	return "", pos, ingest, NotTelemetry
 }
 
-// read is Read for a topic that matched tf with device id (err: the id
+// read is ReadAt for a topic that matched tf with device id (err: the id
 // level is empty or too long).
-func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string, body []byte, client string) (string, payload.Position, time.Time, Outcome) {
+func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string, body []byte, client string, at time.Time) (string, payload.Position, time.Time, Outcome) {
 	var pos payload.Position
 	r.m.Received.Inc()
 	if idErr != nil {
@@ -112,11 +120,11 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 	dec := r.pool.Get().(*decoders)
 	defer r.pool.Put(dec)
 	if tf.Format.LoRaWAN() {
-		return r.readUplink(dec, tf, tf.Format, topic, body, client)
+		return r.readUplink(dec, tf, tf.Format, topic, body, client, at)
 	}
 	pos, err := dec.json.Decode(body, tf.Format)
 	if err == payload.Uplink {
-		return r.readUplink(dec, tf, payload.Auto, topic, body, client)
+		return r.readUplink(dec, tf, payload.Auto, topic, body, client, at)
 	}
 	if err != nil {
 		if errors.Is(err, payload.Ignored) {
@@ -126,12 +134,20 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
 		return id, pos, time.Time{}, Rejected
 	}
-	return id, pos, time.Now(), Accepted
+	return id, pos, instant(at), Accepted
+}
+
+// instant is at, or the wall clock when at is zero.
+func instant(at time.Time) time.Time {
+	if at.IsZero() {
+		return time.Now()
+	}
+	return at
 }
 
 // readUplink is read for a LoRaWAN network server's message, whose body
 // names the device.
-func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format, topic string, body []byte, client string) (string, payload.Position, time.Time, Outcome) {
+func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format, topic string, body []byte, client string, at time.Time) (string, payload.Position, time.Time, Outcome) {
 	u, err := dec.lora.Decode(body, f, &tf.Mapping)
 	if err != nil {
 		if err == payload.Ignored {
@@ -151,8 +167,8 @@ func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format
 		r.m.NoPosition.Inc() // a heartbeat or battery report: no fault
 		return id, u.Position, time.Time{}, Ignored
 	}
-	now := time.Now()
-	if !r.frames.admit(id, r.frames.sessionKey(u.Session), u.Position.Seq, now) {
+	now := instant(at)
+	if !r.frames.admit(id, sessionKey(u.Session), u.Position.Seq, now) {
 		r.m.Duplicate.Inc()
 		return id, u.Position, time.Time{}, Ignored
 	}

@@ -540,7 +540,7 @@ func reference(t *testing.T, set *fence.Set, msgs []streamMsg) *refSink {
 			proc.Sweep(now)
 			continue
 		}
-		id, pos, _, outcome := reader.Read(strings.ReplaceAll(rest, ".", "/"), m.data, "ref")
+		id, pos, _, outcome := reader.ReadAt(strings.ReplaceAll(rest, ".", "/"), m.data, "ref", now)
 		if outcome != ingest.Accepted {
 			t.Fatalf("reference: ping %d on %s not accepted", m.seq, m.subject)
 		}

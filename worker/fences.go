@@ -21,7 +21,8 @@ import (
 // applies that message, at the same point of its stream whoever owns it
 // and however often it is replayed, and its checkpoints name the version
 // they were taken under. The object fences-current names the newest
-// version, for partitions that start with no checkpoint.
+// version, for partitions that start with no checkpoint. Versions no
+// partition can need again are deleted (fencegc.go).
 
 const (
 	fenceObjectPrefix = "fences-"
@@ -76,10 +77,9 @@ func (w *Worker) initFences(ctx context.Context, geojson []byte) error {
 func short(ver string) string { return ver[:min(12, len(ver))] }
 
 // storeFences puts a fence set in the checkpoint store under its version.
+// It puts it again when it is there: the new modification time keeps it
+// from being collected (fencegc.go) while the reload goes on.
 func (w *Worker) storeFences(ctx context.Context, ver string, geojson []byte) error {
-	if _, err := w.ckpts.GetInfo(ctx, fenceObjectPrefix+ver); err == nil {
-		return nil // content-addressed: already there
-	}
 	if _, err := w.ckpts.PutBytes(ctx, fenceObjectPrefix+ver, geojson); err != nil {
 		return fmt.Errorf("store fence set %s: %w", short(ver), err)
 	}
@@ -180,6 +180,13 @@ func (w *Worker) reloadFences() error {
 	for n := range w.cfg.Partitions {
 		if _, err := w.js.Publish(ctx, fenceSubject(n), []byte(ver)); err != nil {
 			return fmt.Errorf("publish fence set %s to partition %d (the partitions before it have it: reload again): %w", short(ver), n, err)
+		}
+	}
+	// A collector that judged the version unused just before this reload
+	// stored it may have deleted it since: store it again.
+	if _, err := w.ckpts.GetInfo(ctx, fenceObjectPrefix+ver); errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err := w.storeFences(ctx, ver, data); err != nil {
+			return err
 		}
 	}
 	w.log.Info("fences published to every partition", "source", w.cfg.Fences, "version", short(ver), "fences", s.Len(), "partitions", w.cfg.Partitions)

@@ -2,9 +2,12 @@ package worker_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,5 +173,162 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	if strings.Contains(logs.String(), "level=ERROR msg=\"replay") {
 		t.Errorf("a stale replay reported:\n%s", logs.String())
+	}
+}
+
+// TestFenceVersionsDeleted: after two reloads the versions no partition
+// can need are deleted from the checkpoint store, counted and logged;
+// versions a checkpoint or a fence message after it names stay, so a
+// partition taken over from its checkpoint replays through two reloads
+// published while nobody owned it and ends under the newest.
+func TestFenceVersionsDeleted(t *testing.T) {
+	defer worker.SetFenceGrace(0)()
+	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
+mqtt { listen: "127.0.0.1:-1" }
+`)
+	nc := connect(t, url)
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := securedConfig(t, url, mqttAddr)
+	base.Partitions, base.Lease, base.CheckpointEvery, base.HTTPAddr = 1, 2*time.Second, time.Second, "127.0.0.1:0"
+	var logs syncbuf.Buffer
+	base.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	var obs jetstream.ObjectStore // once the first worker made it
+	version := func(geojson string) string {
+		sum := sha256.Sum256([]byte(geojson))
+		return hex.EncodeToString(sum[:])
+	}
+	// stored returns the fence versions in the checkpoint store.
+	stored := func() []string {
+		t.Helper()
+		objs, err := obs.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []string
+		for _, o := range objs {
+			if v, ok := strings.CutPrefix(o.Name, "fences-"); ok && v != "current" {
+				vs = append(vs, v)
+			}
+		}
+		slices.Sort(vs)
+		return vs
+	}
+	waitStored := func(want ...string) {
+		t.Helper()
+		slices.Sort(want)
+		for range 300 {
+			if slices.Equal(stored(), want) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("fence versions stored %v, want %v\n%s", stored(), want, logs.String())
+	}
+	start := func(name, geojson string) *worker.Worker {
+		t.Helper()
+		if err := os.WriteFile(base.Fences, []byte(geojson), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := base
+		cfg.Name = name
+		w, err := worker.Start(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitOwnedAll(t, w, 1)
+		return w
+	}
+	reload := func(w *worker.Worker, geojson string) {
+		t.Helper()
+		if err := os.WriteFile(base.Fences, []byte(geojson), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.ReloadFences(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets := []string{testFences, reloadedFences, reloadedFences + "\n", reloadedFences + "\n\n", testFences + "\n"}
+	var v []string
+	for _, s := range sets {
+		v = append(v, version(s))
+	}
+
+	// Two reloads on a live worker: only the newest is left.
+	w := start("w1", sets[0])
+	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracker, dash := mqttClient(t, "tracker", mqttAddr), mqttClient(t, "dash", mqttAddr)
+	expectEnter(t, tracker, dash, "dev-1") // a device: ticks, so checkpoints
+	reload(w, sets[1])
+	reload(w, sets[2])
+	waitStored(v[2])
+	if got := scrape(t, w.HTTPAddr())["edgefence_worker_fence_versions_deleted_total"]; got != "2" {
+		t.Errorf("edgefence_worker_fence_versions_deleted_total %s, want 2", got)
+	}
+	if !strings.Contains(logs.String(), `msg="unused fence versions deleted"`) {
+		t.Errorf("no deletion logged:\n%s", logs.String())
+	}
+	if err := w.Close(ctx); err != nil { // its checkpoint under v[2]
+		t.Fatal(err)
+	}
+
+	// Two reloads while nobody owns the partition, as a worker publishes
+	// them: the checkpoint's version, the one only a message names and the
+	// current one all stay. The checkpoint is rewritten as one saved
+	// before checkpoints carried their version in metadata.
+	for _, i := range []int{3, 4} {
+		if _, err := obs.PutBytes(ctx, "fences-"+v[i], []byte(sets[i])); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := obs.PutBytes(ctx, "fences-current", []byte(v[i])); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, worker.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck, err := obs.GetBytes(ctx, "p-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.PutBytes(ctx, "p-0", ck); err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := worker.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
+		t.Fatalf("deleted %v (%v) while a replay still needs them", deleted, err)
+	}
+	waitStored(v[2], v[3], v[4])
+
+	// The next owner replays through both and ends under the newest, with
+	// "c" again; the versions before it go.
+	w = start("w2", sets[4])
+	defer func() { _ = w.Close(context.Background()) }()
+	waitStored(v[4])
+	enters := func() int {
+		n := 0
+		for _, r := range historyOf(t, js) {
+			if r.topic == "geofence/c/dev-1" && strings.Contains(r.body, `"type":"ENTER"`) {
+				n++
+			}
+		}
+		return n
+	}
+	before := enters()
+	body := fmt.Sprintf(`{"lat":52.5,"lon":13.4090,"ts":%d}`, time.Now().UnixMilli())
+	if tok := tracker.Publish("devices/dev-1/telemetry", 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	for i := 0; enters() == before; i++ {
+		if i == 300 {
+			t.Fatalf("no ENTER of c under the newest fences:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("an error logged:\n%s", logs.String())
 	}
 }

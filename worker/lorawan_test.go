@@ -3,9 +3,12 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -199,7 +202,7 @@ func referenceWith(t *testing.T, set *fence.Set, filters []ingest.TelemetryFilte
 			proc.Sweep(now)
 			continue
 		}
-		id, pos, _, outcome := reader.Read(strings.ReplaceAll(rest, ".", "/"), m.data, "ref")
+		id, pos, _, outcome := reader.ReadAt(strings.ReplaceAll(rest, ".", "/"), m.data, "ref", now)
 		if outcome != ingest.Accepted {
 			continue // a frame's second copy
 		}
@@ -208,4 +211,85 @@ func referenceWith(t *testing.T, set *fence.Set, filters []ingest.TelemetryFilte
 		proc.Advance(now)
 	}
 	return &sink
+}
+
+// TestLoRaWANFrameCopyAcrossTakeover: a frame's second copy (a second
+// gateway's, a broker's redelivery) that reaches the stream after its
+// partition changed owners is dropped as it is without a takeover: the
+// frame counters seen are in the checkpoint, so the new owner's engine
+// does not take the frame a second time.
+func TestLoRaWANFrameCopyAcrossTakeover(t *testing.T) {
+	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
+mqtt { listen: "127.0.0.1:-1" }
+`)
+	cfg := securedConfig(t, url, mqttAddr)
+	cfg.Partitions, cfg.HTTPAddr = 1, "127.0.0.1:0"
+	tracker := mqttClient(t, "network-server", mqttAddr)
+	const eui = "a840410001810001"
+	topic := "application/17c82e96-be03-4f38-aef3-f83d48582d97/device/" + eui + "/event/up"
+	body := chirpStackUp(eui, "truck-1", 7, 52.45, 13.40, time.Now())
+	publish := func() {
+		t.Helper()
+		if tok := tracker.Publish(topic, 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish: %v", tok.Error())
+		}
+	}
+	start := func(name string) *worker.Worker {
+		t.Helper()
+		c := cfg
+		c.Name = name
+		w, err := worker.Start(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitOwnedAll(t, w, 1)
+		return w
+	}
+	// read waits until w has read n pings and returns its counters of
+	// uplinks taken and of copies dropped.
+	read := func(w *worker.Worker, n int) (taken, copies string) {
+		t.Helper()
+		for range 300 {
+			m := scrape(t, w.HTTPAddr())
+			if m["edgefence_worker_pings_total"] == strconv.Itoa(n) {
+				return m[`edgefence_uplinks_total{time_source="gateway_gps"}`], m["edgefence_uplinks_duplicate_total"]
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("worker %s did not read %d pings", w.HTTPAddr(), n)
+		return "", ""
+	}
+
+	w1 := start("w1")
+	publish() // the first gateway's copy
+	if taken, copies := read(w1, 1); taken != "1" || copies != "0" {
+		t.Fatalf("first copy: %s taken, %s dropped, want 1 and 0", taken, copies)
+	}
+	if err := w1.Close(context.Background()); err != nil { // a final checkpoint after it
+		t.Fatal(err)
+	}
+	w2 := start("w2")
+	defer func() { _ = w2.Close(context.Background()) }()
+	publish() // the second gateway's copy, after the takeover
+	if taken, copies := read(w2, 1); taken != "0" || copies != "1" {
+		t.Errorf("second copy on the new owner: %s taken, %s dropped, want 0 and 1", taken, copies)
+	}
+}
+
+// scrape returns the samples of the /metrics page at addr, by series.
+func scrape(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if i := strings.LastIndexByte(l, ' '); i > 0 && !strings.HasPrefix(l, "#") {
+			m[l[:i]] = l[i+1:]
+		}
+	}
+	return m
 }

@@ -23,6 +23,7 @@ type workerMetrics struct {
 	staleReplays   *metrics.Counter
 	reloadsOK      *metrics.Counter
 	reloadsFailed  *metrics.Counter
+	fencesDeleted  *metrics.Counter
 	lag            []atomic.Int64              // per partition: messages not yet delivered
 	ckptAt         []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
 	part           []atomic.Pointer[partition] // per partition: nil when not owned
@@ -44,6 +45,7 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		// serve's names: its reload alert covers the workers too.
 		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
 		reloadsFailed: set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),
+		fencesDeleted: set.NewCounter(`edgefence_worker_fence_versions_deleted_total`),
 		lag:           make([]atomic.Int64, p),
 		ckptAt:        make([]atomic.Int64, p),
 		part:          make([]atomic.Pointer[partition], p),

@@ -7,6 +7,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,10 @@ type checkpoint struct {
 	HistSeq uint64
 	// Fences is the fence version the state was taken under.
 	Fences string
+	// Frames are the partition reader's LoRaWAN frame windows, so that
+	// the next owner drops a copy of a frame this one took (none in a
+	// checkpoint saved before they were kept: its reader starts empty).
+	Frames []ingest.FrameWindow
 }
 
 // partition is one owned partition: its engine, fed the partition's
@@ -78,6 +83,7 @@ type partition struct {
 
 	fences   *fence.Set // the engine's, switched by fence messages
 	fenceVer string
+	savedVer string // the fence version of the last checkpoint saved or loaded
 
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64
@@ -118,8 +124,12 @@ func (pt *partition) run(ctx context.Context) error {
 		return err
 	}
 	if ck != nil {
+		pt.savedVer = ck.Fences
 		pt.proc, err = evaluator.RestoreProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em, ck.Snap)
 		pt.seq, pt.clock = ck.Seq, ck.Clock
+		if err == nil {
+			err = pt.reader.RestoreFrames(ck.Frames)
+		}
 	} else {
 		pt.proc, err = evaluator.NewProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em)
 	}
@@ -298,7 +308,7 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 		pt.proc.Sweep(now)
 	} else {
 		pt.w.m.pings.Inc()
-		id, pos, _, outcome := pt.reader.Read(topic, data, "nats")
+		id, pos, _, outcome := pt.reader.ReadAt(topic, data, "nats", now)
 		if outcome == ingest.Accepted {
 			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
 			pt.proc.Ingest(&pg)
@@ -343,7 +353,8 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 		return err
 	}
 	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot()}
+	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
+		Frames: pt.reader.Frames()}
 	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
@@ -352,8 +363,15 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := w.ckpts.PutBytes(ctx, checkpointName(pt.n), buf.Bytes()); err != nil {
+	meta := jetstream.ObjectMeta{Name: checkpointName(pt.n), Metadata: map[string]string{
+		metaFences: ck.Fences, metaSeq: strconv.FormatUint(ck.Seq, 10)}}
+	if _, err := w.ckpts.Put(ctx, meta, bytes.NewReader(buf.Bytes())); err != nil {
 		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
+	}
+	if ck.Fences != pt.savedVer {
+		// The version before may be needed no more.
+		pt.savedVer = ck.Fences
+		w.kickFenceGC()
 	}
 	pt.lastCkpt = time.Now()
 	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())

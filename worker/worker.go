@@ -54,6 +54,8 @@ type Worker struct {
 	ready  atomic.Bool
 	cancel context.CancelFunc
 	done   chan struct{}
+	gcKick chan struct{} // fenceGCLoop's
+	gcDone chan struct{}
 }
 
 // mono is the worker's monotonic clock, in ns since it started: lease
@@ -107,7 +109,8 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
-		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{})}
+		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{}),
+		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{})}
 	w.m = newWorkerMetrics(w.set, w)
 	w.em = stats.NewMetrics(w.set)
 	w.im = ingest.NewMetrics(w.set)
@@ -132,6 +135,7 @@ func Start(cfg Config) (*Worker, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	go w.leaseLoop(ctx)
+	go w.fenceGCLoop(ctx)
 	return w, nil
 }
 
@@ -412,6 +416,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	w.ready.Store(false)
 	w.cancel()
 	<-w.done
+	<-w.gcDone
 	// Renew once more, then stop every partition at once: their final
 	// checkpoints are taken while the leases certainly hold.
 	w.renew(ctx)
