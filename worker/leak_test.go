@@ -11,13 +11,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestObjectPutLeak measures the nats.go object-store goroutine leak
-// (docs/scale-out.md, "Not built yet"): goroutines left blocked in
-// resetPendingAcksOnReconnect after 5,000 PutBytes. A measurement for
-// the upstream report, not in the default test command.
+// TestObjectPutLeak: 5,000 PutBytes leave no goroutine blocked in
+// nats.go's resetPendingAcksOnReconnect. Unpatched v1.55.0 left about 1 in
+// 1,000 (third_party/patches/nats.go/0002); the worker suite's goleak
+// guards it too, with fewer Puts, so this run is behind a flag.
 func TestObjectPutLeak(t *testing.T) {
 	if os.Getenv("EDGEFENCE_NATS_LEAK") != "1" {
-		t.Skip("EDGEFENCE_NATS_LEAK=1 to measure")
+		t.Skip("EDGEFENCE_NATS_LEAK=1 to run")
 	}
 	url, _ := startNATS(t, 1, `listen: "127.0.0.1:-1"`)
 	js, _ := jetstream.New(connect(t, url))
@@ -32,9 +32,17 @@ func TestObjectPutLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	buf := make([]byte, 1<<24)
-	n := runtime.Stack(buf, true)
-	t.Logf("%d puts: %d goroutines left blocked in resetPendingAcksOnReconnect", puts,
-		strings.Count(string(buf[:n]), "resetPendingAcksOnReconnect("))
+	blocked := func() int {
+		buf := make([]byte, 1<<24)
+		n := runtime.Stack(buf, true)
+		return strings.Count(string(buf[:n]), "resetPendingAcksOnReconnect(")
+	}
+	// A goroutine whose listener was just removed may not have returned yet.
+	for range 100 {
+		if blocked() == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d puts: %d goroutines left blocked in resetPendingAcksOnReconnect", puts, blocked())
 }

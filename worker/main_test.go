@@ -29,10 +29,7 @@ func TestMain(m *testing.M) {
 	case "worker":
 		os.Exit(runWorker(os.Getenv("EDGEFENCE_WORKER_TEST_ARG")))
 	}
-	// nats.go v1.55.0's object store leaks a goroutine on about one Put
-	// in a thousand (a race between its async-publish set-up and clean-up,
-	// docs/scale-out.md); the in-process workers put checkpoints.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+	goleak.VerifyTestMain(m)
 }
 
 // runNATS runs a NATS server from a config file until SIGTERM.
