@@ -380,6 +380,8 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 // Advance releases every ping whose hold has elapsed by now. Releasing a
 // ping on its deadline moves its device's watermark to the ping's event
 // time, so the pings stamped before it go first and later ones are late.
+// It reconciles the late batches due by now, and decides the DWELL timers
+// of silent devices due by now (see settleDwell).
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
 	for {
