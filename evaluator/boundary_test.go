@@ -62,7 +62,10 @@ func TestDwellConfirmedByPingAtExactlyEnterPlusDwell(t *testing.T) {
 			h := newHarness(t, nil)
 			h.send("truck-1", inDepotZ, 0, 0)
 			h.send("truck-1", inDepotZ, tc.event, 3*time.Second)
-			h.at(5 * time.Second) // both released; no sweep, so no timer DWELL
+			// Both released (the second at +3.5s, its hold), and the
+			// timer's instant, +3s on the clock after the hold, is a
+			// nanosecond later when nothing confirmed it.
+			h.at(ms(3500))
 			h.want(tc.want...)
 		})
 	}

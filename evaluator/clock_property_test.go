@@ -36,14 +36,21 @@ func walk(t *rapid.T, minGap time.Duration, n int) []stamped {
 
 // truthOf is what the engine commits for a walk delivered at once, in
 // order, by a device whose clock is the server's.
-func truthOf(t tb, w []stamped) []string {
+func truthOf(t tb, w []stamped) []engine.Transition {
 	h := newHarness(t, nil)
 	for _, x := range w {
 		h.send("dev", x.p, x.at, x.at)
 	}
 	h.at(time.Hour)
 	h.proc.Flush(t0.Add(time.Hour))
-	return kinds(h.rec.trans)
+	return h.rec.trans
+}
+
+// timelines renders the truth and what the engine decided as kinds,
+// without the DWELLs that either decided on its timer (withoutTimerDwells).
+func timelines(truth, got []engine.Transition) (want, have []string) {
+	truth, got = withoutTimerDwells(truth, got)
+	return kinds(truth), kinds(got)
 }
 
 // kinds renders transitions in event order as "fence TYPE", without
@@ -81,7 +88,7 @@ func run(t tb, w []stamped, mod func(*engine.Config)) *harness {
 func TestPropertyConstantClockOffsetChangesNoTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := walk(t, time.Millisecond, rapid.IntRange(1, 40).Draw(t, "pings"))
-		want := truthOf(t, w)
+		truth := truthOf(t, w)
 		max := int64(engine.DefaultMaxClockOffset / time.Millisecond)
 		off := ms(int(rapid.Int64Range(-max, max).Draw(t, "offset_ms")))
 		for i := range w {
@@ -89,7 +96,7 @@ func TestPropertyConstantClockOffsetChangesNoTransition(t *testing.T) {
 			w[i].arrive += ms(rapid.IntRange(0, int(engine.DefaultHold/time.Millisecond)-1).Draw(t, "delay_ms"))
 		}
 		h := run(t, w, nil)
-		if got := kinds(h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want, got := timelines(truth, h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("clock %v off:\n got  %v\n want %v", off, got, want)
 		}
 		for _, tr := range h.rec.trans {
@@ -110,7 +117,7 @@ func TestPropertyConstantClockOffsetChangesNoTransition(t *testing.T) {
 func TestPropertyOneGlitchChangesNoTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := walk(t, time.Millisecond, rapid.IntRange(1, 40).Draw(t, "pings"))
-		want := truthOf(t, w)
+		truth := truthOf(t, w)
 		off := ms(rapid.IntRange(-3000, 3000).Draw(t, "offset_ms"))
 		for i := range w {
 			w[i].stamp += off
@@ -120,7 +127,7 @@ func TestPropertyOneGlitchChangesNoTransition(t *testing.T) {
 		g.glitch = rapid.SampledFrom([]int64{0, time.Date(2031, 5, 1, 0, 0, 0, 0, time.UTC).UnixNano()}).Draw(t, "glitch")
 		w = slices.Insert(w, i+1, g)
 		h := run(t, w, nil)
-		if got := kinds(h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want, got := timelines(truth, h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("with a glitch after ping %d:\n got  %v\n want %v", i, got, want)
 		}
 		if len(h.rec.late) != 0 {
@@ -141,7 +148,7 @@ func TestPropertyClockStepInventsNoTransition(t *testing.T) {
 		// Eight pings at least after the step: a step under a second is
 		// confirmed by six.
 		w := walk(t, 200*time.Millisecond, rapid.IntRange(14, 40).Draw(t, "pings"))
-		want := truthOf(t, w)
+		truth := truthOf(t, w)
 		// After the model has learned the clock (learnPings and one).
 		at := rapid.IntRange(clock.LearnPings+1, len(w)-8).Draw(t, "step_at")
 		step := ms(rapid.IntRange(2100, 3000).Draw(t, "forward_ms"))
@@ -152,7 +159,7 @@ func TestPropertyClockStepInventsNoTransition(t *testing.T) {
 			w[i].stamp += step
 		}
 		h := run(t, w, nil)
-		if got := kinds(h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want, got := timelines(truth, h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("clock stepped %v at ping %d:\n got  %v\n want %v", step, at, got, want)
 		}
 		if len(h.rec.late) != 0 {
@@ -190,9 +197,9 @@ func TestPropertyNewestFirstBacklogYieldsTheTrueTransitionsAsHistoric(t *testing
 			after = append(after, stamped{p: points[rapid.IntRange(0, len(points)-1).Draw(t, "point")], at: at, stamp: at, arrive: at})
 		}
 		w := slices.Concat(before, outage, after)
-		want := truthOf(t, w)
+		truth := truthOf(t, w)
 		h := run(t, w, nil)
-		if got := kinds(h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
+		if want, got := timelines(truth, h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("newest-first backlog of %d:\n got  %v\n want %v", len(outage), got, want)
 		}
 		for _, tr := range h.rec.trans {

@@ -57,7 +57,8 @@ func withoutInstants(m map[string][]string) map[string][]string {
 }
 
 // Without a hold nothing is late, so a redelivered ping that arrives after
-// a later one is evaluated again, out of order: a phantom pair.
+// a later one is evaluated again, out of order: a phantom pair, and the
+// phantom stay's DWELL.
 func TestRedeliveredPingWithoutHoldInventsTransitions(t *testing.T) {
 	for _, hold := range []time.Duration{0, engine.DefaultHold} {
 		h := newHarness(t, func(c *engine.Config) { c.Hold = hold })
@@ -68,7 +69,7 @@ func TestRedeliveredPingWithoutHoldInventsTransitions(t *testing.T) {
 		h.proc.Flush(t0.Add(time.Hour))
 		want := []string{"dev depot ENTER +0s", "dev depot EXIT +1s"}
 		if hold == 0 {
-			want = append(want, "dev depot ENTER +0s")
+			want = append(want, "dev depot ENTER +0s", "dev depot DWELL +5m0s")
 		}
 		if got := h.rec.lines(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("hold %v: %q, want %q", hold, got, want)

@@ -33,6 +33,7 @@ type Processor struct {
 	all      []*device // every device, for the sweep: device.slot is its index
 	cursor   int       // the sweep's next index in all; those before it are swept this round
 	timers   reorder.Deadlines[*device]
+	dwells   reorder.Deadlines[*device] // DWELL timers of silent devices (settleDwell)
 	buffered int
 	deferred int                    // pings in late batches
 	counting [clock.NumStates]int64 // devices per clock state in this sweep round
@@ -158,6 +159,13 @@ func (p *Processor) Deferred() int { return p.deferred }
 func (p *Processor) Ingest(pg *engine.Ping) {
 	now := p.at(pg.Ingest)
 	d := p.device(pg.Device)
+	p.ingest(d, pg, now)
+	// The ping may have left d silent (released, or evaluated at once)
+	// and moved its clock estimate: its DWELL timer moves with it.
+	p.settleDwell(d, now, true)
+}
+
+func (p *Processor) ingest(d *device, pg *engine.Ping, now int64) {
 	wall := pg.Ingest.UnixNano()
 	if d.wm != noTime {
 		p.m.WatermarkLag.Observe(time.Duration(wall - d.wm))
@@ -372,34 +380,69 @@ func (p *Processor) releaseThrough(d *device, now int64) {
 // Advance releases every ping whose hold has elapsed by now. Releasing a
 // ping on its deadline moves its device's watermark to the ping's event
 // time, so the pings stamped before it go first and later ones are late.
+// It reconciles the late batches due by now, and decides the DWELL timers
+// of silent devices due by now (see settleDwell).
 func (p *Processor) Advance(now time.Time) {
 	n := p.at(now)
-	for p.timers.Len() > 0 && p.timers.Next() <= n {
-		d := p.timers.Pop().Of
-		// The buffer first: a late batch is placed among what its hold
-		// has committed by now.
-		if len(d.buf) > 0 {
-			for i := range d.buf {
-				if d.buf[i].Deadline() <= n {
-					d.wm = max(d.wm, d.buf[i].Event)
-				}
+	for {
+		next, ok := p.next()
+		if !ok || next > n {
+			return
+		}
+		if p.dwells.Len() > 0 && p.dwells.Next() == next {
+			d := p.dwells.Pop().Of
+			for i := range d.states {
+				d.states[i].Timer = false // queued again if still to come
 			}
-			p.releaseThrough(d, n)
-		}
-		if d.Late == nil {
+			p.settleDwell(d, n, true)
 			continue
 		}
-		wait := int64(p.cfg.HistoryWait)
-		if p.lateDue(d, n) {
-			p.reconcileLate(d, n, false)
-			continue
-		}
-		next := min(d.Late.Last+wait, d.Late.First+4*wait)
-		if next <= n { // due, but a step is being told: look again soon
-			next = min(n+wait/4, d.Late.First+8*wait)
-		}
-		p.timers.Push(next, d)
+		d := p.timers.Pop().Of
+		p.advance(d, n)
+		p.settleDwell(d, n, true)
 	}
+}
+
+// next returns the earliest queued deadline, hold or DWELL.
+func (p *Processor) next() (int64, bool) {
+	switch {
+	case p.dwells.Len() == 0:
+		if p.timers.Len() == 0 {
+			return 0, false
+		}
+		return p.timers.Next(), true
+	case p.timers.Len() == 0:
+		return p.dwells.Next(), true
+	}
+	return min(p.timers.Next(), p.dwells.Next()), true
+}
+
+// advance does what a deadline of d asks at n: releases its pings whose
+// hold has elapsed, and reconciles its late batch when it is due.
+func (p *Processor) advance(d *device, n int64) {
+	// The buffer first: a late batch is placed among what its hold
+	// has committed by now.
+	if len(d.buf) > 0 {
+		for i := range d.buf {
+			if d.buf[i].Deadline() <= n {
+				d.wm = max(d.wm, d.buf[i].Event)
+			}
+		}
+		p.releaseThrough(d, n)
+	}
+	if d.Late == nil {
+		return
+	}
+	wait := int64(p.cfg.HistoryWait)
+	if p.lateDue(d, n) {
+		p.reconcileLate(d, n, false)
+		return
+	}
+	next := min(d.Late.Last+wait, d.Late.First+4*wait)
+	if next <= n { // due, but a step is being told: look again soon
+		next = min(n+wait/4, d.Late.First+8*wait)
+	}
+	p.timers.Push(next, d)
 }
 
 // AdvanceThrough is Advance at each deadline up to now, at that
@@ -412,8 +455,8 @@ func (p *Processor) AdvanceThrough(now time.Time) {
 	n := p.at(now)
 	// Advance(at) takes every deadline at or before at, and what it
 	// queues again lies after it: each round moves on.
-	for p.timers.Len() > 0 && p.timers.Next() < n {
-		p.Advance(p.base.Add(time.Duration(p.timers.Next())))
+	for next, ok := p.next(); ok && next < n; next, ok = p.next() {
+		p.Advance(p.base.Add(time.Duration(next)))
 	}
 	p.Advance(now)
 }
@@ -421,16 +464,20 @@ func (p *Processor) AdvanceThrough(now time.Time) {
 // NextDeadline returns the earliest instant at which Advance has work, if
 // any. It may be early (a stale entry); never late.
 func (p *Processor) NextDeadline() (time.Time, bool) {
-	if p.timers.Len() == 0 {
+	next, ok := p.next()
+	if !ok {
 		return time.Time{}, false
 	}
-	return p.base.Add(time.Duration(p.timers.Next())), true
+	return p.base.Add(time.Duration(next)), true
 }
 
-// Sweep does the housekeeping that no ping triggers: DWELL timers of silent
-// devices, and eviction of devices idle past the idle timeout (their buffer
-// memory is reclaimed; a device inside a fence keeps its fence state, so
-// eviction never produces a duplicate ENTER). It looks at every device.
+// Sweep does the housekeeping that no ping triggers: eviction of devices
+// idle past the idle timeout (their buffer memory is reclaimed; a device
+// inside a fence keeps its fence state, so eviction never produces a
+// duplicate ENTER) and the metrics of every device's clock and hold. It
+// looks at every device. It decides no DWELL: a silent device's DWELL
+// timer is a deadline of its own (Advance), so what is decided does not
+// depend on how often the owner sweeps.
 func (p *Processor) Sweep(now time.Time) {
 	p.cursor, p.counting = 0, [clock.NumStates]int64{}
 	clear(p.holds)
@@ -452,7 +499,10 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		p.holds[p.m.Hold.Bucket(time.Duration(d.hold()))]++
 		p.holdSum += time.Duration(d.hold())
 		if len(d.buf) == 0 && d.Late == nil { // else its pings will be released within the hold anyway
-			p.dwellTimers(d, n)
+			// DWELL timers are decided at their own deadlines, whatever
+			// the sweep's cadence: it only queues one a state restored
+			// without it lacks (settleDwell).
+			p.settleDwell(d, n, false)
 			// Idle: no ping has advanced its clock for the idle timeout (a
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
@@ -561,7 +611,8 @@ func (p *Processor) Reconcile(now time.Time) {
 func (p *Processor) Forget(id string) {
 	if d := p.devices[id]; d != nil {
 		p.buffered -= len(d.buf)
-		d.buf = nil // its queued deadlines are now stale
+		d.buf = nil    // its queued deadlines are now stale
+		d.states = nil // … its DWELL timer's too
 		if d.Late != nil {
 			p.deferred -= len(d.Late.Pings)
 			p.freeBatch(d)
@@ -581,8 +632,12 @@ func (p *Processor) Flush(now time.Time) {
 			d.wm = max(d.wm, d.buf[i].Event)
 		}
 		p.releaseThrough(d, n)
+		for i := range d.states {
+			d.states[i].Timer = false
+		}
 	}
 	p.timers.Reset()
+	p.dwells.Reset()
 }
 
 // Restore sets a device's state in a fence from a committed transition (as

@@ -294,22 +294,29 @@ func TestDwellConfirmedByPingFiresOnce(t *testing.T) {
 	}
 }
 
+// A silent parked device's DWELL timer fires when its estimated clock has
+// passed the DWELL's instant by the hold, at that instant whoever sweeps
+// when: it is a deadline of its own.
 func TestDwellFiresForSilentParkedDevice(t *testing.T) {
 	h := newHarness(t, nil)
 	h.send("parked", inDepotZ, 0, 0)
 	h.at(ms(600))
-	h.proc.Sweep(t0.Add(ms(2999)))
-	h.want("parked depot ENTER +0s", "parked zone ENTER +0s")
 	h.proc.Sweep(t0.Add(ms(3000)))
-	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s")
-	if tr := h.rec.trans[2]; !tr.Timer || math.Abs(tr.Lat-inDepotZ.lat) > 1e-5 {
-		t.Fatalf("DWELL = %+v, want a timer DWELL at the parked position", tr)
+	h.at(ms(3499))
+	h.want("parked depot ENTER +0s", "parked zone ENTER +0s")
+	if next, ok := h.proc.NextDeadline(); !ok || !next.Equal(t0.Add(ms(3500))) {
+		t.Fatalf("next deadline %v (%v), want the DWELL's at +3.5s", next.Sub(t0), ok)
 	}
-	// The device's clock passed +3s: a ping stamped before it comes out
-	// after the DWELL, once its late batch is reconciled: the newest news
-	// of the device, so its EXIT is live.
-	h.send("parked", outside, ms(2900), ms(3100))
-	h.at(ms(3100) + engine.DefaultHistoryWait)
+	h.at(ms(3700)) // a plain Advance past it decides it then
+	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s")
+	if tr := h.rec.trans[2]; !tr.Timer || math.Abs(tr.Lat-inDepotZ.lat) > 1e-5 || !tr.Decided.Equal(t0.Add(ms(3700))) {
+		t.Fatalf("DWELL = %+v, want a timer DWELL at the parked position decided at +3.7s", tr)
+	}
+	// The device's clock passed +3s: a ping stamped before it, delayed
+	// past its hold, comes out after the DWELL, once its late batch is
+	// reconciled: the newest news of the device, so its EXIT is live.
+	h.send("parked", outside, ms(2900), ms(3800))
+	h.at(ms(3800) + engine.DefaultHistoryWait)
 	h.want("parked depot ENTER +0s", "parked zone ENTER +0s", "parked zone DWELL +3s", "parked depot EXIT +2.9s", "parked zone EXIT +2.9s")
 	if len(h.rec.late) != 0 || h.rec.trans[3].Historic {
 		t.Fatalf("late = %d, EXIT %+v; want a live EXIT", len(h.rec.late), h.rec.trans[3])

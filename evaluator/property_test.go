@@ -71,13 +71,53 @@ func inEventOrder(s []sent) []sent {
 	return s
 }
 
+// withoutTimerDwells returns a and b without the DWELLs that either
+// decided on its timer. A device silent past its hold gets its DWELL on
+// its estimated clock, which the arrival of its last ping sets: when its
+// next ping comes after a gap longer than the hold, a delay within the
+// hold decides whether the timer or that ping comes first, and a step, a
+// glitch or a backlog moves it too. The properties that use it are about
+// the pings' own timeline; the timer's are
+// TestPropertyOutputsDoNotDependOnTheSweep's and
+// TestDwellFiresForSilentParkedDevice's.
+func withoutTimerDwells(a, b []engine.Transition) (a2, b2 []engine.Transition) {
+	// A DWELL is known by its device, fence and stay (the ENTERs before
+	// it in event order): a clock offset or step moves its instant.
+	stays := func(trans []engine.Transition) []engine.Transition {
+		trans = slices.Clone(trans)
+		slices.SortStableFunc(trans, func(x, y engine.Transition) int { return cmp.Compare(x.Event, y.Event) })
+		return trans
+	}
+	a, b = stays(a), stays(b)
+	key := func(trans []engine.Transition, visit func(k string, tr engine.Transition) bool) []engine.Transition {
+		enters := map[string]int{}
+		return slices.DeleteFunc(trans, func(tr engine.Transition) bool {
+			if tr.Type == engine.Enter {
+				enters[tr.Device+" "+tr.Fence]++
+			}
+			return tr.Type == engine.Dwell && visit(fmt.Sprint(tr.Device, " ", tr.Fence, " ", enters[tr.Device+" "+tr.Fence]), tr)
+		})
+	}
+	timer := map[string]bool{}
+	for _, trans := range [][]engine.Transition{a, b} {
+		key(slices.Clone(trans), func(k string, tr engine.Transition) bool {
+			timer[k] = timer[k] || tr.Timer
+			return false
+		})
+	}
+	drop := func(k string, _ engine.Transition) bool { return timer[k] }
+	return key(a, drop), key(b, drop)
+}
+
 func TestPropertyDelaysWithinHoldChangeNoTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := stream(t, engine.DefaultHold-time.Millisecond)
-		want := feed(newHarness(t, nil), inEventOrder(s))
+		hw := newHarness(t, nil)
+		feed(hw, inEventOrder(s))
 		h := newHarness(t, nil)
-		got := feed(h, s)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		feed(h, s)
+		w, g := withoutTimerDwells(hw.rec.trans, h.rec.trans)
+		if got, want := timeline(g), timeline(w); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("delivered with delays < hold:\n got  %v\n want %v", got, want)
 		}
 		if len(h.rec.late) != 0 {
@@ -111,8 +151,13 @@ func TestPropertyAnyDelayKeepsOrderAndLosesNothing(t *testing.T) {
 		}
 		last := map[string]int64{}
 		for _, tr := range h.rec.trans {
-			if tr.Historic {
-				continue // published after the newer ones that decided the current state
+			if tr.Historic || tr.Timer {
+				// Historic: published after the newer ones that decided the
+				// current state. Timer: a silent device's DWELL is decided on
+				// its estimated clock, and a ping stamped before it that
+				// comes later still goes out after it, live
+				// (TestDwellFiresForSilentParkedDevice).
+				continue
 			}
 			if tr.Event < last[tr.Device] {
 				t.Fatalf("%s: transition at %v after one at %v", tr.Device, time.Unix(0, tr.Event).Sub(t0), time.Unix(0, last[tr.Device]).Sub(t0))

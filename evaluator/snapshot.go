@@ -35,6 +35,9 @@ func (p *Processor) Snapshot() *snapshot.State {
 	for _, t := range p.timers.All() {
 		s.Timers = append(s.Timers, snapshot.Timer{At: t.At, Device: t.Of.slot})
 	}
+	for _, t := range p.dwells.All() {
+		s.Dwells = append(s.Dwells, snapshot.Timer{At: t.At, Device: t.Of.slot})
+	}
 	return s
 }
 
@@ -71,6 +74,12 @@ func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Se
 			return nil, fmt.Errorf("restore processor: a deadline names device %d of %d", t.Device, len(p.all))
 		}
 		p.timers.Push(t.At, p.all[t.Device])
+	}
+	for _, t := range s.Dwells {
+		if t.Device < 0 || int(t.Device) >= len(p.all) {
+			return nil, fmt.Errorf("restore processor: a DWELL deadline names device %d of %d", t.Device, len(p.all))
+		}
+		p.dwells.Push(t.At, p.all[t.Device])
 	}
 	p.cursor = min(max(s.Cursor, 0), len(p.all))
 	return p, nil

@@ -147,22 +147,35 @@ func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64
 	p.sink.Transition(&p.out)
 }
 
-// dwellTimers fires the DWELLs of a silent, parked device whose
-// estimated clock has passed them. A device that went silent while
-// moving is in an outage more often than parked: its next ping, or the
-// backlog it sends, decides its DWELL. The watermark moves to each DWELL's instant: a ping
-// stamped before it would otherwise come out after it.
-func (p *Processor) dwellTimers(d *device, now int64) {
-	if d.high == noTime || !d.Parked() {
-		return
+// settleDwell decides the DWELL timers of d at processor instant now.
+// Each stay's DWELL gets one deadline at a time (p.dwells, st.Timer): when
+// the device's estimated clock has passed its instant by the hold (a ping
+// stamped before it may be on its way for the hold, as any other), and,
+// for a device that went silent while moving, when it has been silent for
+// the idle timeout as well (it is in an outage more often than parked:
+// its next ping or the backlog it sends decides). It is queued when the
+// device is first silent (nothing buffered, no late batch) after the stay
+// began or after its last deadline came; pings since that move the
+// estimate back get a new one when it comes, and ones that move it
+// forward do not make it come sooner. When it comes, the DWELL is decided
+// if the device is silent, or else the first time it is silent after. The
+// engine calls it whenever d may have gone silent or its deadline came,
+// never from a sweep (unless not fire: then it only queues, a safety net
+// for a state restored without a deadline), so what is decided, and when,
+// does not depend on how often the owner sweeps (issue 23). The watermark
+// moves to each DWELL's instant: a ping stamped before it would otherwise
+// come out after it.
+func (p *Processor) settleDwell(d *device, now int64, fire bool) {
+	if d.high == noTime || len(d.buf) > 0 || d.Late != nil {
+		return // its pings' deadlines bring it back here
 	}
-	est := d.estimate(now)
 	var set *fence.Set
+	parked := 0 // not yet known
 	p.dues = p.dues[:0]
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.Inside || st.Dwelled {
-			continue
+		if !st.Inside || st.Dwelled || st.Timer {
+			continue // (the cheap test: most devices' every ping comes here)
 		}
 		if set == nil {
 			set = p.fences()
@@ -171,11 +184,29 @@ func (p *Processor) dwellTimers(d *device, now int64) {
 		if f == nil {
 			continue // removed: its EXIT comes with the next ping
 		}
-		if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= est {
-			p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
-			d.wm = max(d.wm, st.Enter+dw)
-			d.done = max(d.done, st.Enter+dw)
+		dw, ok := p.dwellOf(f)
+		if !ok {
+			continue
 		}
+		due := st.Enter + dw
+		at := d.highAt + (due + d.hold() - d.high)
+		if parked == 0 {
+			parked = 1
+			if !d.Parked() {
+				parked = 2
+			}
+		}
+		if parked == 2 {
+			at = max(at, d.highAt+int64(p.cfg.IdleTimeout))
+		}
+		if fire && at <= now {
+			p.dues = append(p.dues, presence.Due{I: i, At: due})
+			d.wm = max(d.wm, due)
+			d.done = max(d.done, due)
+			continue
+		}
+		st.Timer = true
+		p.dwells.Push(at, d)
 	}
 	if len(p.dues) > 0 {
 		p.fireDwells(d, history.Degrees(d.lat), history.Degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)

@@ -90,9 +90,9 @@ func (r *recorder) Late(*engine.Late)               { r.late++ }
 // replaced by each strategy's). base is the origin of virtual time: any
 // instant not far from the stream's.
 func NewRunner(cfg engine.Config, fences *fence.Set, strategies []Strategy, base time.Time) (*Runner, error) {
-	// Sweeps only matter to a silent device's DWELL timer; stepping
-	// through a ten-minute outage every 250 ms would cost more than the
-	// pings. One-second steps bound a silent DWELL's error to a second.
+	// Sweeps only evict (a silent device's DWELL timer is a deadline,
+	// which advance serves at its instant); stepping through a
+	// ten-minute outage every 250 ms would cost more than the pings.
 	r := &Runner{strategies: strategies, sweep: max(cfg.Sweep, time.Second), holdMax: cfg.HoldMax}
 	for _, s := range strategies {
 		c := cfg
@@ -134,8 +134,7 @@ func (r *Runner) Device(arrivals []engine.Ping) [][]engine.Transition {
 		for j := range arrivals {
 			pg := arrivals[j]
 			// A silent stretch (an outage) gets the sweeps a live shard
-			// would run, for the DWELL timers of a silent device; while
-			// the device pings, its pings confirm DWELL themselves.
+			// would run (eviction); its DWELL timer is a deadline.
 			if pg.Ingest.Sub(prev) > r.sweep {
 				for next := prev.Add(r.sweep); next.Before(pg.Ingest); next = next.Add(r.sweep) {
 					r.advance(p, next)

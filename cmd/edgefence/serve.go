@@ -93,7 +93,7 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be (a new device is trusted within it)")
 	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled into each device's history (0: late pings go to the late topic)")
 	fs.Var(flagvalue.Time{P: &e.MinValidTime}, "min-valid-time", "stamps before this are clamped (RFC 3339)")
-	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: DWELL of silent devices, idle eviction")
+	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period: idle eviction (a silent device's DWELL is a deadline of its own)")
 	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
 	fs.IntVar(&e.Queue, "queue", e.Queue, "ingest queue capacity per shard")

@@ -54,8 +54,8 @@ type Config struct {
 	HistoryWait time.Duration
 	// MinValidTime is the plausibility floor for stamps.
 	MinValidTime time.Time
-	// Sweep is the housekeeping period: DWELL timers of silent devices and
-	// idle eviction.
+	// Sweep is the housekeeping period: idle eviction and the clock and
+	// hold metrics (a silent device's DWELL timer is a deadline of its own).
 	Sweep time.Duration
 	// IdleTimeout is how long a device may stay silent before its buffer
 	// memory is reclaimed (its fence state is kept).

@@ -14,6 +14,9 @@ type State struct {
 	Seq     uint32 // the device's ping count at the last ENTER or EXIT
 	Inside  bool
 	Dwelled bool
+	// Timer is set while a deadline for its DWELL is queued in the
+	// engine's DWELL timers (in the record's padding).
+	Timer bool
 }
 
 // States is a device's states, sorted by fence ID.

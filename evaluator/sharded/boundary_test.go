@@ -62,3 +62,22 @@ func TestEngineTimerRearmedForEarlierDeadline(t *testing.T) {
 	e.Close() // flushes shaky's buffered ping
 	awaitTransition(t, sink, "shaky", "depot", engine.Enter, 0)
 }
+
+// A silent parked device's DWELL is a deadline of the shard's own: its
+// timer wakes the shard for it, not the sweep (an hour here), and decides
+// it once the device's clock has passed the DWELL's instant by the hold.
+func TestEngineSilentDeviceDwellsOnItsTimerWithoutASweep(t *testing.T) {
+	sink := newChanSink()
+	e := newEngine(t, sink, func(c *engine.Config) { c.Shards = 1; c.Hold = ms(50); c.Dwell = ms(200); c.Sweep = time.Hour })
+	now := time.Now()
+	submit(t, e, "parked", inDepot, now)
+	enter := awaitTransition(t, sink, "parked", "depot", engine.Enter, 3*time.Second)
+	tr := awaitTransition(t, sink, "parked", "depot", engine.Dwell, 3*time.Second)
+	if !tr.Timer || tr.Event != now.Add(ms(200)).UnixNano() {
+		t.Fatalf("DWELL %+v, want a timer DWELL at the ENTER + 200 ms", tr)
+	}
+	if due := enter.Ingest.Add(ms(250)); tr.Decided.Before(due) {
+		t.Fatalf("DWELL decided at %v, before its deadline %v (ingest + dwell + hold)", tr.Decided, due)
+	}
+	e.Close()
+}

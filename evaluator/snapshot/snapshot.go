@@ -21,6 +21,8 @@ type State struct {
 	// Timers are the queued deadlines: device index in Devices and the
 	// processor-relative instant.
 	Timers []Timer
+	// Dwells are the queued DWELL deadlines, as Timers.
+	Dwells []Timer
 	Cursor int
 }
 
