@@ -614,16 +614,20 @@ func diffDevices(t *testing.T, what string, got, want map[string][]received) {
 }
 
 // TestClusterEqualsSingleBox is the scale-out guarantee: devices over
-// MQTT into a three-node NATS cluster, three workers, one killed with
-// kill -9 mid-stream, a fourth worker added: the dashboards get exactly
-// what one engine fed the same stream decides, nothing lost, nothing
-// twice, in order per device; so does the history stream.
+// MQTT and over NATS into a three-node NATS cluster, three workers, one
+// killed with kill -9 mid-stream, a fourth worker added: the dashboards
+// get exactly what one engine fed the same stream decides, nothing
+// lost, nothing twice, in order per device; so does the history stream.
 //
-// With EDGEFENCE_CLUSTER_NODE_KILL=1 a NATS node is killed too. That
-// run is not in the default test command: NATS's MQTT side then loses
-// what it had acknowledged (QoS 1 pings that never reach the stream, in
-// some runs hundreds; a redelivered retained publish left behind a newer
-// one), which no worker can mend (docs/scale-out.md).
+// With EDGEFENCE_CLUSTER_NODE_KILL=1 the NATS node leading the streams
+// is killed too (CI runs it as a step of its own). What the workers and
+// JetStream answer for is asserted as before: every ping acknowledged
+// over NATS in the stream once, the transitions decided, the history
+// stream, and the dashboard's messages outside the 10 s after the death.
+// What NATS's MQTT side then loses is logged: QoS 1 pings it
+// acknowledged and never captured in the ping stream, retained states
+// left older than the newest, live messages out of order or twice
+// (docs/scale-out.md).
 func TestClusterEqualsSingleBox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS cluster and four worker processes")
@@ -873,6 +877,15 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// With a NATS node killed, NATS was seen to keep an older transition
+	// than the newest on a few topics, though it had acknowledged the
+	// newer one and stored it first. The worker sends again what NATS
+	// acknowledged without storing; a store NATS applies late is out of
+	// its sight: logged, not asserted (docs/scale-out.md).
+	report := t.Errorf
+	if killNode {
+		report = t.Logf
+	}
 	bad := 0
 	for topic, w := range wantRetained {
 		var m *jetstream.RawStreamMsg
@@ -887,12 +900,16 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		}
 		if err != nil || string(m.Data) != w {
 			if bad++; bad <= 3 {
-				t.Errorf("retained %s: %v\n want %s", topic, err, w)
+				got := ""
+				if m != nil {
+					got = string(m.Data)
+				}
+				report("retained %s: %v\n got  %s\n want %s", topic, err, got, w)
 			}
 		}
 	}
 	if bad > 0 {
-		t.Errorf("retained store: %d of %d topics differ", bad, len(wantRetained))
+		report("retained store: %d of %d topics differ", bad, len(wantRetained))
 	}
 	// And a dashboard connecting now is sent them. NATS 2.15.3 served a
 	// late subscription all, none or part of them after a node was lost
