@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestFailedCheckpointKeepsPrevious: a checkpoint whose store fails
@@ -64,7 +65,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 
 	// Room for one more meta message in the bucket, not for a checkpoint.
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		t.Fatal(err)
 	}
 	if _, err := js.UpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: worker.CheckpointBucket, Storage: jetstream.FileStorage, MaxBytes: int64(status.Size()) + metaRoom,
+		Bucket: subjects.CheckpointBucket, Storage: jetstream.FileStorage, MaxBytes: int64(status.Size()) + metaRoom,
 	}); err != nil {
 		t.Fatal(err)
 	}

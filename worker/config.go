@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Config is a worker's configuration. Start from DefaultConfig.
@@ -97,7 +98,7 @@ func DefaultConfig() Config {
 }
 
 func defaultFilters() []ingest.TelemetryFilter {
-	tf, err := ingest.ParseTelemetryFilters(DefaultTelemetryFilters)
+	tf, err := ingest.ParseTelemetryFilters(subjects.DefaultTelemetryFilters)
 	if err != nil {
 		panic(err) // the defaults are constants
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestShippedNATSConfig: the compose file's NATS configuration parses,
@@ -28,7 +29,7 @@ func TestShippedNATSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for from, to := range worker.PartitionMappings(worker.DefaultPartitions) {
+	for from, to := range subjects.PartitionMappings(worker.DefaultPartitions) {
 		if !strings.Contains(string(conf), `"`+from+`": "`+to+`"`) {
 			t.Errorf("nats.conf does not map %s to %s", from, to)
 		}

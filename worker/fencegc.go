@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Fence versions no partition can need again are deleted from the
@@ -42,7 +44,7 @@ const (
 // cluster of partitions partitions can need again (see above) and
 // returns them, for operators and tests.
 func DeleteUnusedFences(ctx context.Context, js jetstream.JetStream, partitions int) ([]string, error) {
-	obs, err := js.ObjectStore(ctx, CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
@@ -75,9 +77,9 @@ func (w *Worker) deleteUnusedFences(ctx context.Context) ([]string, error) {
 			if time.Since(o.ModTime) >= fenceGrace {
 				candidates = append(candidates, ver)
 			}
-		case strings.HasPrefix(o.Name, "p-"):
-			n, err := strconv.Atoi(strings.TrimPrefix(o.Name, "p-"))
-			if err != nil || n < 0 || n >= w.cfg.Partitions {
+		default:
+			n, isCk := subjects.CheckpointPartition(o.Name)
+			if !isCk || n < 0 || n >= w.cfg.Partitions {
 				continue
 			}
 			seq, err := strconv.ParseUint(o.Metadata[metaSeq], 10, 64)
@@ -102,7 +104,7 @@ func (w *Worker) deleteUnusedFences(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("read the current fence version: %w", err)
 	}
 	needed[string(cur)] = true
-	pings, err := w.js.Stream(ctx, PingStream)
+	pings, err := w.js.Stream(ctx, subjects.PingStream)
 	if err != nil {
 		return nil, fmt.Errorf("ping stream: %w", err)
 	}
@@ -110,7 +112,7 @@ func (w *Worker) deleteUnusedFences(ctx context.Context) ([]string, error) {
 		ck := cks[n] // none: the whole stream, from the current version
 		needed[ck.ver] = true
 		for seq := ck.seq + 1; ; {
-			m, err := pings.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(fenceSubject(n)))
+			m, err := pings.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subjects.Fence(n)))
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
 				break
 			}

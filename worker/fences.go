@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Fence sets are versioned by content: a version is the SHA-256 of the
@@ -178,7 +179,7 @@ func (w *Worker) reloadFences() error {
 	// applies the message when it reaches it. A repeat (a retried reload)
 	// is a no-op.
 	for n := range w.cfg.Partitions {
-		if _, err := w.js.Publish(ctx, fenceSubject(n), []byte(ver)); err != nil {
+		if _, err := w.js.Publish(ctx, subjects.Fence(n), []byte(ver)); err != nil {
 			return fmt.Errorf("publish fence set %s to partition %d (the partitions before it have it: reload again): %w", short(ver), n, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // reloadedFences is testFences with "c" removed and "d" over the same
@@ -102,7 +103,7 @@ mqtt { listen: "127.0.0.1:-1" }
 			part, pingSeq = m.part, m.seq
 		}
 	}
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	// Two reloads on a live worker: only the newest is left.
 	w := start("w1", sets[0])
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		if _, err := obs.PutBytes(ctx, "fences-current", []byte(v[i])); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := js.Publish(ctx, worker.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
+		if _, err := js.Publish(ctx, subjects.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
 			t.Fatal(err)
 		}
 	}

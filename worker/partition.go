@@ -20,6 +20,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // epoch is the origin of every partition processor's instants: the same
@@ -170,11 +171,11 @@ func (pt *partition) run(ctx context.Context) error {
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
 		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{pingFilter(pt.n)}}
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)}}
 	if pt.seq > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.seq+1
 	}
-	cons, err := w.js.OrderedConsumer(ctx, PingStream, cc)
+	cons, err := w.js.OrderedConsumer(ctx, subjects.PingStream, cc)
 	if err != nil {
 		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
 	}
@@ -297,9 +298,9 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)
-	topic, tick := splitPing(subject)
+	topic, tick := subjects.SplitPing(subject)
 	pt.proc.AdvanceThrough(now)
-	if isFenceMessage(subject) {
+	if subjects.IsFence(subject) {
 		if err := pt.switchFences(ctx, string(data), now); err != nil {
 			pt.tainted = true
 			return err
@@ -335,7 +336,7 @@ func (pt *partition) startTicks(ctx context.Context) func() {
 				return
 			case <-t.C:
 				if pt.devices.Load() > 0 && pt.w.mono() <= pt.validUntil.Load() {
-					_ = pt.w.nc.Publish(tickSubject(pt.n), nil) // a lost tick only delays
+					_ = pt.w.nc.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
 				}
 			}
 		}
@@ -363,7 +364,7 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	meta := jetstream.ObjectMeta{Name: checkpointName(pt.n), Metadata: map[string]string{
+	meta := jetstream.ObjectMeta{Name: subjects.CheckpointName(pt.n), Metadata: map[string]string{
 		metaFences: ck.Fences, metaSeq: strconv.FormatUint(ck.Seq, 10)}}
 	if _, err := w.ckpts.Put(ctx, meta, bytes.NewReader(buf.Bytes())); err != nil {
 		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
@@ -381,7 +382,7 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 
 // loadCheckpoint returns partition n's checkpoint, or nil if it has none.
 func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error) {
-	data, err := w.ckpts.GetBytes(ctx, checkpointName(n))
+	data, err := w.ckpts.GetBytes(ctx, subjects.CheckpointName(n))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, nil
 	}
@@ -401,7 +402,7 @@ func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error)
 // CheckpointSeq returns the ping stream sequence partition n's saved
 // state stands after (0: none saved), for operators and tests.
 func CheckpointSeq(ctx context.Context, js jetstream.JetStream, n int) (uint64, error) {
-	obs, err := js.ObjectStore(ctx, CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint store: %w", err)
 	}

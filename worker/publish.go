@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // out is one message a partition's engine produced, to be published: on
@@ -182,12 +183,12 @@ func (pt *partition) publishWave(ctx context.Context, wave []out) error {
 	futs := make([]jetstream.PubAckFuture, len(wave))
 	for i := range wave {
 		o := &wave[i]
-		msg := &nats.Msg{Subject: historySubject(pt.n), Data: o.body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: subjects.History(pt.n), Data: o.body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, o.id)
-		msg.Header.Set(HeaderTopic, o.topic)
+		msg.Header.Set(subjects.HeaderTopic, o.topic)
 		msg.Header.Set(HeaderWave, first)
 		if o.retain {
-			msg.Header.Set(HeaderRetain, "1")
+			msg.Header.Set(subjects.HeaderRetain, "1")
 		}
 		msgs[i] = msg
 		if err := pt.check(ctx); err != nil {
@@ -412,11 +413,11 @@ func (pt *partition) retainedIs(ctx context.Context, o *out) bool {
 func (pt *partition) retained(ctx context.Context, o *out) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := pt.w.js.Stream(ctx, retainedStream)
+	s, err := pt.w.js.Stream(ctx, subjects.RetainedStream)
 	if err != nil {
 		return false, err
 	}
-	m, err := s.GetLastMsgForSubject(ctx, retainedPrefix+topicToSubject(o.topic))
+	m, err := s.GetLastMsgForSubject(ctx, subjects.Retained(o.topic))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, nil
 	}
@@ -429,7 +430,7 @@ func (pt *partition) retained(ctx context.Context, o *out) (bool, error) {
 // lastRecord returns the id of partition n's newest history record and
 // the pos its wave started at (ok false: none, or a record without it).
 func (w *Worker) lastRecord(ctx context.Context, n int) (id string, wave pos, ok bool, err error) {
-	m, err := w.history.GetLastMsgForSubject(ctx, historySubject(n))
+	m, err := w.history.GetLastMsgForSubject(ctx, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return "", pos{}, false, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestStaleCheckpointReplay: a partition replayed from a checkpoint whose
@@ -80,7 +81,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	// A checkpoint from before dev-1's ENTER: a ping outside every fence.
 	w := start("w1")
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // testCA is a certificate authority made by the test.
@@ -94,7 +95,7 @@ func startNATS(t *testing.T, partitions int, conf string) (url, mqttAddr string)
 	t.Helper()
 	dir := t.TempDir()
 	var maps []string
-	for from, to := range worker.PartitionMappings(max(partitions, 1)) {
+	for from, to := range subjects.PartitionMappings(max(partitions, 1)) {
 		maps = append(maps, strconv.Quote(from)+": "+strconv.Quote(to))
 	}
 	conf += fmt.Sprintf("\njetstream { store_dir: %q }\n", filepath.Join(dir, "js"))
@@ -273,7 +274,7 @@ func TestWorkerCreds(t *testing.T) {
 		if js {
 			ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
 			ac.Mappings = jwt.Mapping{}
-			for from, to := range worker.PartitionMappings(2) {
+			for from, to := range subjects.PartitionMappings(2) {
 				ac.Mappings[jwt.Subject(from)] = []jwt.WeightedMapping{{Subject: jwt.Subject(to)}}
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Worker is a running worker.
@@ -162,7 +163,7 @@ func (w *Worker) connect() error {
 	// each step on its own deadline until the cluster agrees.
 	if err := retry(w.log, "ping stream", func(ctx context.Context) error {
 		_, err := w.ensureStream(ctx, jetstream.StreamConfig{
-			Name: PingStream, Subjects: []string{PingSubjectPrefix + ">"}, Replicas: cfg.Replicas,
+			Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: cfg.Replicas,
 			Storage: jetstream.FileStorage, MaxAge: cfg.PingsMaxAge,
 		})
 		return err
@@ -171,7 +172,7 @@ func (w *Worker) connect() error {
 	}
 	if err := retry(w.log, "history stream", func(ctx context.Context) (err error) {
 		w.history, err = w.ensureStream(ctx, jetstream.StreamConfig{
-			Name: HistoryStream, Subjects: []string{historyPrefix + ">"}, Replicas: cfg.Replicas,
+			Name: subjects.HistoryStream, Subjects: []string{subjects.HistoryPrefix + ">"}, Replicas: cfg.Replicas,
 			Storage: jetstream.FileStorage, Duplicates: cfg.DedupWindow, MaxAge: cfg.PingsMaxAge,
 		})
 		return err
@@ -180,7 +181,7 @@ func (w *Worker) connect() error {
 	}
 	if err := retry(w.log, "lease bucket", func(ctx context.Context) (err error) {
 		w.leases, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: LeaseBucket, TTL: cfg.Lease, Replicas: cfg.Replicas, Storage: jetstream.FileStorage, History: 1,
+			Bucket: subjects.LeaseBucket, TTL: cfg.Lease, Replicas: cfg.Replicas, Storage: jetstream.FileStorage, History: 1,
 		})
 		return err
 	}); err != nil {
@@ -188,7 +189,7 @@ func (w *Worker) connect() error {
 	}
 	if err := retry(w.log, "checkpoint store", func(ctx context.Context) (err error) {
 		w.ckpts, err = w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: CheckpointBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+			Bucket: subjects.CheckpointBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
 		})
 		return err
 	}); err != nil {
@@ -253,7 +254,7 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 	cfg := &w.cfg
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
-	if _, err := w.leases.Put(c, presenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
+	if _, err := w.leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
 		w.log.Warn("lease bucket unreachable", "error", err)
 		w.renew(c) // expire what cannot be renewed
 		return
@@ -302,7 +303,7 @@ func (w *Worker) liveWorkers(ctx context.Context) ([]string, error) {
 	}
 	var live []string
 	for k := range kl.Keys() {
-		if name, ok := strings.CutPrefix(k, "w."); ok {
+		if name, ok := subjects.PresenceName(k); ok {
 			live = append(live, name)
 		}
 	}
@@ -317,7 +318,7 @@ func (w *Worker) renew(ctx context.Context) {
 	defer w.mu.Unlock()
 	for n, pt := range w.parts {
 		asked := w.mono()
-		rev, err := w.leases.Update(ctx, leaseKey(n), []byte(w.cfg.Name), w.revs[n])
+		rev, err := w.leases.Update(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name), w.revs[n])
 		if err != nil {
 			if pt.w.mono() > pt.validUntil.Load() || errors.Is(err, jetstream.ErrKeyExists) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
@@ -341,7 +342,7 @@ func (w *Worker) renew(ctx context.Context) {
 // acquire takes partition n if its lease is free, and reports whether it did.
 func (w *Worker) acquire(ctx context.Context, n int) bool {
 	asked := w.mono()
-	rev, err := w.leases.Create(ctx, leaseKey(n), []byte(w.cfg.Name))
+	rev, err := w.leases.Create(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name))
 	if err != nil {
 		return false // owned by another until it releases it or its lease expires
 	}
@@ -382,7 +383,7 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+		_ = w.leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
 	}
 }
 
@@ -405,7 +406,7 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
 	w.m.part[n].Store(nil)
-	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+	_ = w.leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
 	w.log.Info("partition released", "partition", n)
 }
@@ -430,7 +431,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	for n, pt := range parts {
 		w.released(ctx, n, pt)
 	}
-	_ = w.leases.Delete(ctx, presenceKey(w.cfg.Name))
+	_ = w.leases.Delete(ctx, subjects.PresenceKey(w.cfg.Name))
 	w.closeConns()
 	return nil
 }

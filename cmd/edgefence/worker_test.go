@@ -13,6 +13,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestWorkerFlagsFromEnv: the worker's connection settings come whole
@@ -28,7 +29,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	t.Setenv("EDGEFENCE_NATS_KEY", "/etc/edgefence/worker-key.pem")
 	t.Setenv("EDGEFENCE_NATS_CREDS", "/etc/edgefence/worker.creds")
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: worker.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs := workerFlags(&cfg, topics, &proc, &printMappings)
@@ -48,7 +49,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 // TestPrintNATSMappings: what --print-nats-mappings prints is a NATS
 // configuration block the server takes, with one mapping per filter.
 func TestPrintNATSMappings(t *testing.T) {
-	tf, err := ingest.ParseTelemetryFilters(append(slices.Clone(worker.DefaultTelemetryFilters), "fleet/+/gps/pos.v2"))
+	tf, err := ingest.ParseTelemetryFilters(append(slices.Clone(subjects.DefaultTelemetryFilters), "fleet/+/gps/pos.v2"))
 	if err != nil {
 		t.Fatal(err)
 	}
