@@ -63,10 +63,3 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
-
-func TestRedactURLs(t *testing.T) {
-	got := worker.RedactURLs("nats://edge:s3cret@n1:4222,nats://n2:4222")
-	if strings.Contains(got, "s3cret") || !strings.Contains(got, "nats://edge:xxxxx@n1:4222") || !strings.HasSuffix(got, ",nats://n2:4222") {
-		t.Errorf("redacted to %q", got)
-	}
-}

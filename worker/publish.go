@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
+	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -378,7 +379,7 @@ func (w *Worker) connectMQTTPool(opts *mqtt.ClientOptions) error {
 	}
 	for _, tok := range toks {
 		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(w.cfg.MQTT), tokErr(tok))
+			return fmt.Errorf("connect to MQTT %s: %w", security.RedactURLs(w.cfg.MQTT), tokErr(tok))
 		}
 	}
 	return nil

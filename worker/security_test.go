@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -203,7 +204,7 @@ mqtt { listen: "127.0.0.1:-1", %s }
 
 	good := func() worker.Config {
 		cfg := securedConfig(t, url, mqttAddr)
-		cfg.Security = worker.Security{User: "edge", Password: "s3cret", CA: ca.file, Cert: cliCert, Key: cliKey}
+		cfg.Security = security.Settings{User: "edge", Password: "s3cret", CA: ca.file, Cert: cliCert, Key: cliKey}
 		return cfg
 	}
 	for name, tc := range map[string]struct {
@@ -319,7 +320,7 @@ mqtt { listen: "127.0.0.1:-1" }
 `, opFile, spub, spub, sjwt, apub, ajwt))
 
 	cfg := securedConfig(t, url, mqttAddr)
-	cfg.Security = worker.Security{Creds: stranger}
+	cfg.Security = security.Settings{Creds: stranger}
 	if w, err := worker.Start(cfg); err == nil {
 		_ = w.Close(context.Background())
 		t.Error("a stranger's creds: the worker started")
@@ -327,7 +328,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		t.Errorf("a stranger's creds: error %q does not say the login was refused", err)
 	}
 
-	cfg.Security = worker.Security{Creds: good}
+	cfg.Security = security.Settings{Creds: good}
 	w, err := worker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)

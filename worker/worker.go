@@ -22,6 +22,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -143,18 +144,18 @@ func Start(cfg Config) (*Worker, error) {
 func (w *Worker) connect() error {
 	cfg := &w.cfg
 	sec := &cfg.Security
-	tc, err := sec.tlsConfig()
+	tc, err := sec.TLSConfig()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	mqUser, mqPass, err := sec.mqttLogin(cfg.Name)
+	mqUser, mqPass, err := sec.MQTTLogin(cfg.Name)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	w.nc, err = nats.Connect(cfg.NATS, append(sec.natsOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
+	w.nc, err = nats.Connect(cfg.NATS, append(sec.NATSOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
 	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", RedactURLs(cfg.NATS), sec.explain(err))
+		return fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(cfg.NATS), sec.Explain(err))
 	}
 	if w.js, err = jetstream.New(w.nc); err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -200,7 +201,7 @@ func (w *Worker) connect() error {
 		SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
 	for _, a := range strings.Split(cfg.MQTT, ",") {
 		if a = strings.TrimSpace(a); a != "" {
-			opts.AddBroker(mqttBroker(a, tc != nil))
+			opts.AddBroker(security.MQTTBroker(a, tc != nil))
 		}
 	}
 	if tc != nil {
@@ -220,8 +221,8 @@ func (w *Worker) connect() error {
 			return w.connectMQTTPool(opts)
 		}
 		err = tokErr(tok)
-		if permanent(err) || time.Now().After(deadline) {
-			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(cfg.MQTT), sec.explain(err))
+		if security.Permanent(err) || time.Now().After(deadline) {
+			return fmt.Errorf("connect to MQTT %s: %w", security.RedactURLs(cfg.MQTT), sec.Explain(err))
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -99,7 +100,7 @@ func workerCommand() *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("worker started", "name", cfg.Name, "nats", worker.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
+			cfg.Log.Info("worker started", "name", cfg.Name, "nats", security.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
 			return runUntilDone(ctx, cfg.Log, w)
 		},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -36,7 +37,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	if err := ff.Parse(fs, nil, configOptions()...); err != nil {
 		t.Fatal(err)
 	}
-	want := worker.Security{Creds: "/etc/edgefence/worker.creds", User: "edge", Password: "a,b,,c",
+	want := security.Settings{Creds: "/etc/edgefence/worker.creds", User: "edge", Password: "a,b,,c",
 		CA: "/etc/edgefence/ca.pem", Cert: "/etc/edgefence/worker.pem", Key: "/etc/edgefence/worker-key.pem"}
 	if cfg.NATS != "nats://n1:4222,nats://n2:4222,nats://n3:4222" || cfg.MQTT != "n1:1883,tls://n2:8883" || cfg.Security != want {
 		t.Errorf("got NATS %q, MQTT %q, %+v", cfg.NATS, cfg.MQTT, cfg.Security)
