@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -112,7 +112,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 
 	ckpt := map[int]uint64{}
 	for n := range p {
-		if ckpt[n], err = worker.CheckpointSeq(ctx, js, n); err != nil {
+		if ckpt[n], err = checkpoint.Seq(ctx, js, n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/output"
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -739,7 +739,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		var err error
 		for range 20 { // the cluster may still be electing leaders
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			seq, err = worker.CheckpointSeq(ctx, js, n)
+			seq, err = checkpoint.Seq(ctx, js, n)
 			cancel()
 			if err == nil {
 				break

@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -109,7 +110,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	var old []byte
 	for range 300 {
-		if seq, err := worker.CheckpointSeq(ctx, js, part); err == nil && seq >= pingSeq {
+		if seq, err := checkpoint.Seq(ctx, js, part); err == nil && seq >= pingSeq {
 			old, _ = obs.GetBytes(ctx, "p-"+strconv.Itoa(part))
 			break
 		}
@@ -299,7 +300,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if _, err := obs.PutBytes(ctx, "p-0", ck); err != nil {
 		t.Fatal(err)
 	}
-	if deleted, err := worker.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
+	if deleted, err := checkpoint.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
 		t.Fatalf("deleted %v (%v) while a replay still needs them", deleted, err)
 	}
 	waitStored(v[2], v[3], v[4])

@@ -22,6 +22,7 @@ import (
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -151,7 +152,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for n := range p {
-		upTo, err := worker.CheckpointSeq(ctx, js, n)
+		upTo, err := checkpoint.Seq(ctx, js, n)
 		if err != nil {
 			t.Fatal(err)
 		}

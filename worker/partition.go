@@ -1,13 +1,10 @@
 package worker
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -18,8 +15,8 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -27,27 +24,6 @@ import (
 // for every owner, so that a checkpoint's instants mean the same to the
 // next one.
 var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// checkpoint is a partition's saved state: the engine's devices after the
-// ping stream's message Seq, and the partition clock then.
-type checkpoint struct {
-	Seq   uint64
-	Clock int64 // Unix ns
-	// Sent is the id of the last output sent over MQTT: if it is the
-	// newest history record, nothing was left half-published.
-	Sent string
-	Snap *snapshot.State
-
-	// HistSeq is the partition's newest history record when saved: the
-	// records after it are the replay's (checkReplay).
-	HistSeq uint64
-	// Fences is the fence version the state was taken under.
-	Fences string
-	// Frames are the partition reader's LoRaWAN frame windows, so that
-	// the next owner drops a copy of a frame this one took (none in a
-	// checkpoint saved before they were kept: its reader starts empty).
-	Frames []ingest.FrameWindow
-}
 
 // partition is one owned partition: its engine, fed the partition's
 // messages in stream order by one goroutine. Its clock is the stream's:
@@ -117,11 +93,11 @@ func (pt *partition) logErr(msg string, err error) {
 func (pt *partition) run(ctx context.Context) error {
 	w := pt.w
 	fences := func() *fence.Set { return pt.fences }
-	ck, err := w.loadCheckpoint(ctx, pt.n)
+	ck, err := w.store.Load(ctx, pt.n)
 	if err != nil {
 		return err
 	}
-	if pt.fenceVer, pt.fences, err = w.startFences(ctx, ck); err != nil {
+	if pt.fenceVer, pt.fences, err = w.store.StartFences(ctx, ck); err != nil {
 		return err
 	}
 	if ck != nil {
@@ -353,21 +329,17 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
+	ck := checkpoint.State{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
 		Frames: pt.reader.Frames()}
-	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
+	data, err := checkpoint.Encode(&ck)
+	if err != nil {
+		return err
 	}
 	if err := pt.check(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	meta := jetstream.ObjectMeta{Name: subjects.CheckpointName(pt.n), Metadata: map[string]string{
-		metaFences: ck.Fences, metaSeq: strconv.FormatUint(ck.Seq, 10)}}
-	if _, err := w.ckpts.Put(ctx, meta, bytes.NewReader(buf.Bytes())); err != nil {
-		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
+	if err := w.store.Put(ctx, pt.n, &ck, data); err != nil {
+		return err
 	}
 	if ck.Fences != pt.savedVer {
 		// The version before may be needed no more.
@@ -378,38 +350,4 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())
 	w.m.checkpoints.Inc()
 	return nil
-}
-
-// loadCheckpoint returns partition n's checkpoint, or nil if it has none.
-func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error) {
-	data, err := w.ckpts.GetBytes(ctx, subjects.CheckpointName(n))
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load checkpoint of partition %d: %w", n, err)
-	}
-	var ck checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
-		return nil, fmt.Errorf("decode checkpoint of partition %d: %w", n, err)
-	}
-	if ck.Snap == nil {
-		ck.Snap = &snapshot.State{}
-	}
-	return &ck, nil
-}
-
-// CheckpointSeq returns the ping stream sequence partition n's saved
-// state stands after (0: none saved), for operators and tests.
-func CheckpointSeq(ctx context.Context, js jetstream.JetStream, n int) (uint64, error) {
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint store: %w", err)
-	}
-	w := &Worker{ckpts: obs}
-	ck, err := w.loadCheckpoint(ctx, n)
-	if err != nil || ck == nil {
-		return 0, err
-	}
-	return ck.Seq, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -57,7 +58,7 @@ func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.
 // dropping the checkpoint and the devices' state with it. The repeats are
 // the outputs of the messages between the checkpoint and the previous
 // owner's end; the retained state ends as the last of them.
-func (w *Worker) checkReplay(ctx context.Context, n int, ck *checkpoint) {
+func (w *Worker) checkReplay(ctx context.Context, n int, ck *checkpoint.State) {
 	first, err := w.firstRecordAfter(ctx, n, ck.HistSeq)
 	if err != nil {
 		w.log.Warn("cannot tell whether the replay is within the duplicate window", "partition", n, "error", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -92,7 +93,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	var old []byte
 	for range 300 {
-		if seq, err := worker.CheckpointSeq(ctx, js, 0); err == nil && seq > 0 {
+		if seq, err := checkpoint.Seq(ctx, js, 0); err == nil && seq > 0 {
 			old, _ = obs.GetBytes(ctx, "p-0")
 			break
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
@@ -36,14 +37,12 @@ type Worker struct {
 	im      *ingest.Metrics
 	clamper clock.Clamper
 	fences  *fence.Set // the --fences file's, read at start
-	fmu     sync.Mutex // guards fv.sets
-	fv      fenceState
 	start   time.Time
 
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	leases  jetstream.KeyValue
-	ckpts   jetstream.ObjectStore
+	store   *checkpoint.Store
 	history jetstream.Stream
 	mq      mqtt.Client
 	mqs     []mqtt.Client // mq and more: the partitions publish over these (mqttFor)
@@ -188,10 +187,13 @@ func (w *Worker) connect() error {
 	}); err != nil {
 		return err
 	}
-	if err := retry(w.log, "checkpoint store", func(ctx context.Context) (err error) {
-		w.ckpts, err = w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	if err := retry(w.log, "checkpoint store", func(ctx context.Context) error {
+		obs, err := w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: subjects.CheckpointBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
 		})
+		if err == nil {
+			w.store = checkpoint.New(w.js, obs)
+		}
 		return err
 	}); err != nil {
 		return err
