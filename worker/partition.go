@@ -44,7 +44,7 @@ type partition struct {
 	reader  *ingest.Reader
 	rejects rejectSink
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
-	mq      mqtt.Client         // shared with other partitions (mqttFor)
+	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT)
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied
@@ -129,11 +129,11 @@ func (pt *partition) run(ctx context.Context) error {
 	pt.inWave = map[string]struct{}{}
 	// Its own context: the publish timeout, and nothing left pending
 	// or listening once the partition is gone.
-	if pt.js, err = jetstream.New(w.nc, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
+	if pt.js, err = jetstream.New(w.conn.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
-	pt.mq = w.mqttFor(pt.n)
+	pt.mq = w.conn.MQTT(pt.n)
 	if ck != nil {
 		w.checkReplay(ctx, pt.n, ck)
 	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
@@ -151,7 +151,7 @@ func (pt *partition) run(ctx context.Context) error {
 	if pt.seq > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.seq+1
 	}
-	cons, err := w.js.OrderedConsumer(ctx, subjects.PingStream, cc)
+	cons, err := w.conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
 	if err != nil {
 		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
 	}
@@ -312,7 +312,7 @@ func (pt *partition) startTicks(ctx context.Context) func() {
 				return
 			case <-t.C:
 				if pt.devices.Load() > 0 && pt.w.mono() <= pt.validUntil.Load() {
-					_ = pt.w.nc.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
+					_ = pt.w.conn.NATS.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
 				}
 			}
 		}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
-	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -318,7 +317,7 @@ func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 			return nil, true, err
 		}
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err = w.js.PublishMsg(c, msg)
+		ack, err = w.conn.JS.PublishMsg(c, msg)
 		cancel()
 		if err == nil {
 			return ack, true, nil
@@ -358,49 +357,11 @@ func (pt *partition) send(ctx context.Context, o *out, tok mqtt.Token) error {
 	}
 }
 
-// mqttConns is how many MQTT connections a worker publishes over, at
-// most one per partition. NATS stores the retained publishes of one
-// connection one at a time, each a replicated store: partitions on one
-// connection would wait for each other. They are made at start, so that
-// taking a partition over waits for none.
-const mqttConns = 16
-
-// connectMQTTPool makes the connections besides w.mq that partitions
-// publish over.
-func (w *Worker) connectMQTTPool(opts *mqtt.ClientOptions) error {
-	w.mqs = []mqtt.Client{w.mq}
-	toks := make([]mqtt.Token, 0, mqttConns)
-	for i := 1; i < min(w.cfg.Partitions, mqttConns); i++ {
-		o := *opts
-		o.SetClientID(o.ClientID + "-" + strconv.Itoa(i))
-		c := mqtt.NewClient(&o)
-		w.mqs = append(w.mqs, c)
-		toks = append(toks, c.Connect())
-	}
-	for _, tok := range toks {
-		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
-			return fmt.Errorf("connect to MQTT %s: %w", security.RedactURLs(w.cfg.MQTT), tokErr(tok))
-		}
-	}
-	return nil
-}
-
-// mqttFor returns partition n's MQTT connection: one device's messages
-// all go over one.
-func (w *Worker) mqttFor(n int) mqtt.Client { return w.mqs[n%len(w.mqs)] }
-
 // mayFinish reports whether a recorded output may still be sent: the
 // lease has not run out, counting half the second validUntil keeps
 // before it really expires.
 func (pt *partition) mayFinish() bool {
 	return pt.w.mono() <= pt.validUntil.Load()+int64(500*time.Millisecond)
-}
-
-func tokErr(t mqtt.Token) error {
-	if err := t.Error(); err != nil {
-		return err
-	}
-	return errors.New("no CONNACK in time")
 }
 
 // retainedIs reports whether the server retains o's payload on its topic.
@@ -414,7 +375,7 @@ func (pt *partition) retainedIs(ctx context.Context, o *out) bool {
 func (pt *partition) retained(ctx context.Context, o *out) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := pt.w.js.Stream(ctx, subjects.RetainedStream)
+	s, err := pt.w.conn.JS.Stream(ctx, subjects.RetainedStream)
 	if err != nil {
 		return false, err
 	}
@@ -431,7 +392,7 @@ func (pt *partition) retained(ctx context.Context, o *out) (bool, error) {
 // lastRecord returns the id of partition n's newest history record and
 // the pos its wave started at (ok false: none, or a record without it).
 func (w *Worker) lastRecord(ctx context.Context, n int) (id string, wave pos, ok bool, err error) {
-	m, err := w.history.GetLastMsgForSubject(ctx, subjects.History(n))
+	m, err := w.conn.History.GetLastMsgForSubject(ctx, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return "", pos{}, false, nil
 	}

@@ -27,7 +27,7 @@ import (
 // (0: none), which a checkpoint keeps: every record after it was made by
 // messages after the checkpoint.
 func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
-	m, err := w.history.GetLastMsgForSubject(ctx, subjects.History(n))
+	m, err := w.conn.History.GetLastMsgForSubject(ctx, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -40,7 +40,7 @@ func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
 // firstRecordAfter returns the stream time of partition n's first history
 // record after sequence seq, or the zero time if there is none.
 func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.Time, error) {
-	m, err := w.history.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subjects.History(n)))
+	m, err := w.conn.History.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subjects.History(n)))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return time.Time{}, nil
 	}
