@@ -18,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
+	"github.com/edgefence/edgefence/worker/wave"
 )
 
 // epoch is the origin of every partition processor's instants: the same
@@ -40,9 +41,8 @@ type partition struct {
 	done   chan struct{}
 
 	proc    *evaluator.Processor
-	sink    sink
+	sink    wave.Sink
 	reader  *ingest.Reader
-	rejects rejectSink
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
 	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT)
 	inWave  map[string]struct{}
@@ -52,7 +52,7 @@ type partition struct {
 	// The previous owner's last history record, and the pos of its
 	// wave: from there on a record may not have been sent (suspect).
 	suspectID   string
-	suspectFrom *pos
+	suspectFrom *wave.Pos
 	sent        string // the last output sent
 	// tainted is set when a message was applied but not all its output
 	// published: the engine is ahead of seq, and must not be saved.
@@ -113,7 +113,7 @@ func (pt *partition) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
-	last, wave, ok, err := w.lastRecord(ctx, pt.n)
+	last, first, ok, err := w.lastRecord(ctx, pt.n)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (pt *partition) run(ctx context.Context) error {
 	case ck != nil && last == ck.Sent:
 		// Handed over cleanly: everything recorded was sent.
 	case ok:
-		pt.suspectFrom = &wave
+		pt.suspectFrom = &first
 	default:
 		pt.suspectID = last
 	}
@@ -172,7 +172,7 @@ func (pt *partition) run(ctx context.Context) error {
 
 	// The outputs of a run of messages are published together (flush):
 	// up to the last message the consumer has ready, maxBatch messages
-	// or maxWave outputs, or a message that does not come at once.
+	// or wave.Max outputs, or a message that does not come at once.
 	var batch int
 	for {
 		if err := pt.check(ctx); err != nil {
@@ -212,7 +212,7 @@ func (pt *partition) run(ctx context.Context) error {
 			return pt.stop(ctx, err)
 		}
 		w.m.lag[pt.n].Store(int64(md.NumPending))
-		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.buf) < maxWave {
+		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.Buf) < wave.Max {
 			continue
 		}
 		if err := pt.flush(ctx); err != nil {
@@ -270,7 +270,7 @@ func (pt *partition) stop(ctx context.Context, cause error) error {
 // outputs wait in the sink for flush. A fence message switches the
 // engine's fences; it fails only when their version cannot be read.
 func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
-	pt.sink.at = pos{seq: seq}
+	pt.sink.Apply(seq)
 	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)

@@ -22,6 +22,7 @@ import (
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
+	"github.com/edgefence/edgefence/worker/wave"
 )
 
 // Worker is a running worker.
@@ -271,9 +272,8 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 	}
 	pctx, cancel := context.WithCancel(context.Background())
 	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{})}
-	pt.sink.cfg = &w.cfg
-	pt.rejects.s = &pt.sink
-	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.rejects, w.im, w.log, w.cfg.MaxPayload)
+	pt.sink = wave.Sink{TransitionPrefix: w.cfg.TransitionPrefix, LateTopic: w.cfg.LateTopic, RejectTopic: w.cfg.RejectTopic}
+	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.sink, w.im, w.log, w.cfg.MaxPayload)
 	pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
 	w.mu.Lock()
 	w.parts[n], w.revs[n] = pt, rev

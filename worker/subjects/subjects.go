@@ -30,10 +30,14 @@ const (
 	checkpointPfx  = "p-"
 )
 
-// Headers of a history record.
+// Headers of a history record: its MQTT topic, whether it is retained,
+// and the position in the partition's stream of the first output of the
+// wave it was published in (wave.Pos), from which the next owner treats
+// outputs as possibly recorded and not sent.
 const (
 	HeaderTopic  = "Edgefence-Topic"
 	HeaderRetain = "Edgefence-Retain"
+	HeaderWave   = "Edgefence-Wave"
 )
 
 // PingFilter is the ping stream filter of partition n's messages.
