@@ -1,8 +1,10 @@
 package worker_test
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +63,33 @@ func TestConfigValidate(t *testing.T) {
 	cfg := worker.DefaultConfig()
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestUnreadableSettingsAreConfigErrors: a CA file or creds file the
+// worker cannot read stops Start before it connects anywhere, with an
+// ErrConfig naming the flag, as a bad combination of settings does.
+func TestUnreadableSettingsAreConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	fences := filepath.Join(dir, "fences.geojson")
+	if err := os.WriteFile(fences, []byte(testFences), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for flag, mod := range map[string]func(*worker.Config){
+		"--nats-ca":    func(c *worker.Config) { c.Security.CA = filepath.Join(dir, "missing.pem") },
+		"--nats-creds": func(c *worker.Config) { c.Security.Creds = filepath.Join(dir, "missing.creds") },
+	} {
+		cfg := worker.DefaultConfig()
+		cfg.Fences, cfg.HTTPAddr = fences, ""
+		cfg.NATS = "nats://127.0.0.1:1" // never dialled
+		mod(&cfg)
+		w, err := worker.Start(cfg)
+		if err == nil {
+			_ = w.Close(context.Background())
+			t.Fatalf("%s: the worker started", flag)
+		}
+		if !errors.Is(err, worker.ErrConfig) || !strings.HasPrefix(err.Error(), "invalid worker configuration: "+flag) {
+			t.Errorf("%s: %v", flag, err)
+		}
 	}
 }

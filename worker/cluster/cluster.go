@@ -52,6 +52,7 @@ type Conn struct {
 // that cannot be read), not the cluster: retrying does not help.
 type SettingsError struct{ Err error }
 
+// Error returns the settings' error message, as it was.
 func (e *SettingsError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the settings' error.
