@@ -14,7 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestBatchKilledInFlight kills a worker with kill -9 while it drains a
@@ -44,7 +45,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: worker.PingStream, Subjects: []string{worker.PingSubjectPrefix + ">"}, Replicas: 3, Storage: jetstream.FileStorage, MaxAge: time.Hour}); err != nil {
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: 3, Storage: jetstream.FileStorage, MaxAge: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	// The backlog: every device drives east across the stripes.
@@ -83,7 +84,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 	recorded := func() uint64 {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		s, err := js.Stream(ctx, worker.HistoryStream)
+		s, err := js.Stream(ctx, subjects.HistoryStream)
 		if err != nil {
 			return 0
 		}
@@ -111,7 +112,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 
 	ckpt := map[int]uint64{}
 	for n := range p {
-		if ckpt[n], err = worker.CheckpointSeq(ctx, js, n); err != nil {
+		if ckpt[n], err = checkpoint.Seq(ctx, js, n); err != nil {
 			t.Fatal(err)
 		}
 	}

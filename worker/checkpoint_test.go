@@ -12,6 +12,8 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestFailedCheckpointKeepsPrevious: a checkpoint whose store fails
@@ -54,7 +56,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	expectEnter(t, tracker, dash, "dev-1")
 	var saved uint64
 	for range 300 {
-		if saved, _ = worker.CheckpointSeq(ctx, js, 0); saved > 0 {
+		if saved, _ = checkpoint.Seq(ctx, js, 0); saved > 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -64,7 +66,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 
 	// Room for one more meta message in the bucket, not for a checkpoint.
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		t.Fatal(err)
 	}
 	if _, err := js.UpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: worker.CheckpointBucket, Storage: jetstream.FileStorage, MaxBytes: int64(status.Size()) + metaRoom,
+		Bucket: subjects.CheckpointBucket, Storage: jetstream.FileStorage, MaxBytes: int64(status.Size()) + metaRoom,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	c, cancelLoad := context.WithTimeout(ctx, 5*time.Second)
 	defer cancelLoad()
-	if seq, err := worker.CheckpointSeq(c, js, 0); err != nil || seq != saved {
+	if seq, err := checkpoint.Seq(c, js, 0); err != nil || seq != saved {
 		t.Fatalf("after failed checkpoints the partition's is at %d (%v), want the previous one at %d", seq, err, saved)
 	}
 

@@ -31,7 +31,8 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/output"
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // testFences are three stripes the simulated devices drive across
@@ -153,7 +154,7 @@ func startCluster(t *testing.T, p int) []*node {
 	dir := t.TempDir()
 	nodes := make([]*node, 3)
 	var maps []string
-	for from, to := range worker.PartitionMappings(p) {
+	for from, to := range subjects.PartitionMappings(p) {
 		maps = append(maps, strconv.Quote(from)+": "+strconv.Quote(to))
 	}
 	// Every listener binds port -1 (any free port) and the test reads the
@@ -371,7 +372,7 @@ func waitQuiet(t *testing.T, js jetstream.JetStream, quiet time.Duration) {
 	since := time.Now()
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := js.Stream(ctx, worker.HistoryStream)
+		s, err := js.Stream(ctx, subjects.HistoryStream)
 		var n uint64
 		if err == nil {
 			if info, err := s.Info(ctx); err == nil {
@@ -393,7 +394,7 @@ func waitQuiet(t *testing.T, js jetstream.JetStream, quiet time.Duration) {
 func owners(js jetstream.JetStream) map[int]string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	kv, err := js.KeyValue(ctx, worker.LeaseBucket)
+	kv, err := js.KeyValue(ctx, subjects.LeaseBucket)
 	if err != nil {
 		return nil
 	}
@@ -493,9 +494,9 @@ func readOnce(js jetstream.JetStream, name string) ([]jetstream.Msg, error) {
 func readPings(t *testing.T, js jetstream.JetStream) []streamMsg {
 	t.Helper()
 	var out []streamMsg
-	for _, m := range readStream(t, js, worker.PingStream) {
+	for _, m := range readStream(t, js, subjects.PingStream) {
 		md, _ := m.Metadata()
-		rest := strings.TrimPrefix(m.Subject(), worker.PingSubjectPrefix)
+		rest := strings.TrimPrefix(m.Subject(), subjects.PingSubjectPrefix)
 		part, _ := strconv.Atoi(rest[:strings.IndexByte(rest, '.')])
 		out = append(out, streamMsg{md.Sequence.Stream, part, m.Subject(), m.Data(), md.Timestamp.UnixNano()})
 	}
@@ -534,7 +535,7 @@ func reference(t *testing.T, set *fence.Set, msgs []streamMsg) *refSink {
 		clock = max(clock, m.ts)
 		now := time.Unix(0, clock)
 		proc.AdvanceThrough(now)
-		rest := strings.TrimPrefix(m.subject, worker.PingSubjectPrefix)
+		rest := strings.TrimPrefix(m.subject, subjects.PingSubjectPrefix)
 		rest = rest[strings.IndexByte(rest, '.')+1:]
 		if rest == "_tick" {
 			proc.Sweep(now)
@@ -709,7 +710,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 				// The worst case: node 3 leads what the death of a leader
 				// interrupts, the streams pings, transitions and retained
 				// messages go to and the leases.
-				for _, s := range []string{worker.PingStream, worker.HistoryStream, "$MQTT_rmsgs", "$MQTT_msgs", "KV_" + worker.LeaseBucket} {
+				for _, s := range []string{subjects.PingStream, subjects.HistoryStream, "$MQTT_rmsgs", "$MQTT_msgs", "KV_" + subjects.LeaseBucket} {
 					leadOn(t, nc, js, s, "n3")
 				}
 			}
@@ -738,7 +739,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		var err error
 		for range 20 { // the cluster may still be electing leaders
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			seq, err = worker.CheckpointSeq(ctx, js, n)
+			seq, err = checkpoint.Seq(ctx, js, n)
 			cancel()
 			if err == nil {
 				break
@@ -767,7 +768,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	// Every ping the trackers were told is taken must be in the stream.
 	copies := map[string]int{}
 	for _, m := range msgs {
-		rest := strings.TrimPrefix(m.subject, worker.PingSubjectPrefix)
+		rest := strings.TrimPrefix(m.subject, subjects.PingSubjectPrefix)
 		copies[rest[strings.IndexByte(rest, '.')+1:]+" "+string(m.data)]++
 	}
 	var lost, twice [2]int // over MQTT, over NATS
@@ -1044,8 +1045,8 @@ func retainedState(t *testing.T, addr string) map[string]string {
 func readHistory(t *testing.T, js jetstream.JetStream) []received {
 	t.Helper()
 	var out []received
-	for _, m := range readStream(t, js, worker.HistoryStream) {
-		out = append(out, received{m.Headers().Get(worker.HeaderTopic), string(m.Data())})
+	for _, m := range readStream(t, js, subjects.HistoryStream) {
+		out = append(out, received{m.Headers().Get(subjects.HeaderTopic), string(m.Data())})
 	}
 	return out
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Config is a worker's configuration. Start from DefaultConfig.
@@ -29,7 +31,7 @@ type Config struct {
 	// when Security has TLS settings.
 	MQTT string
 	// Security is the credentials and TLS settings of both connections.
-	Security Security
+	Security security.Settings
 	// Name identifies the worker in leases; unique per running worker.
 	Name string
 	// Partitions is P, the number of device partitions: the servers'
@@ -97,7 +99,7 @@ func DefaultConfig() Config {
 }
 
 func defaultFilters() []ingest.TelemetryFilter {
-	tf, err := ingest.ParseTelemetryFilters(DefaultTelemetryFilters)
+	tf, err := ingest.ParseTelemetryFilters(subjects.DefaultTelemetryFilters)
 	if err != nil {
 		panic(err) // the defaults are constants
 	}
@@ -129,8 +131,8 @@ func (c *Config) Validate() error {
 	case c.PingsMaxAge < c.DedupWindow:
 		return fmt.Errorf("%w: the ping stream's max age %v is shorter than the duplicate window %v", ErrConfig, c.PingsMaxAge, c.DedupWindow)
 	}
-	if err := c.Security.validate(); err != nil {
-		return err
+	if err := c.Security.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return c.Engine.Validate()
 }

@@ -1,8 +1,10 @@
 package worker_test
 
 import (
+	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestShippedNATSConfig: the compose file's NATS configuration parses,
@@ -28,7 +31,7 @@ func TestShippedNATSConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for from, to := range worker.PartitionMappings(worker.DefaultPartitions) {
+	for from, to := range subjects.PartitionMappings(worker.DefaultPartitions) {
 		if !strings.Contains(string(conf), `"`+from+`": "`+to+`"`) {
 			t.Errorf("nats.conf does not map %s to %s", from, to)
 		}
@@ -63,9 +66,30 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestRedactURLs(t *testing.T) {
-	got := worker.RedactURLs("nats://edge:s3cret@n1:4222,nats://n2:4222")
-	if strings.Contains(got, "s3cret") || !strings.Contains(got, "nats://edge:xxxxx@n1:4222") || !strings.HasSuffix(got, ",nats://n2:4222") {
-		t.Errorf("redacted to %q", got)
+// TestUnreadableSettingsAreConfigErrors: a CA file or creds file the
+// worker cannot read stops Start before it connects anywhere, with an
+// ErrConfig naming the flag, as a bad combination of settings does.
+func TestUnreadableSettingsAreConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	fences := filepath.Join(dir, "fences.geojson")
+	if err := os.WriteFile(fences, []byte(testFences), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for flag, mod := range map[string]func(*worker.Config){
+		"--nats-ca":    func(c *worker.Config) { c.Security.CA = filepath.Join(dir, "missing.pem") },
+		"--nats-creds": func(c *worker.Config) { c.Security.Creds = filepath.Join(dir, "missing.creds") },
+	} {
+		cfg := worker.DefaultConfig()
+		cfg.Fences, cfg.HTTPAddr = fences, ""
+		cfg.NATS = "nats://127.0.0.1:1" // never dialled
+		mod(&cfg)
+		w, err := worker.Start(cfg)
+		if err == nil {
+			_ = w.Close(context.Background())
+			t.Fatalf("%s: the worker started", flag)
+		}
+		if !errors.Is(err, worker.ErrConfig) || !strings.HasPrefix(err.Error(), "invalid worker configuration: "+flag) {
+			t.Errorf("%s: %v", flag, err)
+		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // reloadedFences is testFences with "c" removed and "d" over the same
@@ -102,13 +104,13 @@ mqtt { listen: "127.0.0.1:-1" }
 			part, pingSeq = m.part, m.seq
 		}
 	}
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var old []byte
 	for range 300 {
-		if seq, err := worker.CheckpointSeq(ctx, js, part); err == nil && seq >= pingSeq {
+		if seq, err := checkpoint.Seq(ctx, js, part); err == nil && seq >= pingSeq {
 			old, _ = obs.GetBytes(ctx, "p-"+strconv.Itoa(part))
 			break
 		}
@@ -257,7 +259,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	// Two reloads on a live worker: only the newest is left.
 	w := start("w1", sets[0])
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		if _, err := obs.PutBytes(ctx, "fences-current", []byte(v[i])); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := js.Publish(ctx, worker.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
+		if _, err := js.Publish(ctx, subjects.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,7 +300,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if _, err := obs.PutBytes(ctx, "p-0", ck); err != nil {
 		t.Fatal(err)
 	}
-	if deleted, err := worker.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
+	if deleted, err := checkpoint.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
 		t.Fatalf("deleted %v (%v) while a replay still needs them", deleted, err)
 	}
 	waitStored(v[2], v[3], v[4])

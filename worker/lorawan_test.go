@@ -22,6 +22,8 @@ import (
 	"github.com/edgefence/edgefence/fencefile"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // chirpStackUp is a ChirpStack v4 uplink (JSON encoding) of device
@@ -142,7 +144,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	filters, err := ingest.ParseTelemetryFilters(worker.DefaultTelemetryFilters)
+	filters, err := ingest.ParseTelemetryFilters(subjects.DefaultTelemetryFilters)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for n := range p {
-		upTo, err := worker.CheckpointSeq(ctx, js, n)
+		upTo, err := checkpoint.Seq(ctx, js, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +198,7 @@ func referenceWith(t *testing.T, set *fence.Set, filters []ingest.TelemetryFilte
 		clock = max(clock, m.ts)
 		now := time.Unix(0, clock)
 		proc.AdvanceThrough(now)
-		rest := strings.TrimPrefix(m.subject, worker.PingSubjectPrefix)
+		rest := strings.TrimPrefix(m.subject, subjects.PingSubjectPrefix)
 		rest = rest[strings.IndexByte(rest, '.')+1:]
 		if rest == "_tick" {
 			proc.Sweep(now)

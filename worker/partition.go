@@ -1,13 +1,10 @@
 package worker
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -18,35 +15,16 @@ import (
 	"github.com/edgefence/edgefence/evaluator"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/snapshot"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
+	"github.com/edgefence/edgefence/worker/wave"
 )
 
 // epoch is the origin of every partition processor's instants: the same
 // for every owner, so that a checkpoint's instants mean the same to the
 // next one.
 var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// checkpoint is a partition's saved state: the engine's devices after the
-// ping stream's message Seq, and the partition clock then.
-type checkpoint struct {
-	Seq   uint64
-	Clock int64 // Unix ns
-	// Sent is the id of the last output sent over MQTT: if it is the
-	// newest history record, nothing was left half-published.
-	Sent string
-	Snap *snapshot.State
-
-	// HistSeq is the partition's newest history record when saved: the
-	// records after it are the replay's (checkReplay).
-	HistSeq uint64
-	// Fences is the fence version the state was taken under.
-	Fences string
-	// Frames are the partition reader's LoRaWAN frame windows, so that
-	// the next owner drops a copy of a frame this one took (none in a
-	// checkpoint saved before they were kept: its reader starts empty).
-	Frames []ingest.FrameWindow
-}
 
 // partition is one owned partition: its engine, fed the partition's
 // messages in stream order by one goroutine. Its clock is the stream's:
@@ -63,11 +41,10 @@ type partition struct {
 	done   chan struct{}
 
 	proc    *evaluator.Processor
-	sink    sink
+	sink    wave.Sink
 	reader  *ingest.Reader
-	rejects rejectSink
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
-	mq      mqtt.Client         // shared with other partitions (mqttFor)
+	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT)
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied
@@ -75,7 +52,7 @@ type partition struct {
 	// The previous owner's last history record, and the pos of its
 	// wave: from there on a record may not have been sent (suspect).
 	suspectID   string
-	suspectFrom *pos
+	suspectFrom *wave.Pos
 	sent        string // the last output sent
 	// tainted is set when a message was applied but not all its output
 	// published: the engine is ahead of seq, and must not be saved.
@@ -116,11 +93,11 @@ func (pt *partition) logErr(msg string, err error) {
 func (pt *partition) run(ctx context.Context) error {
 	w := pt.w
 	fences := func() *fence.Set { return pt.fences }
-	ck, err := w.loadCheckpoint(ctx, pt.n)
+	ck, err := w.store.Load(ctx, pt.n)
 	if err != nil {
 		return err
 	}
-	if pt.fenceVer, pt.fences, err = w.startFences(ctx, ck); err != nil {
+	if pt.fenceVer, pt.fences, err = w.store.StartFences(ctx, ck); err != nil {
 		return err
 	}
 	if ck != nil {
@@ -136,7 +113,7 @@ func (pt *partition) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
-	last, wave, ok, err := w.lastRecord(ctx, pt.n)
+	last, first, ok, err := w.lastRecord(ctx, pt.n)
 	if err != nil {
 		return err
 	}
@@ -144,7 +121,7 @@ func (pt *partition) run(ctx context.Context) error {
 	case ck != nil && last == ck.Sent:
 		// Handed over cleanly: everything recorded was sent.
 	case ok:
-		pt.suspectFrom = &wave
+		pt.suspectFrom = &first
 	default:
 		pt.suspectID = last
 	}
@@ -152,11 +129,11 @@ func (pt *partition) run(ctx context.Context) error {
 	pt.inWave = map[string]struct{}{}
 	// Its own context: the publish timeout, and nothing left pending
 	// or listening once the partition is gone.
-	if pt.js, err = jetstream.New(w.nc, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
+	if pt.js, err = jetstream.New(w.conn.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
-	pt.mq = w.mqttFor(pt.n)
+	pt.mq = w.conn.MQTT(pt.n)
 	if ck != nil {
 		w.checkReplay(ctx, pt.n, ck)
 	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
@@ -170,11 +147,11 @@ func (pt *partition) run(ctx context.Context) error {
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
 		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{pingFilter(pt.n)}}
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)}}
 	if pt.seq > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.seq+1
 	}
-	cons, err := w.js.OrderedConsumer(ctx, PingStream, cc)
+	cons, err := w.conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
 	if err != nil {
 		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
 	}
@@ -195,7 +172,7 @@ func (pt *partition) run(ctx context.Context) error {
 
 	// The outputs of a run of messages are published together (flush):
 	// up to the last message the consumer has ready, maxBatch messages
-	// or maxWave outputs, or a message that does not come at once.
+	// or wave.Max outputs, or a message that does not come at once.
 	var batch int
 	for {
 		if err := pt.check(ctx); err != nil {
@@ -235,7 +212,7 @@ func (pt *partition) run(ctx context.Context) error {
 			return pt.stop(ctx, err)
 		}
 		w.m.lag[pt.n].Store(int64(md.NumPending))
-		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.buf) < maxWave {
+		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.Buf) < wave.Max {
 			continue
 		}
 		if err := pt.flush(ctx); err != nil {
@@ -293,13 +270,13 @@ func (pt *partition) stop(ctx context.Context, cause error) error {
 // outputs wait in the sink for flush. A fence message switches the
 // engine's fences; it fails only when their version cannot be read.
 func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
-	pt.sink.at = pos{seq: seq}
+	pt.sink.Apply(seq)
 	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
 	now := time.Unix(0, pt.clock)
-	topic, tick := splitPing(subject)
+	topic, tick := subjects.SplitPing(subject)
 	pt.proc.AdvanceThrough(now)
-	if isFenceMessage(subject) {
+	if subjects.IsFence(subject) {
 		if err := pt.switchFences(ctx, string(data), now); err != nil {
 			pt.tainted = true
 			return err
@@ -335,7 +312,7 @@ func (pt *partition) startTicks(ctx context.Context) func() {
 				return
 			case <-t.C:
 				if pt.devices.Load() > 0 && pt.w.mono() <= pt.validUntil.Load() {
-					_ = pt.w.nc.Publish(tickSubject(pt.n), nil) // a lost tick only delays
+					_ = pt.w.conn.NATS.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
 				}
 			}
 		}
@@ -352,21 +329,17 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	ck := checkpoint{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
+	ck := checkpoint.State{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
 		Frames: pt.reader.Frames()}
-	if err := gob.NewEncoder(&buf).Encode(&ck); err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
+	data, err := checkpoint.Encode(&ck)
+	if err != nil {
+		return err
 	}
 	if err := pt.check(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	meta := jetstream.ObjectMeta{Name: checkpointName(pt.n), Metadata: map[string]string{
-		metaFences: ck.Fences, metaSeq: strconv.FormatUint(ck.Seq, 10)}}
-	if _, err := w.ckpts.Put(ctx, meta, bytes.NewReader(buf.Bytes())); err != nil {
-		return fmt.Errorf("store checkpoint of partition %d: %w", pt.n, err)
+	if err := w.store.Put(ctx, pt.n, &ck, data); err != nil {
+		return err
 	}
 	if ck.Fences != pt.savedVer {
 		// The version before may be needed no more.
@@ -377,38 +350,4 @@ func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
 	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())
 	w.m.checkpoints.Inc()
 	return nil
-}
-
-// loadCheckpoint returns partition n's checkpoint, or nil if it has none.
-func (w *Worker) loadCheckpoint(ctx context.Context, n int) (*checkpoint, error) {
-	data, err := w.ckpts.GetBytes(ctx, checkpointName(n))
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load checkpoint of partition %d: %w", n, err)
-	}
-	var ck checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
-		return nil, fmt.Errorf("decode checkpoint of partition %d: %w", n, err)
-	}
-	if ck.Snap == nil {
-		ck.Snap = &snapshot.State{}
-	}
-	return &ck, nil
-}
-
-// CheckpointSeq returns the ping stream sequence partition n's saved
-// state stands after (0: none saved), for operators and tests.
-func CheckpointSeq(ctx context.Context, js jetstream.JetStream, n int) (uint64, error) {
-	obs, err := js.ObjectStore(ctx, CheckpointBucket)
-	if err != nil {
-		return 0, fmt.Errorf("checkpoint store: %w", err)
-	}
-	w := &Worker{ckpts: obs}
-	ck, err := w.loadCheckpoint(ctx, n)
-	if err != nil || ck == nil {
-		return 0, err
-	}
-	return ck.Seq, nil
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // A replay is safe while JetStream still de-duplicates what it re-publishes:
@@ -24,7 +27,7 @@ import (
 // (0: none), which a checkpoint keeps: every record after it was made by
 // messages after the checkpoint.
 func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
-	m, err := w.history.GetLastMsgForSubject(ctx, historySubject(n))
+	m, err := w.conn.History.GetLastMsgForSubject(ctx, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -37,7 +40,7 @@ func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
 // firstRecordAfter returns the stream time of partition n's first history
 // record after sequence seq, or the zero time if there is none.
 func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.Time, error) {
-	m, err := w.history.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(historySubject(n)))
+	m, err := w.conn.History.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subjects.History(n)))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return time.Time{}, nil
 	}
@@ -55,7 +58,7 @@ func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.
 // dropping the checkpoint and the devices' state with it. The repeats are
 // the outputs of the messages between the checkpoint and the previous
 // owner's end; the retained state ends as the last of them.
-func (w *Worker) checkReplay(ctx context.Context, n int, ck *checkpoint) {
+func (w *Worker) checkReplay(ctx context.Context, n int, ck *checkpoint.State) {
 	first, err := w.firstRecordAfter(ctx, n, ck.HistSeq)
 	if err != nil {
 		w.log.Warn("cannot tell whether the replay is within the duplicate window", "partition", n, "error", err)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestStaleCheckpointReplay: a partition replayed from a checkpoint whose
@@ -80,7 +82,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	// A checkpoint from before dev-1's ENTER: a ping outside every fence.
 	w := start("w1")
-	obs, err := js.ObjectStore(ctx, worker.CheckpointBucket)
+	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	var old []byte
 	for range 300 {
-		if seq, err := worker.CheckpointSeq(ctx, js, 0); err == nil && seq > 0 {
+		if seq, err := checkpoint.Seq(ctx, js, 0); err == nil && seq > 0 {
 			old, _ = obs.GetBytes(ctx, "p-0")
 			break
 		}

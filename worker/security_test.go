@@ -25,6 +25,8 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // testCA is a certificate authority made by the test.
@@ -94,7 +96,7 @@ func startNATS(t *testing.T, partitions int, conf string) (url, mqttAddr string)
 	t.Helper()
 	dir := t.TempDir()
 	var maps []string
-	for from, to := range worker.PartitionMappings(max(partitions, 1)) {
+	for from, to := range subjects.PartitionMappings(max(partitions, 1)) {
 		maps = append(maps, strconv.Quote(from)+": "+strconv.Quote(to))
 	}
 	conf += fmt.Sprintf("\njetstream { store_dir: %q }\n", filepath.Join(dir, "js"))
@@ -202,7 +204,7 @@ mqtt { listen: "127.0.0.1:-1", %s }
 
 	good := func() worker.Config {
 		cfg := securedConfig(t, url, mqttAddr)
-		cfg.Security = worker.Security{User: "edge", Password: "s3cret", CA: ca.file, Cert: cliCert, Key: cliKey}
+		cfg.Security = security.Settings{User: "edge", Password: "s3cret", CA: ca.file, Cert: cliCert, Key: cliKey}
 		return cfg
 	}
 	for name, tc := range map[string]struct {
@@ -273,7 +275,7 @@ func TestWorkerCreds(t *testing.T) {
 		if js {
 			ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
 			ac.Mappings = jwt.Mapping{}
-			for from, to := range worker.PartitionMappings(2) {
+			for from, to := range subjects.PartitionMappings(2) {
 				ac.Mappings[jwt.Subject(from)] = []jwt.WeightedMapping{{Subject: jwt.Subject(to)}}
 			}
 		}
@@ -318,7 +320,7 @@ mqtt { listen: "127.0.0.1:-1" }
 `, opFile, spub, spub, sjwt, apub, ajwt))
 
 	cfg := securedConfig(t, url, mqttAddr)
-	cfg.Security = worker.Security{Creds: stranger}
+	cfg.Security = security.Settings{Creds: stranger}
 	if w, err := worker.Start(cfg); err == nil {
 		_ = w.Close(context.Background())
 		t.Error("a stranger's creds: the worker started")
@@ -326,7 +328,7 @@ mqtt { listen: "127.0.0.1:-1" }
 		t.Errorf("a stranger's creds: error %q does not say the login was refused", err)
 	}
 
-	cfg.Security = worker.Security{Creds: good}
+	cfg.Security = security.Settings{Creds: good}
 	w, err := worker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)

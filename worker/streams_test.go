@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // readExact reads a whole stream of one server, asking for exactly the
@@ -51,9 +51,9 @@ func readExact(t *testing.T, js jetstream.JetStream, name string) []jetstream.Ms
 func pingsOf(t *testing.T, js jetstream.JetStream) []streamMsg {
 	t.Helper()
 	var out []streamMsg
-	for _, m := range readExact(t, js, worker.PingStream) {
+	for _, m := range readExact(t, js, subjects.PingStream) {
 		md, _ := m.Metadata()
-		rest := strings.TrimPrefix(m.Subject(), worker.PingSubjectPrefix)
+		rest := strings.TrimPrefix(m.Subject(), subjects.PingSubjectPrefix)
 		part, _ := strconv.Atoi(rest[:strings.IndexByte(rest, '.')])
 		out = append(out, streamMsg{md.Sequence.Stream, part, m.Subject(), m.Data(), md.Timestamp.UnixNano()})
 	}
@@ -64,8 +64,8 @@ func pingsOf(t *testing.T, js jetstream.JetStream) []streamMsg {
 func historyOf(t *testing.T, js jetstream.JetStream) []received {
 	t.Helper()
 	var out []received
-	for _, m := range readExact(t, js, worker.HistoryStream) {
-		out = append(out, received{m.Headers().Get(worker.HeaderTopic), string(m.Data())})
+	for _, m := range readExact(t, js, subjects.HistoryStream) {
+		out = append(out, received{m.Headers().Get(subjects.HeaderTopic), string(m.Data())})
 	}
 	return out
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/loadgen/probe"
-	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestThroughput measures pings/s and CPU per ping through 1 and 2
@@ -43,7 +43,7 @@ func throughput(t *testing.T, k, pings, devices int) {
 	// The streams as a worker makes them, before the load.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: worker.PingStream, Subjects: []string{worker.PingSubjectPrefix + ">"}, Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -64,7 +64,7 @@ func throughput(t *testing.T, k, pings, devices int) {
 	// Core publishes have no flow control: count what the stream took.
 	var loaded uint64
 	for since := time.Now(); time.Since(since) < 2*time.Second; time.Sleep(100 * time.Millisecond) {
-		s, err := js.Stream(ctx, worker.PingStream)
+		s, err := js.Stream(ctx, subjects.PingStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func throughput(t *testing.T, k, pings, devices int) {
 	// the engine decides varies between runs with the load's timestamps.
 	hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer hcancel()
-	if hs, err := js.Stream(hctx, worker.HistoryStream); err == nil {
+	if hs, err := js.Stream(hctx, subjects.HistoryStream); err == nil {
 		if info, err := hs.Info(hctx); err == nil {
 			t.Logf("RESULT workers=%d history records %d", k, info.State.Msgs)
 		}

@@ -7,14 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
-	mqtt "github.com/eclipse/paho.mqtt.golang"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -22,6 +19,10 @@ import (
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/cluster"
+	"github.com/edgefence/edgefence/worker/subjects"
+	"github.com/edgefence/edgefence/worker/wave"
 )
 
 // Worker is a running worker.
@@ -34,18 +35,11 @@ type Worker struct {
 	im      *ingest.Metrics
 	clamper clock.Clamper
 	fences  *fence.Set // the --fences file's, read at start
-	fmu     sync.Mutex // guards fv.sets
-	fv      fenceState
 	start   time.Time
 
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	leases  jetstream.KeyValue
-	ckpts   jetstream.ObjectStore
-	history jetstream.Stream
-	mq      mqtt.Client
-	mqs     []mqtt.Client // mq and more: the partitions publish over these (mqttFor)
-	http    *ops.Server
+	conn  *cluster.Conn
+	store *checkpoint.Store
+	http  *ops.Server
 
 	mu    sync.Mutex
 	parts map[int]*partition
@@ -139,90 +133,21 @@ func Start(cfg Config) (*Worker, error) {
 	return w, nil
 }
 
+// connect dials the cluster (package cluster).
 func (w *Worker) connect() error {
 	cfg := &w.cfg
-	sec := &cfg.Security
-	tc, err := sec.tlsConfig()
-	if err != nil {
+	c, err := cluster.Dial(cluster.Options{NATS: cfg.NATS, MQTT: cfg.MQTT, Security: cfg.Security, Name: cfg.Name,
+		Partitions: cfg.Partitions, Replicas: cfg.Replicas, Lease: cfg.Lease, DedupWindow: cfg.DedupWindow,
+		PingsMaxAge: cfg.PingsMaxAge, Log: w.log})
+	if se := (*cluster.SettingsError)(nil); errors.As(err, &se) {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	mqUser, mqPass, err := sec.mqttLogin(cfg.Name)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	w.nc, err = nats.Connect(cfg.NATS, append(sec.natsOptions(tc), nats.Name("edgefence-worker "+cfg.Name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
-	if err != nil {
-		return fmt.Errorf("connect to NATS %s: %w", RedactURLs(cfg.NATS), sec.explain(err))
-	}
-	if w.js, err = jetstream.New(w.nc); err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	// Several workers starting at once create the same streams: retry
-	// each step on its own deadline until the cluster agrees.
-	if err := retry(w.log, "ping stream", func(ctx context.Context) error {
-		_, err := w.ensureStream(ctx, jetstream.StreamConfig{
-			Name: PingStream, Subjects: []string{PingSubjectPrefix + ">"}, Replicas: cfg.Replicas,
-			Storage: jetstream.FileStorage, MaxAge: cfg.PingsMaxAge,
-		})
-		return err
-	}); err != nil {
 		return err
 	}
-	if err := retry(w.log, "history stream", func(ctx context.Context) (err error) {
-		w.history, err = w.ensureStream(ctx, jetstream.StreamConfig{
-			Name: HistoryStream, Subjects: []string{historyPrefix + ">"}, Replicas: cfg.Replicas,
-			Storage: jetstream.FileStorage, Duplicates: cfg.DedupWindow, MaxAge: cfg.PingsMaxAge,
-		})
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := retry(w.log, "lease bucket", func(ctx context.Context) (err error) {
-		w.leases, err = w.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: LeaseBucket, TTL: cfg.Lease, Replicas: cfg.Replicas, Storage: jetstream.FileStorage, History: 1,
-		})
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := retry(w.log, "checkpoint store", func(ctx context.Context) (err error) {
-		w.ckpts, err = w.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: CheckpointBucket, Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
-		})
-		return err
-	}); err != nil {
-		return err
-	}
-	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + cfg.Name).SetCleanSession(true).
-		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).
-		SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
-	for _, a := range strings.Split(cfg.MQTT, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			opts.AddBroker(mqttBroker(a, tc != nil))
-		}
-	}
-	if tc != nil {
-		opts.SetTLSConfig(tc)
-	}
-	if mqUser != "" || mqPass != "" {
-		opts.SetUsername(mqUser).SetPassword(mqPass)
-	}
-	w.mq = mqtt.NewClient(opts)
-	// Retried here rather than by paho (ConnectRetry), so that a refused
-	// login or a TLS failure ends the start at once with its cause; a
-	// listener not up yet is tried again for 30 s. Once connected, paho
-	// reconnects by itself.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-		tok := w.mq.Connect() // one ConnectTimeout per listener
-		if tok.WaitTimeout(time.Minute) && tok.Error() == nil {
-			return w.connectMQTTPool(opts)
-		}
-		err = tokErr(tok)
-		if permanent(err) || time.Now().After(deadline) {
-			return fmt.Errorf("connect to MQTT %s: %w", RedactURLs(cfg.MQTT), sec.explain(err))
-		}
-	}
+	w.conn = c
+	w.store = checkpoint.New(c.JS, c.Checkpoints)
+	return nil
 }
 
 // leaseLoop keeps the worker's presence and leases fresh and moves
@@ -253,7 +178,7 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 	cfg := &w.cfg
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
-	if _, err := w.leases.Put(c, presenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
+	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
 		w.log.Warn("lease bucket unreachable", "error", err)
 		w.renew(c) // expire what cannot be renewed
 		return
@@ -296,13 +221,13 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 
 // liveWorkers lists the names of the workers whose presence is fresh.
 func (w *Worker) liveWorkers(ctx context.Context) ([]string, error) {
-	kl, err := w.leases.ListKeys(ctx)
+	kl, err := w.conn.Leases.ListKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var live []string
 	for k := range kl.Keys() {
-		if name, ok := strings.CutPrefix(k, "w."); ok {
+		if name, ok := subjects.PresenceName(k); ok {
 			live = append(live, name)
 		}
 	}
@@ -317,7 +242,7 @@ func (w *Worker) renew(ctx context.Context) {
 	defer w.mu.Unlock()
 	for n, pt := range w.parts {
 		asked := w.mono()
-		rev, err := w.leases.Update(ctx, leaseKey(n), []byte(w.cfg.Name), w.revs[n])
+		rev, err := w.conn.Leases.Update(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name), w.revs[n])
 		if err != nil {
 			if pt.w.mono() > pt.validUntil.Load() || errors.Is(err, jetstream.ErrKeyExists) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
@@ -341,15 +266,14 @@ func (w *Worker) renew(ctx context.Context) {
 // acquire takes partition n if its lease is free, and reports whether it did.
 func (w *Worker) acquire(ctx context.Context, n int) bool {
 	asked := w.mono()
-	rev, err := w.leases.Create(ctx, leaseKey(n), []byte(w.cfg.Name))
+	rev, err := w.conn.Leases.Create(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name))
 	if err != nil {
 		return false // owned by another until it releases it or its lease expires
 	}
 	pctx, cancel := context.WithCancel(context.Background())
 	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{})}
-	pt.sink.cfg = &w.cfg
-	pt.rejects.s = &pt.sink
-	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.rejects, w.im, w.log, w.cfg.MaxPayload)
+	pt.sink = wave.Sink{TransitionPrefix: w.cfg.TransitionPrefix, LateTopic: w.cfg.LateTopic, RejectTopic: w.cfg.RejectTopic}
+	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.sink, w.im, w.log, w.cfg.MaxPayload)
 	pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
 	w.mu.Lock()
 	w.parts[n], w.revs[n] = pt, rev
@@ -382,7 +306,7 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+		_ = w.conn.Leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
 	}
 }
 
@@ -405,7 +329,7 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	w.mu.Unlock()
 	w.m.ckptAt[n].Store(0)
 	w.m.part[n].Store(nil)
-	_ = w.leases.Delete(ctx, leaseKey(n), jetstream.LastRevision(rev))
+	_ = w.conn.Leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
 	w.log.Info("partition released", "partition", n)
 }
@@ -430,7 +354,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	for n, pt := range parts {
 		w.released(ctx, n, pt)
 	}
-	_ = w.leases.Delete(ctx, presenceKey(w.cfg.Name))
+	_ = w.conn.Leases.Delete(ctx, subjects.PresenceKey(w.cfg.Name))
 	w.closeConns()
 	return nil
 }
@@ -441,42 +365,7 @@ func (w *Worker) closeConns() {
 		_ = w.http.Shutdown(c)
 		cancel()
 	}
-	for _, c := range w.mqs[min(1, len(w.mqs)):] {
-		c.Disconnect(250)
+	if w.conn != nil {
+		w.conn.Close()
 	}
-	if w.mq != nil {
-		w.mq.Disconnect(250)
-	}
-	if w.nc != nil {
-		w.nc.Close()
-	}
-}
-
-// ensureStream returns the stream, creating it if it does not exist. An
-// existing stream is left as it is (an operator may have tuned it), and
-// workers starting together do not all propose the same update.
-func (w *Worker) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	s, err := w.js.Stream(ctx, cfg.Name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = w.js.CreateStream(ctx, cfg)
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return w.js.Stream(ctx, cfg.Name)
-		}
-	}
-	return s, err
-}
-
-// retry runs step with a 5 s deadline until it succeeds, for a minute.
-func retry(log *slog.Logger, what string, step func(context.Context) error) error {
-	var err error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = step(ctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		log.Warn("cluster set-up step failed, retrying", "step", what, "error", err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
@@ -52,7 +54,7 @@ func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFla
 // natsMappings is the mappings block of a NATS server's configuration
 // for filters and p partitions.
 func natsMappings(filters []ingest.TelemetryFilter, p int) string {
-	m := worker.Mappings(filters, p)
+	m := subjects.Mappings(filters, p)
 	var b strings.Builder
 	b.WriteString("mappings = {\n")
 	for _, from := range slices.Sorted(maps.Keys(m)) {
@@ -64,7 +66,7 @@ func natsMappings(filters []ingest.TelemetryFilter, p int) string {
 
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: worker.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs := workerFlags(&cfg, topics, &proc, &printMappings)
@@ -98,7 +100,7 @@ func workerCommand() *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("worker started", "name", cfg.Name, "nats", worker.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
+			cfg.Log.Info("worker started", "name", cfg.Name, "nats", security.RedactURLs(cfg.NATS), "partitions", cfg.Partitions)
 			return runUntilDone(ctx, cfg.Log, w)
 		},
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestWorkerFlagsFromEnv: the worker's connection settings come whole
@@ -28,14 +30,14 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	t.Setenv("EDGEFENCE_NATS_KEY", "/etc/edgefence/worker-key.pem")
 	t.Setenv("EDGEFENCE_NATS_CREDS", "/etc/edgefence/worker.creds")
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: worker.DefaultTelemetryFilters}
+	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs := workerFlags(&cfg, topics, &proc, &printMappings)
 	if err := ff.Parse(fs, nil, configOptions()...); err != nil {
 		t.Fatal(err)
 	}
-	want := worker.Security{Creds: "/etc/edgefence/worker.creds", User: "edge", Password: "a,b,,c",
+	want := security.Settings{Creds: "/etc/edgefence/worker.creds", User: "edge", Password: "a,b,,c",
 		CA: "/etc/edgefence/ca.pem", Cert: "/etc/edgefence/worker.pem", Key: "/etc/edgefence/worker-key.pem"}
 	if cfg.NATS != "nats://n1:4222,nats://n2:4222,nats://n3:4222" || cfg.MQTT != "n1:1883,tls://n2:8883" || cfg.Security != want {
 		t.Errorf("got NATS %q, MQTT %q, %+v", cfg.NATS, cfg.MQTT, cfg.Security)
@@ -48,7 +50,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 // TestPrintNATSMappings: what --print-nats-mappings prints is a NATS
 // configuration block the server takes, with one mapping per filter.
 func TestPrintNATSMappings(t *testing.T) {
-	tf, err := ingest.ParseTelemetryFilters(append(slices.Clone(worker.DefaultTelemetryFilters), "fleet/+/gps/pos.v2"))
+	tf, err := ingest.ParseTelemetryFilters(append(slices.Clone(subjects.DefaultTelemetryFilters), "fleet/+/gps/pos.v2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package worker
+// Package security is how a worker authenticates to its NATS cluster and
+// verifies it: the credentials and TLS settings of its NATS and MQTT
+// connections, and errors that say what an operator can do about a
+// refused login or a failed certificate check.
+package security
 
 import (
 	"crypto/tls"
@@ -17,11 +21,11 @@ import (
 	"github.com/edgefence/edgefence/clienttls"
 )
 
-// Security is how a worker authenticates to the NATS cluster and
+// Settings are how a worker authenticates to the NATS cluster and
 // verifies it: the same credentials and TLS settings serve its NATS
 // connection and its MQTT one, as a cluster secured for one is secured for
 // both (docs/scale-out.md, "Credentials and TLS").
-type Security struct {
+type Settings struct {
 	// Creds is a NATS .creds file (user JWT and NKey seed). Over MQTT the
 	// JWT goes in the password field, which NATS accepts for bearer-token
 	// users only.
@@ -38,23 +42,25 @@ type Security struct {
 }
 
 // tls reports whether the connections use TLS.
-func (s *Security) tls() bool { return s.CA != "" || s.Cert != "" }
+func (s *Settings) tls() bool { return s.CA != "" || s.Cert != "" }
 
-func (s *Security) validate() error {
+// Validate reports the first setting that contradicts another, naming
+// the flags.
+func (s *Settings) Validate() error {
 	switch {
 	case (s.Cert == "") != (s.Key == ""):
-		return fmt.Errorf("%w: --nats-cert and --nats-key go together", ErrConfig)
+		return errors.New("--nats-cert and --nats-key go together")
 	case s.Creds != "" && s.User != "":
-		return fmt.Errorf("%w: --nats-creds and --nats-user are two ways to log in: give one", ErrConfig)
+		return errors.New("--nats-creds and --nats-user are two ways to log in: give one")
 	case s.Password != "" && s.User == "":
-		return fmt.Errorf("%w: --nats-password without --nats-user", ErrConfig)
+		return errors.New("--nats-password without --nats-user")
 	}
 	return nil
 }
 
-// tlsConfig loads the CA and the client certificate; nil when the
+// TLSConfig loads the CA and the client certificate; nil when the
 // worker is configured without TLS.
-func (s *Security) tlsConfig() (*tls.Config, error) {
+func (s *Settings) TLSConfig() (*tls.Config, error) {
 	if !s.tls() {
 		return nil, nil
 	}
@@ -65,8 +71,8 @@ func (s *Security) tlsConfig() (*tls.Config, error) {
 	return c, nil
 }
 
-// natsOptions are the NATS connection's options for s.
-func (s *Security) natsOptions(tc *tls.Config) []nats.Option {
+// NATSOptions are the NATS connection's options for s.
+func (s *Settings) NATSOptions(tc *tls.Config) []nats.Option {
 	var opts []nats.Option
 	if tc != nil {
 		opts = append(opts, nats.Secure(tc))
@@ -80,9 +86,9 @@ func (s *Security) natsOptions(tc *tls.Config) []nats.Option {
 	return opts
 }
 
-// mqttLogin returns the MQTT username and password for s: the user's, or
+// MQTTLogin returns the MQTT username and password for s: the user's, or
 // the creds file's JWT as the password (NATS reads a JWT there).
-func (s *Security) mqttLogin(name string) (user, password string, err error) {
+func (s *Settings) MQTTLogin(name string) (user, password string, err error) {
 	if s.Creds == "" {
 		return s.User, s.Password, nil
 	}
@@ -109,9 +115,9 @@ func RedactURLs(list string) string {
 	return strings.Join(parts, ",")
 }
 
-// mqttBroker is the paho URL of one --nats-mqtt address: a bare host:port
+// MQTTBroker is the paho URL of one --nats-mqtt address: a bare host:port
 // is TLS when the worker has TLS settings; tcp:// or tls:// say so.
-func mqttBroker(addr string, tlsOn bool) string {
+func MQTTBroker(addr string, tlsOn bool) string {
 	if strings.Contains(addr, "://") {
 		return addr
 	}
@@ -121,9 +127,9 @@ func mqttBroker(addr string, tlsOn bool) string {
 	return "tcp://" + addr
 }
 
-// permanent reports whether a connection error will not go away by
+// Permanent reports whether a connection error will not go away by
 // itself: a login refused or a TLS failure, which retrying only hides.
-func permanent(err error) bool {
+func Permanent(err error) bool {
 	return certFailure(err) != nil ||
 		errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword) || errors.Is(err, packets.ErrorRefusedNotAuthorised)
 }
@@ -145,9 +151,9 @@ func certFailure(err error) error {
 	return nil
 }
 
-// explain adds to a connection error what the operator can do about it:
+// Explain adds to a connection error what the operator can do about it:
 // the TLS and login failures a misconfigured worker meets first.
-func (s *Security) explain(err error) error {
+func (s *Settings) Explain(err error) error {
 	switch certFailure(err).(type) {
 	case x509.UnknownAuthorityError:
 		if s.CA == "" {

@@ -1,4 +1,8 @@
-package worker
+// Package subjects names what the workers of a cluster share in NATS —
+// the streams, their subjects and headers, the lease and checkpoint
+// buckets and their keys — and makes the servers' subject mappings that
+// put each device in one partition (see docs/scale-out.md).
+package subjects
 
 import (
 	"slices"
@@ -8,34 +12,71 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 )
 
-// Names in the NATS account the worker uses. The servers map telemetry
-// subjects onto PingSubjectPrefix<n>.<subject> (see docs/scale-out.md).
+// Names in the NATS account the workers use. The servers map telemetry
+// subjects onto PingSubjectPrefix<n>.<subject>.
 const (
 	PingStream        = "EDGEFENCE_PINGS"
 	PingSubjectPrefix = "edgefence.p."
 	HistoryStream     = "EDGEFENCE_TRANSITIONS"
-	historyPrefix     = "edgefence.history."
+	HistoryPrefix     = "edgefence.history."
 	LeaseBucket       = "edgefence-leases"
 	CheckpointBucket  = "edgefence-checkpoints"
-	tickToken         = "_tick"
-	fenceToken        = "_fences"
-	retainedStream    = "$MQTT_rmsgs"
-	retainedPrefix    = "$MQTT.rmsgs."
+	// RetainedStream is the NATS MQTT side's retained store.
+	RetainedStream = "$MQTT_rmsgs"
+	retainedPrefix = "$MQTT.rmsgs."
+	tickToken      = "_tick"
+	fenceToken     = "_fences"
+	presencePrefix = "w."
+	checkpointPfx  = "p-"
 )
 
-// Headers of a history record.
+// Headers of a history record: its MQTT topic, whether it is retained,
+// and the position in the partition's stream of the first output of the
+// wave it was published in (wave.Pos), from which the next owner treats
+// outputs as possibly recorded and not sent.
 const (
 	HeaderTopic  = "Edgefence-Topic"
 	HeaderRetain = "Edgefence-Retain"
+	HeaderWave   = "Edgefence-Wave"
 )
 
-func pingFilter(n int) string        { return PingSubjectPrefix + strconv.Itoa(n) + ".>" }
-func tickSubject(n int) string       { return PingSubjectPrefix + strconv.Itoa(n) + "." + tickToken }
-func fenceSubject(n int) string      { return PingSubjectPrefix + strconv.Itoa(n) + "." + fenceToken }
-func historySubject(n int) string    { return historyPrefix + strconv.Itoa(n) }
-func leaseKey(n int) string          { return "p." + strconv.Itoa(n) }
-func presenceKey(name string) string { return "w." + name }
-func checkpointName(n int) string    { return "p-" + strconv.Itoa(n) }
+// PingFilter is the ping stream filter of partition n's messages.
+func PingFilter(n int) string { return PingSubjectPrefix + strconv.Itoa(n) + ".>" }
+
+// Tick is the subject of partition n's ticks.
+func Tick(n int) string { return PingSubjectPrefix + strconv.Itoa(n) + "." + tickToken }
+
+// Fence is the subject of partition n's fence messages.
+func Fence(n int) string { return PingSubjectPrefix + strconv.Itoa(n) + "." + fenceToken }
+
+// History is the subject of partition n's history records.
+func History(n int) string { return HistoryPrefix + strconv.Itoa(n) }
+
+// Retained is the subject of an MQTT topic in the retained store.
+func Retained(topic string) string { return retainedPrefix + topicToSubject(topic) }
+
+// LeaseKey is partition n's key in the lease bucket.
+func LeaseKey(n int) string { return "p." + strconv.Itoa(n) }
+
+// PresenceKey is a worker's presence key in the lease bucket.
+func PresenceKey(name string) string { return presencePrefix + name }
+
+// PresenceName returns the worker name of a presence key; ok is false
+// for any other key.
+func PresenceName(key string) (name string, ok bool) { return strings.CutPrefix(key, presencePrefix) }
+
+// CheckpointName is partition n's checkpoint object.
+func CheckpointName(n int) string { return checkpointPfx + strconv.Itoa(n) }
+
+// CheckpointPartition returns the partition of a checkpoint object's
+// name; ok is false for any other name.
+func CheckpointPartition(name string) (n int, ok bool) {
+	if !strings.HasPrefix(name, checkpointPfx) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(name, checkpointPfx))
+	return n, err == nil
+}
 
 // DefaultTelemetryFilters are the worker's telemetry topics when none
 // are configured: serve's, and the LoRaWAN network servers' uplinks
@@ -89,17 +130,17 @@ func Mappings(filters []ingest.TelemetryFilter, p int) map[string]string {
 	return out
 }
 
-// isFenceMessage reports whether a ping stream subject is a partition's
-// fence message (its data a fence version).
-func isFenceMessage(subject string) bool {
+// IsFence reports whether a ping stream subject is a partition's fence
+// message (its data a fence version).
+func IsFence(subject string) bool {
 	rest := strings.TrimPrefix(subject, PingSubjectPrefix)
 	i := strings.IndexByte(rest, '.')
 	return i >= 0 && rest[i+1:] == fenceToken
 }
 
-// splitPing returns the MQTT topic of a ping subject
+// SplitPing returns the MQTT topic of a ping subject
 // (edgefence.p.<n>.<subject>), or tick when it is a partition tick.
-func splitPing(subject string) (topic string, tick bool) {
+func SplitPing(subject string) (topic string, tick bool) {
 	rest := strings.TrimPrefix(subject, PingSubjectPrefix)
 	if i := strings.IndexByte(rest, '.'); i >= 0 {
 		rest = rest[i+1:]

@@ -1,4 +1,4 @@
-package worker
+package security
 
 import (
 	"fmt"
@@ -12,9 +12,16 @@ import (
 // a creds user that is no bearer token: paho reports EOF after 30 s of
 // retries); the error says what that usually means.
 func TestExplainMQTTClose(t *testing.T) {
-	var s Security
-	err := s.explain(fmt.Errorf("network Error : %w", io.EOF))
+	var s Settings
+	err := s.Explain(fmt.Errorf("network Error : %w", io.EOF))
 	if !strings.Contains(err.Error(), "a login it refuses") || !strings.Contains(err.Error(), "bearer token") {
 		t.Errorf("%v", err)
+	}
+}
+
+func TestRedactURLs(t *testing.T) {
+	got := RedactURLs("nats://edge:s3cret@n1:4222,nats://n2:4222")
+	if strings.Contains(got, "s3cret") || !strings.Contains(got, "nats://edge:xxxxx@n1:4222") || !strings.HasSuffix(got, ",nats://n2:4222") {
+		t.Errorf("redacted to %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package worker
+package checkpoint
 
 import (
 	"bytes"
@@ -41,5 +41,17 @@ func TestCheckpointWithoutFramesLoads(t *testing.T) {
 	var old before
 	if err := gob.NewDecoder(&buf).Decode(&old); err != nil || old.Seq != 8 {
 		t.Fatalf("new checkpoint read by an old worker: %+v %v", old, err)
+	}
+}
+
+// TestEncodeKeepsTheStoredName: gob writes the type's name into every
+// stored checkpoint; it stays "checkpoint", as before State moved here.
+func TestEncodeKeepsTheStoredName(t *testing.T) {
+	data, err := Encode(&State{Seq: 1, Snap: &snapshot.State{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("\ncheckpoint\x01")) {
+		t.Fatalf("encoded as %q", data)
 	}
 }

@@ -1,0 +1,235 @@
+// Package cluster connects a worker to its NATS JetStream cluster: one
+// NATS connection, the streams and buckets the workers share (created
+// when missing), and the MQTT connections to the NATS nodes' listeners
+// that transitions are published over, all secured by the worker's
+// security settings.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+// Options are what Dial connects with: the worker Config's fields of
+// the same names.
+type Options struct {
+	NATS, MQTT  string
+	Security    security.Settings
+	Name        string
+	Partitions  int
+	Replicas    int
+	Lease       time.Duration
+	DedupWindow time.Duration
+	PingsMaxAge time.Duration
+	Log         *slog.Logger
+}
+
+// Conn is a worker's connection to its cluster.
+type Conn struct {
+	NATS        *nats.Conn
+	JS          jetstream.JetStream
+	Leases      jetstream.KeyValue
+	Checkpoints jetstream.ObjectStore
+	History     jetstream.Stream
+
+	mq  mqtt.Client
+	mqs []mqtt.Client // mq and more: the partitions publish over these (MQTT)
+}
+
+// SettingsError is a Dial error the security settings cause (a file
+// that cannot be read), not the cluster: retrying does not help.
+type SettingsError struct{ Err error }
+
+// Error returns the settings' error message, as it was.
+func (e *SettingsError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the settings' error.
+func (e *SettingsError) Unwrap() error { return e.Err }
+
+// Dial connects to the cluster and the MQTT listeners, and creates the
+// streams, the lease bucket and the checkpoint store if they are missing.
+func Dial(o Options) (*Conn, error) {
+	c := &Conn{}
+	if err := c.dial(&o); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Conn) dial(o *Options) error {
+	sec := &o.Security
+	tc, err := sec.TLSConfig()
+	if err != nil {
+		return &SettingsError{err}
+	}
+	mqUser, mqPass, err := sec.MQTTLogin(o.Name)
+	if err != nil {
+		return &SettingsError{err}
+	}
+	c.NATS, err = nats.Connect(o.NATS, append(sec.NATSOptions(tc), nats.Name("edgefence-worker "+o.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
+	if err != nil {
+		return fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), sec.Explain(err))
+	}
+	if c.JS, err = jetstream.New(c.NATS); err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	// Several workers starting at once create the same streams: retry
+	// each step on its own deadline until the cluster agrees.
+	if err := retry(o.Log, "ping stream", func(ctx context.Context) error {
+		_, err := c.ensureStream(ctx, jetstream.StreamConfig{
+			Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: o.Replicas,
+			Storage: jetstream.FileStorage, MaxAge: o.PingsMaxAge,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(o.Log, "history stream", func(ctx context.Context) (err error) {
+		c.History, err = c.ensureStream(ctx, jetstream.StreamConfig{
+			Name: subjects.HistoryStream, Subjects: []string{subjects.HistoryPrefix + ">"}, Replicas: o.Replicas,
+			Storage: jetstream.FileStorage, Duplicates: o.DedupWindow, MaxAge: o.PingsMaxAge,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(o.Log, "lease bucket", func(ctx context.Context) (err error) {
+		c.Leases, err = c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: subjects.LeaseBucket, TTL: o.Lease, Replicas: o.Replicas, Storage: jetstream.FileStorage, History: 1,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := retry(o.Log, "checkpoint store", func(ctx context.Context) (err error) {
+		c.Checkpoints, err = c.JS.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: subjects.CheckpointBucket, Replicas: o.Replicas, Storage: jetstream.FileStorage,
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + o.Name).SetCleanSession(true).
+		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).
+		SetConnectTimeout(5 * time.Second).SetOrderMatters(false)
+	for _, a := range strings.Split(o.MQTT, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			opts.AddBroker(security.MQTTBroker(a, tc != nil))
+		}
+	}
+	if tc != nil {
+		opts.SetTLSConfig(tc)
+	}
+	if mqUser != "" || mqPass != "" {
+		opts.SetUsername(mqUser).SetPassword(mqPass)
+	}
+	c.mq = mqtt.NewClient(opts)
+	// Retried here rather than by paho (ConnectRetry), so that a refused
+	// login or a TLS failure ends the start at once with its cause; a
+	// listener not up yet is tried again for 30 s. Once connected, paho
+	// reconnects by itself.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		tok := c.mq.Connect() // one ConnectTimeout per listener
+		if tok.WaitTimeout(time.Minute) && tok.Error() == nil {
+			return c.connectMQTTPool(opts, o)
+		}
+		err = tokErr(tok)
+		if security.Permanent(err) || time.Now().After(deadline) {
+			return fmt.Errorf("connect to MQTT %s: %w", security.RedactURLs(o.MQTT), sec.Explain(err))
+		}
+	}
+}
+
+// mqttConns is how many MQTT connections a worker publishes over, at
+// most one per partition. NATS stores the retained publishes of one
+// connection one at a time, each a replicated store: partitions on one
+// connection would wait for each other. They are made at start, so that
+// taking a partition over waits for none.
+const mqttConns = 16
+
+// connectMQTTPool makes the connections besides c.mq that partitions
+// publish over.
+func (c *Conn) connectMQTTPool(opts *mqtt.ClientOptions, o *Options) error {
+	c.mqs = []mqtt.Client{c.mq}
+	toks := make([]mqtt.Token, 0, mqttConns)
+	for i := 1; i < min(o.Partitions, mqttConns); i++ {
+		oo := *opts
+		oo.SetClientID(oo.ClientID + "-" + strconv.Itoa(i))
+		mc := mqtt.NewClient(&oo)
+		c.mqs = append(c.mqs, mc)
+		toks = append(toks, mc.Connect())
+	}
+	for _, tok := range toks {
+		if !tok.WaitTimeout(30*time.Second) || tok.Error() != nil {
+			return fmt.Errorf("connect to MQTT %s: %w", security.RedactURLs(o.MQTT), tokErr(tok))
+		}
+	}
+	return nil
+}
+
+// MQTT returns partition n's MQTT connection: one device's messages
+// all go over one.
+func (c *Conn) MQTT(n int) mqtt.Client { return c.mqs[n%len(c.mqs)] }
+
+// Close closes the connections.
+func (c *Conn) Close() {
+	for _, mc := range c.mqs[min(1, len(c.mqs)):] {
+		mc.Disconnect(250)
+	}
+	if c.mq != nil {
+		c.mq.Disconnect(250)
+	}
+	if c.NATS != nil {
+		c.NATS.Close()
+	}
+}
+
+func tokErr(t mqtt.Token) error {
+	if err := t.Error(); err != nil {
+		return err
+	}
+	return errors.New("no CONNACK in time")
+}
+
+// ensureStream returns the stream, creating it if it does not exist. An
+// existing stream is left as it is (an operator may have tuned it), and
+// workers starting together do not all propose the same update.
+func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := c.JS.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = c.JS.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return c.JS.Stream(ctx, cfg.Name)
+		}
+	}
+	return s, err
+}
+
+// retry runs step with a 5 s deadline until it succeeds, for a minute.
+func retry(log *slog.Logger, what string, step func(context.Context) error) error {
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = step(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		log.Warn("cluster set-up step failed, retrying", "step", what, "error", err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
