@@ -1937,7 +1937,7 @@ func TestPublishToSubscribersSelfNoLocal(t *testing.T) {
 		pkx := *packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).Packet
 		pkx.Origin = cl.ID
 		s.publishToSubscribers(pkx)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -1989,7 +1989,9 @@ func TestPublishToSubscribers(t *testing.T) {
 
 	go func() {
 		s.publishToSubscribers(*packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).Packet)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
+		waitWritten(t, cl2)
+		waitWritten(t, cl3)
 		_ = w1.Close()
 		_ = w2.Close()
 		_ = w3.Close()
@@ -2056,7 +2058,7 @@ func TestPublishToSubscribersIdentifiers(t *testing.T) {
 
 	go func() {
 		s.publishToSubscribers(*packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).Packet)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -2081,7 +2083,7 @@ func TestPublishToSubscribersPkIgnore(t *testing.T) {
 		pk := *packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).Packet
 		pk.Ignore = true
 		s.publishToSubscribers(pk)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -2110,7 +2112,7 @@ func TestPublishToClientServerDowngradeQos(t *testing.T) {
 		pkx := *packets.TPacketData[packets.Publish].Get(packets.TPublishQos1).Packet
 		pkx.FixedHeader.Qos = 2
 		_, _ = s.publishToClient(cl, packets.Subscription{Filter: "a/b/c", Qos: 2}, pkx)
-		time.Sleep(time.Microsecond * 100)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -2139,7 +2141,7 @@ func TestPublishToClientSubscriptionDowngradeQos(t *testing.T) {
 		pkx := *packets.TPacketData[packets.Publish].Get(packets.TPublishQos1).Packet
 		pkx.FixedHeader.Qos = 2
 		_, _ = s.publishToClient(cl, packets.Subscription{Filter: "a/b/c", Qos: 1}, pkx)
-		time.Sleep(time.Microsecond * 100)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -2206,7 +2208,7 @@ func TestPublishToClientServerTopicAlias(t *testing.T) {
 		pkx := *packets.TPacketData[packets.Publish].Get(packets.TPublishBasicMqtt5).Packet
 		_, _ = s.publishToClient(cl, packets.Subscription{Filter: pkx.TopicName}, pkx)
 		_, _ = s.publishToClient(cl, packets.Subscription{Filter: pkx.TopicName}, pkx)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -2395,7 +2397,7 @@ func TestPublishRetainedToClient(t *testing.T) {
 
 	go func() {
 		s.publishRetainedToClient(cl, packets.Subscription{Filter: "a/b/c"}, false)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -4330,4 +4332,19 @@ func TestMinimum(t *testing.T) {
 	require.EqualValues(t, -1, minimum(-1, 0)) // negative values are not used, but included here for completeness
 	require.EqualValues(t, -1, minimum(-1, 20))
 	require.EqualValues(t, -2, minimum(-1, -2))
+}
+
+// waitWritten waits until cl's write loop has written what was queued to
+// it. A pipe's write returns once the other end has read it, so the pipe
+// can then be closed without cutting a packet off; a fixed sleep before
+// the close lost the packet when the machine was busy.
+func waitWritten(t *testing.T, cl *Client) {
+	t.Helper()
+	for i := 0; atomic.LoadInt32(&cl.State.outboundQty) > 0; i++ {
+		if i == 10000 {
+			t.Error("the write loop did not write what was queued within 10 s")
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
