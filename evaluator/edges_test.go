@@ -31,6 +31,25 @@ func (h *harness) sendAcc(dev string, p pos, acc float64, event, arrive time.Dur
 	h.proc.Advance(ingest)
 }
 
+// fix is a ping with an accuracy, stamped at event and arriving at
+// arrive (offsets from t0).
+type fix struct {
+	p             pos
+	acc           float64
+	event, arrive time.Duration
+}
+
+// sendInArrivalOrder delivers fixes as the server gets them: in arrival
+// order (the server's clock never runs back), those arriving together in
+// the order given.
+func (h *harness) sendInArrivalOrder(dev string, fixes []fix) {
+	fixes = slices.Clone(fixes)
+	slices.SortStableFunc(fixes, func(a, b fix) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, f := range fixes {
+		h.sendAcc(dev, f.p, f.acc, f.event, f.arrive)
+	}
+}
+
 // A fix within the margin (twice its accuracy by default) of the edge
 // changes nothing there: it must be inside by more than that to ENTER
 // and outside by more than it to EXIT. Without accuracy, or with one
@@ -90,6 +109,7 @@ func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
 		inside := rapid.Bool().Draw(t, "inside")
 		dist := rapid.Float64Range(0, 150).Draw(t, "metres")
 		ev := time.Duration(0)
+		var fixes []fix
 		for range rapid.IntRange(1, 40).Draw(t, "pings") {
 			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
 			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
@@ -111,8 +131,9 @@ func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
 			north := r * math.Sin(a)
 			p := westOfDepot(east)
 			p.lat += north / 111_195
-			h.sendAcc("d", p, acc, ev, arrive)
+			fixes = append(fixes, fix{p, acc, ev, arrive})
 		}
+		h.sendInArrivalOrder("d", fixes)
 		h.at(ev + time.Hour)
 		var got []string
 		for _, tr := range h.rec.trans {
@@ -224,6 +245,7 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 		// edge): then the transition is not told apart, and not checked.
 		onEdge, offEdge := map[pos]bool{}, map[pos]bool{}
 		ev := time.Duration(0)
+		var fixes []fix
 		for range rapid.IntRange(1, 40).Draw(t, "pings") {
 			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
 			// Some arrive seconds late: reconciled into the history, which
@@ -232,17 +254,18 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
 			case 0:
 				p := westOfDepot(rapid.Float64Range(-200, 200).Draw(t, "metres"))
-				h.sendAcc("d", p, rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive)
+				fixes = append(fixes, fix{p, rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive})
 				offEdge[quantized(p)] = true
 			default:
 				i := rapid.IntRange(0, 3).Draw(t, "edge")
 				a, b := corners[i], corners[(i+1)%4]
 				s := rapid.Float64Range(0, 1).Draw(t, "along")
 				p := pos{a[1] + s*(b[1]-a[1]), a[0] + s*(b[0]-a[0])}
-				h.sendAcc("d", p, rapid.Float64Range(0.1, h.cfg.MaxAccuracy).Draw(t, "edge_acc"), ev, arrive)
+				fixes = append(fixes, fix{p, rapid.Float64Range(0.1, h.cfg.MaxAccuracy).Draw(t, "edge_acc"), ev, arrive})
 				onEdge[quantized(p)] = true
 			}
 		}
+		h.sendInArrivalOrder("d", fixes)
 		h.at(ev + time.Hour)
 		for _, tr := range h.rec.trans {
 			if at := (pos{tr.Lat, tr.Lon}); tr.Fence == "depot" && tr.Type != engine.Dwell && onEdge[at] && !offEdge[at] {
