@@ -196,6 +196,45 @@ func TestAccuracyHysteresisHistoryStartsFromSettledState(t *testing.T) {
 	}
 }
 
+// A device whose first fixes are 1 m inside ±1 m never ENTERed (within
+// the margin of 2 m): a late fix placed among them starts from that
+// state, not from the oldest fix's position alone, so a fix 1 m outside
+// ±0.5 m (near the edge too) reveals no EXIT, and the ENTER that a fix
+// inside by more than its margin made live stands alone (no historic
+// EXIT and ENTER before and at it).
+func TestAccuracyHysteresisHistoryStartsFromNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	for i := 1; i <= 6; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i))
+	}
+	h.sendAcc("d", westOfDepot(1.05), 0.5, at(8), at(8))                     // inside by more than 2 × 0.5 m: ENTER
+	h.sendAcc("d", westOfDepot(-1), 0.5, at(7), at(7)+2500*time.Millisecond) // late, near the edge
+	h.at(time.Minute)
+	h.want("d depot ENTER +1.6s")
+	if h.m.Reconciled.Get() != 1 {
+		t.Fatalf("reconciled %d late pings, want 1", h.m.Reconciled.Get())
+	}
+}
+
+// So does one placed after the history dropped its oldest fixes: the
+// live path kept the device outside against every kept fix's position,
+// and the history starts from that, not from the oldest kept fix's
+// position alone (inside), so a late fix clear of the edge outside
+// reveals no EXIT.
+func TestAccuracyHysteresisHistoryStartsFromAHeldFix(t *testing.T) {
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	n := h.cfg.HistoryPoints + 1
+	for i := 1; i <= n; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i))
+	}
+	h.sendAcc("d", westOfDepot(1.05), 0.5, at(n+2), at(n+2))                     // ENTER
+	h.sendAcc("d", westOfDepot(-2.5), 1, at(n+1), at(n+1)+2500*time.Millisecond) // late, clear of the edge
+	h.at(time.Minute)
+	h.want("d depot ENTER +3.8s")
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
