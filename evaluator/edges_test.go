@@ -235,6 +235,26 @@ func TestAccuracyHysteresisHistoryStartsFromAHeldFix(t *testing.T) {
 	h.want("d depot ENTER +3.8s")
 }
 
+// A late fix clear inside, among fixes near the edge that kept a device
+// outside, reveals its stay: the fixes after it keep the state it set, as
+// a later late fix clear outside ends it. Skipped: reconciliation compares
+// a run with the committed point right after it only, and takes the
+// difference there for a transition published there; both are lost
+// (docs/fences.md, "Not yet right").
+func TestAccuracyHysteresisLateClearFixAmongHeldOnes(t *testing.T) {
+	t.Skip("known: a run's changes are compared with the next committed point only (docs/fences.md)")
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	for i := 1; i <= 6; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i)) // within the margin: outside
+	}
+	h.sendAcc("d", westOfDepot(2.5), 1, at(3)+100*time.Millisecond, at(7)) // late, clear inside
+	h.at(at(7) + 10*time.Second)
+	h.sendAcc("d", westOfDepot(-2.5), 1, at(5)+100*time.Millisecond, at(7)+10*time.Second) // late, clear outside
+	h.at(time.Minute)
+	h.want("d depot ENTER +700ms", "d depot EXIT +1.1s")
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
