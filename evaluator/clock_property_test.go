@@ -54,10 +54,20 @@ func timelines(truth, got []engine.Transition) (want, have []string) {
 }
 
 // kinds renders transitions in event order as "fence TYPE", without
-// their times: a device's timeline may be its own clock's.
+// their times: a device's timeline may be its own clock's. Those at one
+// instant come as one ping orders them (DWELLs, EXITs, ENTERs, each by
+// fence), not as they were published: a DWELL held for a late ping that
+// might show the device left is published, historic, after the EXITs and
+// ENTERs of the ping at its instant when that late ping turns out to come
+// after it (TestDwellHeldForAStepComesAtItsInstant).
 func kinds(trans []engine.Transition) []string {
 	trans = slices.Clone(trans)
-	slices.SortStableFunc(trans, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
+	rank := func(t engine.Type) int {
+		return map[engine.Type]int{engine.Dwell: 0, engine.Exit: 1, engine.Enter: 2}[t]
+	}
+	slices.SortStableFunc(trans, func(a, b engine.Transition) int {
+		return cmp.Or(cmp.Compare(a.Event, b.Event), cmp.Compare(rank(a.Type), rank(b.Type)), cmp.Compare(a.Fence, b.Fence))
+	})
 	out := make([]string, 0, len(trans))
 	for _, tr := range trans {
 		out = append(out, tr.Fence+" "+tr.Type.String())

@@ -629,3 +629,44 @@ func TestDwellWaitsForTheBurstAfterAFreshPing(t *testing.T) {
 	h.run(2 * time.Minute)
 	h.wantKinds("depot ENTER", "zone ENTER", "zone EXIT historic", "zone ENTER historic", "zone DWELL historic")
 }
+
+// A clock that steps back a second just after the device enters yard
+// (still in zone) at the instant zone's 3 s dwell comes due: the first
+// ping after the step is behind the model, so the DWELL waits for it (it
+// might show the device left zone before), and comes, historic, at its
+// instant, once the next ping tells the step, after the EXIT and ENTER of
+// the ping at that instant. In event order it is that ping's timeline
+// (TestPropertyClockStepInventsNoTransition, -rapid.seed=10629025656481972774).
+func TestDwellHeldForAStepComesAtItsInstant(t *testing.T) {
+	var w []stamped
+	at := time.Duration(0)
+	add := func(gap int, p pos) {
+		at += ms(gap)
+		w = append(w, stamped{p: p, at: at, stamp: at, arrive: at})
+	}
+	for range 19 {
+		add(200, inDepot)
+	}
+	add(200, inDepotZ)  // +4s: zone ENTER, its DWELL due at +7s
+	add(1500, inDepotZ) // +5.5s
+	add(1500, inYardZ)  // +7s: depot EXIT, yard ENTER, zone DWELL
+	for range 18 {
+		add(200, inDepot)
+	}
+	for i := 22; i < len(w); i++ {
+		w[i].stamp -= time.Second
+	}
+	h := run(t, w, nil)
+	var got []string
+	for _, tr := range h.rec.trans {
+		if tr.Event == t0.Add(7*time.Second).UnixNano() {
+			got = append(got, fmt.Sprint(tr.Fence, " ", tr.Type, map[bool]string{true: " historic"}[tr.Historic]))
+		}
+	}
+	if want := []string{"depot EXIT", "yard ENTER", "zone DWELL historic"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("at +7s, published\n got  %q\n want %q", got, want)
+	}
+	if want, got := timelines(truthOf(t, w), h.rec.trans); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("in event order:\n got  %v\n want %v", got, want)
+	}
+}

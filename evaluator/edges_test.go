@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"pgregory.net/rapid"
 )
@@ -28,6 +29,25 @@ func (h *harness) sendAcc(dev string, p pos, acc float64, event, arrive time.Dur
 	h.proc.Advance(ingest)
 	h.proc.Ingest(&pg)
 	h.proc.Advance(ingest)
+}
+
+// fix is a ping with an accuracy, stamped at event and arriving at
+// arrive (offsets from t0).
+type fix struct {
+	p             pos
+	acc           float64
+	event, arrive time.Duration
+}
+
+// sendInArrivalOrder delivers fixes as the server gets them: in arrival
+// order (the server's clock never runs back), those arriving together in
+// the order given.
+func (h *harness) sendInArrivalOrder(dev string, fixes []fix) {
+	fixes = slices.Clone(fixes)
+	slices.SortStableFunc(fixes, func(a, b fix) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, f := range fixes {
+		h.sendAcc(dev, f.p, f.acc, f.event, f.arrive)
+	}
 }
 
 // A fix within the margin (twice its accuracy by default) of the edge
@@ -89,6 +109,7 @@ func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
 		inside := rapid.Bool().Draw(t, "inside")
 		dist := rapid.Float64Range(0, 150).Draw(t, "metres")
 		ev := time.Duration(0)
+		var fixes []fix
 		for range rapid.IntRange(1, 40).Draw(t, "pings") {
 			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
 			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
@@ -110,8 +131,9 @@ func TestPropertyParkedNearEdgeNeverFlips(t *testing.T) {
 			north := r * math.Sin(a)
 			p := westOfDepot(east)
 			p.lat += north / 111_195
-			h.sendAcc("d", p, acc, ev, arrive)
+			fixes = append(fixes, fix{p, acc, ev, arrive})
 		}
+		h.sendInArrivalOrder("d", fixes)
 		h.at(ev + time.Hour)
 		var got []string
 		for _, tr := range h.rec.trans {
@@ -174,6 +196,65 @@ func TestAccuracyHysteresisHistoryStartsFromSettledState(t *testing.T) {
 	}
 }
 
+// A device whose first fixes are 1 m inside ±1 m never ENTERed (within
+// the margin of 2 m): a late fix placed among them starts from that
+// state, not from the oldest fix's position alone, so a fix 1 m outside
+// ±0.5 m (near the edge too) reveals no EXIT, and the ENTER that a fix
+// inside by more than its margin made live stands alone (no historic
+// EXIT and ENTER before and at it).
+func TestAccuracyHysteresisHistoryStartsFromNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	for i := 1; i <= 6; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i))
+	}
+	h.sendAcc("d", westOfDepot(1.05), 0.5, at(8), at(8))                     // inside by more than 2 × 0.5 m: ENTER
+	h.sendAcc("d", westOfDepot(-1), 0.5, at(7), at(7)+2500*time.Millisecond) // late, near the edge
+	h.at(time.Minute)
+	h.want("d depot ENTER +1.6s")
+	if h.m.Reconciled.Get() != 1 {
+		t.Fatalf("reconciled %d late pings, want 1", h.m.Reconciled.Get())
+	}
+}
+
+// So does one placed after the history dropped its oldest fixes: the
+// live path kept the device outside against every kept fix's position,
+// and the history starts from that, not from the oldest kept fix's
+// position alone (inside), so a late fix clear of the edge outside
+// reveals no EXIT.
+func TestAccuracyHysteresisHistoryStartsFromAHeldFix(t *testing.T) {
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	n := h.cfg.HistoryPoints + 1
+	for i := 1; i <= n; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i))
+	}
+	h.sendAcc("d", westOfDepot(1.05), 0.5, at(n+2), at(n+2))                     // ENTER
+	h.sendAcc("d", westOfDepot(-2.5), 1, at(n+1), at(n+1)+2500*time.Millisecond) // late, clear of the edge
+	h.at(time.Minute)
+	h.want("d depot ENTER +3.8s")
+}
+
+// A late fix clear inside, among fixes near the edge that kept a device
+// outside, reveals its stay: the fixes after it keep the state it set, as
+// a later late fix clear outside ends it. Skipped: reconciliation compares
+// a run with the committed point right after it only, and takes the
+// difference there for a transition published there; both are lost
+// (docs/fences.md, "Not yet right").
+func TestAccuracyHysteresisLateClearFixAmongHeldOnes(t *testing.T) {
+	t.Skip("known: a run's changes are compared with the next committed point only (docs/fences.md)")
+	h := newHarness(t, nil)
+	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
+	for i := 1; i <= 6; i++ {
+		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i)) // within the margin: outside
+	}
+	h.sendAcc("d", westOfDepot(2.5), 1, at(3)+100*time.Millisecond, at(7)) // late, clear inside
+	h.at(at(7) + 10*time.Second)
+	h.sendAcc("d", westOfDepot(-2.5), 1, at(5)+100*time.Millisecond, at(7)+10*time.Second) // late, clear outside
+	h.at(time.Minute)
+	h.want("d depot ENTER +700ms", "d depot EXIT +1.1s")
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
@@ -209,13 +290,21 @@ func TestOwnTracksAccuracyHonoured(t *testing.T) {
 // A ping exactly on a fence's edge with any accuracy (within the cap)
 // never causes a transition, live or historic, so never two in a row,
 // whatever came before and whatever reordering the hold or the history
-// undid.
+// undid. A transition is the edge ping's when it carries that ping's
+// position: its event time is no mark, as the clock model may move pings
+// on the timeline (delayed pings that agree, with none after them, are a
+// step back: docs/clock.md), and then another ping's transition can land
+// on an edge ping's instant.
 func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 	corners := [][2]float64{{13.400, 52.500}, {13.410, 52.500}, {13.410, 52.510}, {13.400, 52.510}}
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHarness(t, nil)
-		onEdge := map[time.Duration]bool{}
+		// Where the pings were, as the engine keeps positions; one off the
+		// edges may share a position with one on them (0 m from the west
+		// edge): then the transition is not told apart, and not checked.
+		onEdge, offEdge := map[pos]bool{}, map[pos]bool{}
 		ev := time.Duration(0)
+		var fixes []fix
 		for range rapid.IntRange(1, 40).Draw(t, "pings") {
 			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
 			// Some arrive seconds late: reconciled into the history, which
@@ -223,24 +312,31 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 			arrive := ev + ms(rapid.SampledFrom([]int{0, 100, 300, 2500, 6000}).Draw(t, "delay_ms"))
 			switch rapid.IntRange(0, 2).Draw(t, "kind") {
 			case 0:
-				h.sendAcc("d", westOfDepot(rapid.Float64Range(-200, 200).Draw(t, "metres")), rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive)
+				p := westOfDepot(rapid.Float64Range(-200, 200).Draw(t, "metres"))
+				fixes = append(fixes, fix{p, rapid.Float64Range(0, 50).Draw(t, "acc"), ev, arrive})
+				offEdge[quantized(p)] = true
 			default:
 				i := rapid.IntRange(0, 3).Draw(t, "edge")
 				a, b := corners[i], corners[(i+1)%4]
 				s := rapid.Float64Range(0, 1).Draw(t, "along")
 				p := pos{a[1] + s*(b[1]-a[1]), a[0] + s*(b[0]-a[0])}
-				h.sendAcc("d", p, rapid.Float64Range(0.1, h.cfg.MaxAccuracy).Draw(t, "edge_acc"), ev, arrive)
-				onEdge[ev] = true
+				fixes = append(fixes, fix{p, rapid.Float64Range(0.1, h.cfg.MaxAccuracy).Draw(t, "edge_acc"), ev, arrive})
+				onEdge[quantized(p)] = true
 			}
 		}
+		h.sendInArrivalOrder("d", fixes)
 		h.at(ev + time.Hour)
 		for _, tr := range h.rec.trans {
-			if tr.Fence == "depot" && tr.Type != engine.Dwell && onEdge[time.Unix(0, tr.Event).Sub(t0)] {
-				t.Fatalf("a ping on the edge caused %s:\n%q", line(&tr), h.rec.lines())
+			if at := (pos{tr.Lat, tr.Lon}); tr.Fence == "depot" && tr.Type != engine.Dwell && onEdge[at] && !offEdge[at] {
+				t.Fatalf("a ping on the edge caused %s (historic %v, at %.7f, %.7f):\n%q", line(&tr), tr.Historic, tr.Lat, tr.Lon, h.rec.lines())
 			}
 		}
 	})
 }
+
+// quantized is p as the engine keeps it (history.Quantize), as a
+// transition it causes carries it.
+func quantized(p pos) pos { return pos{history.Quantize(p.lat), history.Quantize(p.lon)} }
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func itoa(n int64) string   { return strconv.FormatInt(n, 10) }

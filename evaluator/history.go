@@ -34,13 +34,15 @@ func (p *Processor) lateDue(d *device, now int64) bool {
 }
 
 // commit records a released ping in the device's history (see
-// history.History.Commit) and moves what it has committed to the ping.
-func (p *Processor) commit(d *device, pg *engine.Ping) {
+// history.History.Commit), its membership settled as said, and moves
+// what it has committed to the ping.
+func (p *Processor) commit(d *device, pg *engine.Ping, settled history.Settled) {
 	d.done = max(d.done, pg.Event)
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
 	pt := history.PointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon, reorder.AccOf(pg.Acc))
+	pt.Settled = settled
 	if d.Commit(pt, int64(p.cfg.History), p.cfg.HistoryPoints) {
 		d.trimmed = true
 	}
@@ -313,7 +315,7 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 // differ, the published transition stands for the last change and the
 // others are new.
 func (p *Processor) mergeRun(d *device, a *history.Point, run []reorder.Held, next []history.Point, now int64) {
-	changes := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, len(d.Points)-len(next)-1, a, run, next)
+	changes := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, len(d.Points)-len(next)-1, a, run, next)
 	for ci, c := range changes {
 		last, odd := true, true
 		for _, o := range changes[ci+1:] {

@@ -27,13 +27,18 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
-	p.commit(d, pg)
+	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
+	settled := history.SettledAtPosition
+	if pg.HasAcc && pg.Acc > 0 {
+		eff := p.edges(d, pg, hits)
+		if !sameFences(eff, hits) {
+			settled = history.SettledHeld
+		}
+		hits = eff
+	}
+	p.commit(d, pg, settled)
 	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
-	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
-	if pg.HasAcc && pg.Acc > 0 {
-		hits = p.edges(d, pg, hits)
-	}
 
 	p.dues = p.dues[:0]
 	// A backlog burst is coming into the late batch (newest-first, after
@@ -113,6 +118,20 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fe
 	}
 	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 	return p.eff
+}
+
+// sameFences reports whether a and b hold the same fences in the same
+// order.
+func sameFences(a, b []*fence.Fence) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.

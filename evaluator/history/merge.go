@@ -47,6 +47,7 @@ type Change struct {
 // value is ready, and it keeps its memory between runs.
 type Changes struct {
 	prev, eff []*fence.Fence
+	other     []*fence.Fence // seed's
 	list      []Change
 }
 
@@ -56,12 +57,13 @@ type Changes struct {
 // if any), EXITs before ENTERs, each by fence ID. Each fix's accuracy
 // settles fence edges (fence.Settle, with margin and limit maxAcc); a is
 // hist[j] when it is a committed point, whose state then comes from the
-// fixes before it as the live path settled them. The result is valid
-// until the next call.
-func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, j int, a *Point, run []reorder.Held, next []Point) []Change {
+// fixes before it as the live path settled them; whole says hist[0] is
+// the device's first committed point (none was dropped before it). The
+// result is valid until the next call.
+func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int, a *Point, run []reorder.Held, next []Point) []Change {
 	c.prev = c.prev[:0]
 	if a != nil { // else before the device's first ping: inside nothing
-		c.settledAt(set, search, margin, maxAcc, hist, j, a)
+		c.settledAt(set, search, margin, maxAcc, hist, whole, j, a)
 	}
 	c.list = c.list[:0]
 	for i := range run {
@@ -81,21 +83,57 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 // settledAt sets c.prev to the fences a device was in at a, hist[j],
 // under accuracy hysteresis: a fix near an edge kept the state the fixes
 // before it had set, so they are replayed from the last point whose
-// position alone decided (one without accuracy, or the oldest). A point
-// that is not hist[j] counts at its position alone.
-func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, j int, a *Point) {
+// membership was its position's (one without accuracy, or one the live
+// path settled so), or from before the device's first point (whole:
+// inside nothing, as the live path began), or else from the oldest kept
+// (see seed). A point that is not hist[j] counts at its position alone.
+func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int, a *Point) {
 	if j < 0 || j >= len(hist) || &hist[j] != a {
 		c.prev = append(c.prev[:0], search.Contains(set, Degrees(a.Lat), Degrees(a.Lon))...)
 		return
 	}
 	i := j
-	for i > 0 && hist[i].Acc != 0 {
+	for i > 0 && hist[i].Acc != 0 && hist[i].Settled != SettledAtPosition {
 		i--
 	}
-	h := &hist[i]
-	c.prev = append(c.prev[:0], search.Contains(set, Degrees(h.Lat), Degrees(h.Lon))...)
-	for i++; i <= j; i++ {
-		h = &hist[i]
+	if i == 0 && whole && hist[0].Acc != 0 && hist[0].Settled != SettledAtPosition {
+		c.prev = c.prev[:0]
+		i = -1 // the first point is settled too, from nothing
+	} else {
+		c.seed(set, search, margin, maxAcc, &hist[i])
+	}
+	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
+}
+
+// seed sets c.prev to the fences a device was in at h, where a replay
+// starts: the fences containing it, unless the live path held its
+// membership against its position (SettledHeld) and the points before it
+// are not kept: then every fence whose edge is within its margin is taken
+// as held, the one case a single such fence makes (a fix near two edges
+// at once is rarer than the margin). A point settled the other way, or
+// one whose settling is not known, counts at its position alone.
+func (c *Changes) seed(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, h *Point) {
+	lat, lon := Degrees(h.Lat), Degrees(h.Lon)
+	hits := search.Contains(set, lat, lon)
+	if h.Acc == 0 || h.Settled != SettledHeld {
+		c.prev = append(c.prev[:0], hits...)
+		return
+	}
+	// Settled from the other side of every fence: those within the margin
+	// keep it, the others follow the position.
+	c.other = c.other[:0]
+	for _, f := range set.Fences() {
+		if fence.Find(hits, f.ID) == nil {
+			c.other = append(c.other, f)
+		}
+	}
+	c.prev = fence.Settle(c.prev, hits, c.other, lat, lon, float64(h.Acc)/10, margin, maxAcc)
+}
+
+// replay settles the points pts in order from c.prev.
+func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, pts []Point) {
+	for i := range pts {
+		h := &pts[i]
 		lat, lon := Degrees(h.Lat), Degrees(h.Lon)
 		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(h.Acc)/10, margin, maxAcc)
 		c.prev, c.eff = c.eff, c.prev

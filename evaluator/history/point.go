@@ -20,11 +20,30 @@ import (
 // it on ingest (Quantize), so a point evaluated again gives the live
 // answer.
 type Point struct {
-	Event    int64  // on the device's timeline, Unix ns
-	Wall     int64  // ingest wall clock, Unix ns
-	Lat, Lon int32  // degrees × Scale
-	Acc      uint16 // the fix's accuracy, decimetres (reorder.Held.Acc)
+	Event    int64   // on the device's timeline, Unix ns
+	Wall     int64   // ingest wall clock, Unix ns
+	Lat, Lon int32   // degrees × Scale
+	Acc      uint16  // the fix's accuracy, decimetres (reorder.Held.Acc)
+	Settled  Settled // how the live path settled its membership
 }
+
+// Settled is how the live path settled a committed point's fence
+// membership under accuracy hysteresis (fence.Settle): a late ping placed
+// after it starts from that state, which the points before it decided
+// when an edge was within the fix's margin.
+type Settled uint8
+
+const (
+	// SettledUnknown is a late ping's point, or one kept before points
+	// said: replayed from the points before it.
+	SettledUnknown Settled = iota
+	// SettledAtPosition is a point whose membership was the fences
+	// containing it: a replay may start there.
+	SettledAtPosition
+	// SettledHeld is a point whose membership an edge within its margin
+	// kept against its position.
+	SettledHeld
+)
 
 // Scale is how many steps a degree of a kept position has: 1e-7° is
 // 1.1 cm or less, far below a GPS fix's error, and ±180° fits an int32.
