@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"time"
 
@@ -67,72 +66,15 @@ func (p *Processor) deferLate(d *device, h *reorder.Held, now int64) {
 }
 
 // undefer puts the pings of d's batch that belong to the generation a
-// step by shift just began back on the live path, re-keyed: the one in
-// which a ping's transit delay is the smaller that is not negative (see
-// clock.Model.Newer), whenever it came. The others were delayed pings of the
-// generation before.
+// step by shift just began back on the live path, re-keyed
+// (history.History.Rekey).
 func (p *Processor) undefer(d *device, shift int64, now int64) {
-	b := d.Late
-	if b == nil {
+	if d.Late == nil {
 		return
 	}
-	// Re-key by delay first; but a ping that arrived before a fresh ping
-	// of the old generation could have been fixed is the old one's, and
-	// so is one late on both clocks that lands among the new generation's
-	// pings on the new one but fills a hole on the old one: the network
-	// held it back longer than the step (both delays are plausible then;
-	// the pings around it are not). A backlog's pings are its burst's:
-	// one far behind on either clock stays in the batch as it was, and
-	// the burst's stamps say where its clock stepped (history.MendBursts).
-	// Those with the smaller delays on the new clock are placed first:
-	// of two that would crowd each other there, the more delayed one is
-	// the old generation's.
-	p.burst = p.burst[:0]
-	for i := range b.Pings {
-		if h := &b.Pings[i]; keyedByStamp(h.Clamp) && d.clk.Newer(h.Event, h.Wall, shift) {
-			p.burst = append(p.burst, i)
-		}
-	}
-	slices.SortFunc(p.burst, func(i, j int) int {
-		return cmp.Compare(b.Pings[i].Wall-b.Pings[i].Event, b.Pings[j].Wall-b.Pings[j].Event)
-	})
-	var fresh int64 = math.MinInt64 // the latest arrival of the old generation's fresh pings
-	for i := range d.Points {
-		fresh = max(fresh, d.Points[i].Wall)
-	}
-	for i := range d.buf {
-		fresh = max(fresh, d.buf[i].Wall)
-	}
-	behindTol := max(clock.MinBehind, d.hold())
-	for n, i := range p.burst {
-		h := &b.Pings[i]
-		age := h.Wall + d.clk.Off() - h.Event
-		if age >= clock.BacklogAge && age+shift >= clock.BacklogAge {
-			p.burst[n] = -1 // a backlog's on either clock: its burst places it (history.MendBursts)
-		} else if h.Event <= d.high && age < clock.BacklogAge &&
-			(d.clk.Overtaken(h.Wall, fresh, behindTol) || d.clk.Late(h.Event-shift, h.Wall) && d.FillsHole(d.buf, h.Event, h.Event-shift, i)) {
-			p.burst[n] = -1
-		} else {
-			h.Event -= shift
-		}
-	}
-	slices.Sort(p.burst)
-	k, n := 0, 0
-	p.redo = p.redo[:0]
-	for i, h := range b.Pings {
-		for n < len(p.burst) && p.burst[n] < i {
-			n++
-		}
-		if n < len(p.burst) && p.burst[n] == i {
-			p.redo = append(p.redo, h)
-			continue
-		}
-		b.Pings[k] = h
-		k++
-	}
-	b.Pings = b.Pings[:k]
+	p.redo, p.burst = d.Rekey(p.redo[:0], p.burst, d.buf, &d.clk, shift, d.high, max(clock.MinBehind, d.hold()))
 	p.deferred -= len(p.redo)
-	if k == 0 {
+	if len(d.Late.Pings) == 0 {
 		p.freeBatch(d)
 	}
 	// A DWELL the moved pings held back is decided first: they come later.
@@ -141,15 +83,6 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
 	}
-}
-
-// keyedByStamp reports whether a ping clamped for reason r has its event
-// from its stamp and the model's shift, so that a step re-keys it: a
-// counting clock's pings are on its own timeline (clock.Model.BootTimeline)
-// and a replaced stamp's on the model's clock at ingest, which no step of
-// the device's clock moves.
-func keyedByStamp(r clock.ClampReason) bool {
-	return r == clock.ClampNone || r == clock.ClampWeekRollover
 }
 
 // freeBatch gives d's empty batch back to the pool.
@@ -176,28 +109,12 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 	}
 	pings := d.Late.Pings
 	p.burst = history.MendBursts(pings, d.Points, d.clk.Off(), p.burst)
-	slices.SortFunc(pings, func(a, b reorder.Held) int {
-		if a.Less(&b) {
-			return -1
-		}
-		if b.Less(&a) {
-			return 1
-		}
-		return 0
-	})
 	p.deferred -= len(pings)
+	first, n := d.Place(pings)
 	// Pings after the newest committed ping are the newest news: live
 	// (only a timer's instant, such as a DWELL's, may lie after them).
-	n := len(pings)
-	for n > 0 && len(d.Points) > 0 && pings[n-1].Event >= d.Points[len(d.Points)-1].Event {
-		n--
-	}
 	p.redo = append(p.redo[:0], pings[n:]...)
 	pings = pings[:n]
-	first := 0
-	for first < len(pings) && (len(d.Points) == 0 || pings[first].Event < d.Points[0].Event) {
-		first++
-	}
 	if first > 0 && len(d.Points) > 0 && !d.trimmed {
 		// Before the device's first committed ping: nothing was before it.
 		p.mergeRun(d, nil, pings[:first], d.Points, now)
@@ -237,12 +154,7 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 // like the others when it is due. The history is not trimmed meanwhile:
 // they are to be placed among its points.
 func (p *Processor) refill(d *device, now int64) {
-	b := d.Late
-	b.Pings = append(b.Pings[:0], p.keep...)
-	b.First, b.Last = b.Pings[0].Arrived, b.Pings[0].Arrived
-	for i := range b.Pings {
-		b.First, b.Last = min(b.First, b.Pings[i].Arrived), max(b.Last, b.Pings[i].Arrived)
-	}
+	d.Late.Refill(p.keep)
 	p.deferred += len(p.keep)
 	clear(p.keep)
 	p.keep = p.keep[:0]
@@ -250,32 +162,16 @@ func (p *Processor) refill(d *device, now int64) {
 }
 
 // keepStepPings takes out of d's batch, into p.keep, the pings that may
-// begin a step back, when the batch is placed at its cap while late pings
-// and live ones still come (see lateDue): they came within a history wait
-// and are behind the clock model by more than a delay it takes as fresh,
-// but less than a backlog's are (their burst places them). Placed on the
-// old clock they would land among the pings fixed before the step; a
-// straggler of the old clock coming after them undoes the step's
-// candidate, so the model cannot tell yet. They wait in the next batch.
+// begin a step back (history.Batch.TakeStepPings), when the batch is
+// placed at its cap while late pings and live ones still come (see
+// lateDue).
 func (p *Processor) keepStepPings(d *device, now int64) {
 	wait := int64(p.cfg.HistoryWait)
 	b := d.Late
 	if now-b.Last >= wait || d.highAt <= b.First || !d.clk.Learned() {
 		return // quiet, or no live ping since it began: nothing tells a step
 	}
-	tol := p.behindTol(d)
-	k := 0
-	for _, h := range b.Pings {
-		behind := d.clk.Off() - (h.Event - h.Wall)
-		if h.Clamp == clock.ClampNone && now-h.Arrived < wait && behind > tol && behind < clock.BacklogAge {
-			p.keep = append(p.keep, h)
-			continue
-		}
-		b.Pings[k] = h
-		k++
-	}
-	clear(b.Pings[k:])
-	b.Pings = b.Pings[:k]
+	p.keep = b.TakeStepPings(p.keep, now, wait, d.clk.Off(), p.behindTol(d))
 	p.deferred -= len(p.keep)
 }
 

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"slices"
+
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
@@ -154,4 +156,28 @@ func (c *Changes) diff(hits []*fence.Fence, i int) {
 		}
 	}
 	c.prev = append(c.prev[:0], hits...)
+}
+
+// Place sorts late pings by event time and says where they fall among
+// the committed points: pings[:first] come before the oldest (all of
+// them when there is none), pings[after:] at or after the newest (none
+// when there is none), and those between are merged in (Merge).
+func (h *History) Place(pings []reorder.Held) (first, after int) {
+	slices.SortFunc(pings, func(a, b reorder.Held) int {
+		if a.Less(&b) {
+			return -1
+		}
+		if b.Less(&a) {
+			return 1
+		}
+		return 0
+	})
+	after = len(pings)
+	for after > 0 && len(h.Points) > 0 && pings[after-1].Event >= h.Points[len(h.Points)-1].Event {
+		after--
+	}
+	for first < after && (len(h.Points) == 0 || pings[first].Event < h.Points[0].Event) {
+		first++
+	}
+	return first, after
 }
