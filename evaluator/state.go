@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"slices"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -31,7 +32,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	settled := history.SettledAtPosition
 	if pg.HasAcc && pg.Acc > 0 {
 		eff := p.edges(d, pg, hits)
-		if !sameFences(eff, hits) {
+		if !slices.Equal(eff, hits) {
 			settled = history.SettledHeld
 		}
 		hits = eff
@@ -118,20 +119,6 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fe
 	}
 	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 	return p.eff
-}
-
-// sameFences reports whether a and b hold the same fences in the same
-// order.
-func sameFences(a, b []*fence.Fence) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.
