@@ -145,7 +145,7 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 		if h := &p.redo[i]; h.Event > d.done {
 			p.placeLive(d, h, false, now)
 		} else {
-			p.evaluate(d, &p.ping, heldPing(h, &p.ping, d.id), now)
+			p.evaluate(d, &p.ping, h.Ping(&p.ping, d.id), now)
 		}
 	}
 }
@@ -197,7 +197,7 @@ func (p *Processor) tellPendingStep(d *device, now int64) bool {
 // lost sends a late ping that no history can place to the late output.
 func (p *Processor) lost(d *device, h *reorder.Held) {
 	var pg engine.Ping
-	heldPing(h, &pg, d.id)
+	h.Ping(&pg, d.id)
 	pg.Stamp, pg.HasStamp = h.Stamp, h.Clamp != clock.ClampMissing
 	p.late = engine.Late{Ping: pg, Reason: engine.LateBeforeHistory, Watermark: d.wm}
 	p.m.Late.Inc()

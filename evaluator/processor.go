@@ -190,7 +190,7 @@ func (p *Processor) ingest(d *device, pg *engine.Ping, now int64) {
 	if p.cfg.Adaptive() {
 		p.adapt(d, v, pg.Event)
 	}
-	h := heldOf(pg, wall, now)
+	h := reorder.HeldOf(pg, wall, now)
 	if v == clock.Behind && p.cfg.History > 0 {
 		// Delayed, or the first pings of a backward step: decided when the
 		// next ping says which.
@@ -329,7 +329,7 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		// stamp still pending, so the evaluated prefix stays in order;
 		// only pings stamped before it that arrive later become late.
 		for len(d.buf) > p.cfg.BufferCap {
-			arrived := heldPing(&d.buf[0], &p.ping, d.id)
+			arrived := d.buf[0].Ping(&p.ping, d.id)
 			d.buf.Pop()
 			p.buffered--
 			p.m.Overflow.Inc()
@@ -341,11 +341,11 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		// buffer holds only pings after the watermark: it is next (unless
 		// older ones of its burst are still to come: then it is placed
 		// with them).
-		p.evaluate(d, &p.ping, heldPing(h, &p.ping, d.id), now)
+		p.evaluate(d, &p.ping, h.Ping(&p.ping, d.id), now)
 	case p.cfg.History > 0:
 		p.deferLate(d, h, now)
 	default:
-		heldPing(h, &p.ping, d.id)
+		h.Ping(&p.ping, d.id)
 		p.late = engine.Late{Ping: p.ping, Reason: engine.LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
@@ -370,7 +370,7 @@ func (p *Processor) raise(d *device, event, wall, now int64) {
 // the state machine, in event order.
 func (p *Processor) releaseThrough(d *device, now int64) {
 	for len(d.buf) > 0 && d.buf[0].Event <= d.wm {
-		arrived := heldPing(&d.buf[0], &p.ping, d.id)
+		arrived := d.buf[0].Ping(&p.ping, d.id)
 		d.buf.Pop()
 		p.buffered--
 		p.evaluate(d, &p.ping, arrived, now)

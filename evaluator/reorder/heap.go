@@ -1,6 +1,7 @@
 // Package reorder is the engine's reorder buffering: a device's held
-// pings ordered by event time (Heap) and a shard's queue of hold
-// deadlines (Deadlines). Neither knows devices or the state machine.
+// pings ordered by event time (Heap), what of an engine.Ping it keeps
+// (HeldOf, Held.Ping) and a shard's queue of hold deadlines (Deadlines).
+// Neither knows devices or the state machine.
 package reorder
 
 import (
