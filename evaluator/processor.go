@@ -35,12 +35,9 @@ type Processor struct {
 	timers   reorder.Deadlines[*device]
 	dwells   reorder.Deadlines[*device] // DWELL timers of silent devices (settleDwell)
 	buffered int
-	deferred int                    // pings in late batches
-	counting [clock.NumStates]int64 // devices per clock state in this sweep round
-	counted  [clock.NumStates]int64 // … as of the last whole round, published
-	batches  history.Pool           // spare late batches, so reconciling does not allocate
-	holds    []uint64               // devices per hold bucket in this sweep round
-	holdSum  time.Duration          // … and their holds' sum
+	deferred int          // pings in late batches
+	census   stats.Census // devices per clock state and hold, a sweep round at a time
+	batches  history.Pool // spare late batches, so reconciling does not allocate
 
 	// scratch of reconciliation
 	redo     []reorder.Held
@@ -78,7 +75,6 @@ func NewProcessor(cfg engine.Config, base time.Time, fences func() *fence.Set, s
 		m:       m,
 		search:  fence.NewSearcher(),
 		pol:     cfg.Policy(),
-		holds:   make([]uint64, len(stats.HoldBuckets)+1),
 		devices: make(map[string]*device),
 	}, nil
 }
@@ -479,9 +475,8 @@ func (p *Processor) NextDeadline() (time.Time, bool) {
 // timer is a deadline of its own (Advance), so what is decided does not
 // depend on how often the owner sweeps.
 func (p *Processor) Sweep(now time.Time) {
-	p.cursor, p.counting = 0, [clock.NumStates]int64{}
-	clear(p.holds)
-	p.holdSum = 0
+	p.cursor = 0
+	p.census.Restart()
 	p.SweepStep(now, math.MaxInt)
 }
 
@@ -495,9 +490,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 	evicted := 0
 	for ; budget > 0 && p.cursor < len(p.all); budget-- {
 		d := p.all[p.cursor]
-		p.counting[d.clk.State()]++
-		p.holds[p.m.Hold.Bucket(time.Duration(d.hold()))]++
-		p.holdSum += time.Duration(d.hold())
+		p.census.Count(p.m, d.clk.State(), time.Duration(d.hold()))
 		if len(d.buf) == 0 && d.Late == nil { // else its pings will be released within the hold anyway
 			// DWELL timers are decided at their own deadlines, whatever
 			// the sweep's cadence: it only queues one a state restored
@@ -507,7 +500,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 			// device sending only late pings is idle too).
 			if n-d.highAt >= int64(p.cfg.IdleTimeout) {
 				if !d.states.Inside() {
-					p.counting[d.clk.State()]--
+					p.census.Uncount(d.clk.State())
 					p.remove(d) // the last device takes its slot: looked at next
 					evicted++
 					continue
@@ -523,13 +516,7 @@ func (p *Processor) SweepStep(now time.Time, budget int) bool {
 		return false
 	}
 	p.cursor = 0
-	for i, n := range p.counting {
-		p.m.AddClockDevices(i, n-p.counted[i])
-	}
-	p.counted, p.counting = p.counting, [clock.NumStates]int64{}
-	p.m.Hold.AddCounts(p.holds, p.holdSum)
-	clear(p.holds)
-	p.holdSum = 0
+	p.census.Publish(p.m)
 	return true
 }
 
