@@ -3,14 +3,12 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -23,18 +21,10 @@ import (
 // checkpoint could never be read again and the partition never owned
 // (third_party/patches/nats.go/0001).
 func TestFailedCheckpointKeepsPrevious(t *testing.T) {
-	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
-mqtt { listen: "127.0.0.1:-1" }
-`)
-	nc := connect(t, url)
-	js, _ := jetstream.New(nc)
+	js, base, logs := onePartition(t)
+	base.DedupWindow = 6 * time.Second // the least Validate allows with these
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	base := securedConfig(t, url, mqttAddr)
-	base.Partitions, base.Lease, base.CheckpointEvery = 1, 2*time.Second, time.Second
-	base.DedupWindow = 6 * time.Second // the least Validate allows with these
-	var logs syncbuf.Buffer
-	base.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	waitLog := func(msg string, n int) {
 		t.Helper()
 		for i := 0; strings.Count(logs.String(), msg) < n; i++ {
@@ -52,7 +42,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	}
 	waitOwnedAll(t, w, 1)
 	waitLog(`msg="partition owned"`, 1)
-	tracker, dash := mqttClient(t, "tracker", mqttAddr), mqttClient(t, "dash", mqttAddr)
+	tracker, dash := mqttClient(t, "tracker", base.MQTT), mqttClient(t, "dash", base.MQTT)
 	expectEnter(t, tracker, dash, "dev-1")
 	var saved uint64
 	for range 300 {

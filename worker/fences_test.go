@@ -185,17 +185,9 @@ mqtt { listen: "127.0.0.1:-1" }
 // published while nobody owned it and ends under the newest.
 func TestFenceVersionsDeleted(t *testing.T) {
 	defer worker.SetFenceGrace(0)()
-	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
-mqtt { listen: "127.0.0.1:-1" }
-`)
-	nc := connect(t, url)
-	js, _ := jetstream.New(nc)
+	js, base, logs := onePartition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	base := securedConfig(t, url, mqttAddr)
-	base.Partitions, base.Lease, base.CheckpointEvery, base.HTTPAddr = 1, 2*time.Second, time.Second, "127.0.0.1:0"
-	var logs syncbuf.Buffer
-	base.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	var obs jetstream.ObjectStore // once the first worker made it
 	version := func(geojson string) string {
 		sum := sha256.Sum256([]byte(geojson))
@@ -263,7 +255,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracker, dash := mqttClient(t, "tracker", mqttAddr), mqttClient(t, "dash", mqttAddr)
+	tracker, dash := mqttClient(t, "tracker", base.MQTT), mqttClient(t, "dash", base.MQTT)
 	expectEnter(t, tracker, dash, "dev-1") // a device: ticks, so checkpoints
 	reload(w, sets[1])
 	reload(w, sets[2])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
@@ -13,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -28,19 +24,10 @@ import (
 // edgefence_worker_stale_replays_total, and the repeat it warns of is in
 // the history stream.
 func TestStaleCheckpointReplay(t *testing.T) {
-	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
-mqtt { listen: "127.0.0.1:-1" }
-`)
-	nc := connect(t, url)
-	js, _ := jetstream.New(nc)
+	js, base, logs := onePartition(t)
+	base.DedupWindow = 6 * time.Second // the least Validate allows with these
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	base := securedConfig(t, url, mqttAddr)
-	base.Partitions, base.Lease, base.CheckpointEvery = 1, 2*time.Second, time.Second
-	base.DedupWindow = 6 * time.Second // the least Validate allows with these
-	base.HTTPAddr = "127.0.0.1:0"
-	var logs syncbuf.Buffer
-	base.Log = slog.New(slog.NewTextHandler(&logs, nil))
 
 	owned := 0
 	start := func(name string) *worker.Worker {
@@ -86,7 +73,7 @@ mqtt { listen: "127.0.0.1:-1" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracker, dash := mqttClient(t, "tracker", mqttAddr), mqttClient(t, "dash", mqttAddr)
+	tracker, dash := mqttClient(t, "tracker", base.MQTT), mqttClient(t, "dash", base.MQTT)
 	if tok := tracker.Publish("devices/dev-1/telemetry", 1, false,
 		fmt.Sprintf(`{"lat":52.5,"lon":13.3000,"ts":%d}`, time.Now().UnixMilli())); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
@@ -22,8 +23,10 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
+	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -136,6 +139,23 @@ func securedConfig(t *testing.T, url, mqttAddr string) worker.Config {
 		Partitions: 2, Lease: 2 * time.Second, Checkpoint: time.Second})
 	cfg.Replicas = 1
 	return cfg
+}
+
+// onePartition is the set-up of the tests that hand one partition
+// between workers: one server, a JetStream client on it, and a worker
+// configuration for one partition with a 2 s lease and checkpoints every
+// second, logging into logs.
+func onePartition(t *testing.T) (jetstream.JetStream, worker.Config, *syncbuf.Buffer) {
+	t.Helper()
+	url, mqttAddr := startNATS(t, 1, `listen: "127.0.0.1:-1"
+mqtt { listen: "127.0.0.1:-1" }
+`)
+	js, _ := jetstream.New(connect(t, url))
+	base := securedConfig(t, url, mqttAddr)
+	base.Partitions, base.Lease, base.CheckpointEvery, base.HTTPAddr = 1, 2*time.Second, time.Second, "127.0.0.1:0"
+	logs := new(syncbuf.Buffer)
+	base.Log = slog.New(slog.NewTextHandler(logs, nil))
+	return js, base, logs
 }
 
 // waitOwnedAll waits until w owns all of its p partitions.
