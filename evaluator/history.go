@@ -115,25 +115,29 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 	// (only a timer's instant, such as a DWELL's, may lie after them).
 	p.redo = append(p.redo[:0], pings[n:]...)
 	pings = pings[:n]
+	before := pings[:first]
 	if first > 0 && len(d.Points) > 0 && !d.trimmed {
 		// Before the device's first committed ping: nothing was before it.
-		p.mergeRun(d, nil, pings[:first], d.Points, now)
 		p.m.Reconciled.Add(first)
 	} else {
-		for i := range pings[:first] {
-			p.lost(d, &pings[i])
+		for i := range before {
+			p.lost(d, &before[i]) // not kept: they were lost
 		}
-	}
-	before := pings[:first]
-	if d.trimmed {
-		before = nil // not kept: they were lost
+		before = nil
 	}
 	pings = pings[first:]
-	// Merge run by run: the pings between history points j and j+1.
-	p.merged = history.Merge(p.merged[:0], before, d.Points, pings, func(a *history.Point, run []reorder.Held, next []history.Point) {
-		p.mergeRun(d, a, run, next, now)
-	})
-	d.Points = append(d.Points[:0], p.merged...)
+	start := -1 // before the first point
+	if len(before) == 0 && len(pings) > 0 {
+		start = 0 // the point before the first late ping
+		for start+1 < len(d.Points) && d.Points[start+1].Event <= pings[0].Event {
+			start++
+		}
+	}
+	p.merged = history.Merge(p.merged[:0], before, d.Points, pings)
+	if len(before)+len(pings) > 0 {
+		p.reveal(d, start, now)
+	}
+	d.Points = append(d.Points[:0], history.Kept(p.merged)...)
 	p.m.Reconciled.Add(len(pings))
 	if len(p.keep) > 0 {
 		p.refill(d, now)
@@ -204,44 +208,37 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 	p.sink.Late(&p.late)
 }
 
-// mergeRun publishes what a run of late pings between committed points a
-// (nil: before the device's first) and next[0] (if any) implies. Per fence, the run's membership changes
-// are compared with what was published at next[0]: where a and next[0]
-// agree, every change is new (an ENTER and EXIT inside a gap); where they
-// differ, the published transition stands for the last change and the
-// others are new.
-func (p *Processor) mergeRun(d *device, a *history.Point, run []reorder.Held, next []history.Point, now int64) {
-	changes := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, len(d.Points)-len(next)-1, a, run, next)
-	for ci, c := range changes {
-		last, odd := true, true
-		for _, o := range changes[ci+1:] {
-			if o.Fence == c.Fence {
-				last = false
-				break
+// reveal publishes, as historic, what the late pings merged into d's
+// history (p.merged) reveal (history.Changes.Of, from merged[start]),
+// and makes d's live state follow a change that lasts.
+func (p *Processor) reveal(d *device, start int, now int64) {
+	m := p.merged
+	for _, r := range p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m) {
+		at := &m[r.At]
+		if r.Anchor >= 0 { // published at the anchor
+			if r.Enter {
+				p.staysFrom(d, r.Fence, at.Event, false, false, &m[r.Anchor], now)
 			}
+			continue
 		}
-		if last {
-			for _, o := range changes[:ci] {
-				if o.Fence == c.Fence {
-					odd = !odd
-				}
-			}
+		typ := engine.Exit
+		if r.Enter {
+			typ = engine.Enter
 		}
-		published := len(next) > 0 && last && odd // at next[0]: it stands for this one
-		dwelled := false
-		if !published {
-			typ := engine.Exit
-			if c.Enter {
-				typ = engine.Enter
+		p.historic(d, r.Fence.ID, typ, at, at.Event, now)
+		dwelled := r.Enter && p.historicDwell(d, r.Fence, m[r.At:], now)
+		switch {
+		case r.Final && r.Enter:
+			st := presence.State{Fence: r.Fence.ID, Enter: at.Event, Inside: true, Dwelled: dwelled}
+			if i := d.states.Index(r.Fence.ID); i >= 0 {
+				d.states[i] = st
+			} else {
+				d.states.Insert(st)
 			}
-			at := history.RunPoint(run, next, c.At)
-			p.historic(d, c.Fence.ID, typ, &at, at.Event, now)
-			if c.Enter {
-				dwelled = p.historicDwell(d, c, run, next, now)
-			}
-		}
-		if last && c.Enter && len(next) > 0 {
-			p.staysFrom(d, c.Fence, history.RunPoint(run, next, c.At).Event, !published, dwelled, &next[0], now)
+		case r.Final:
+			d.states.Restore(r.Fence.ID, true, false, 0)
+		case r.Enter:
+			p.staysFrom(d, r.Fence, at.Event, true, dwelled, at, now)
 		}
 	}
 	p.publishRevealed()
@@ -315,22 +312,22 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 	p.publishRevealed()
 }
 
-// historicDwell publishes the DWELL of a historic ENTER c, when the run
-// (and the committed pings after it) show the device inside its fence
-// for the fence's dwell, and reports whether it did.
-func (p *Processor) historicDwell(d *device, c history.Change, run []reorder.Held, next []history.Point, now int64) bool {
-	dw, ok := p.dwellOf(c.Fence)
+// historicDwell publishes the DWELL of a historic ENTER into f at
+// pts[0], when the points from it show the device inside f for the
+// fence's dwell, and reports whether it did.
+func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point, now int64) bool {
+	dw, ok := p.dwellOf(f)
 	if !ok {
 		return false
 	}
-	enter := history.RunPoint(run, next, c.At).Event
-	for i := c.At + 1; i < len(run)+len(next); i++ {
-		pt := history.RunPoint(run, next, i)
-		if fence.Find(p.search.Contains(p.fences(), history.Degrees(pt.Lat), history.Degrees(pt.Lon)), c.Fence.ID) == nil {
+	enter := pts[0].Event
+	for i := 1; i < len(pts); i++ {
+		pt := &pts[i]
+		if fence.Find(p.search.Contains(p.fences(), history.Degrees(pt.Lat), history.Degrees(pt.Lon)), f.ID) == nil {
 			return false // left before the dwell was reached
 		}
 		if pt.Event >= enter+dw {
-			p.historic(d, c.Fence.ID, engine.Dwell, &pt, enter+dw, now)
+			p.historic(d, f.ID, engine.Dwell, pt, enter+dw, now)
 			return true
 		}
 	}

@@ -10,90 +10,256 @@ import (
 // Merge returns the points hist with late pings placed among them,
 // appended to dst: before (the pings older than hist[0], nil when they
 // are not kept) first, then pings, sorted by event time, none older than
-// hist[0]. visit is called for each run of pings between two points,
-// with the point before the run and the points after it, before the run
-// is placed.
-func Merge(dst []Point, before []reorder.Held, hist []Point, pings []reorder.Held, visit func(a *Point, run []reorder.Held, next []Point)) []Point {
+// hist[0]. A committed point comes before a late ping of its instant.
+func Merge(dst []Point, before []reorder.Held, hist []Point, pings []reorder.Held) []Point {
 	for i := range before {
 		dst = append(dst, HeldPoint(&before[i]))
 	}
 	j := 0
-	for i := 0; i < len(pings); {
-		for j+1 < len(hist) && hist[j+1].Event <= pings[i].Event {
+	for i := range pings {
+		for j < len(hist) && hist[j].Event <= pings[i].Event {
 			dst = append(dst, hist[j])
 			j++
 		}
-		k := i
-		for k < len(pings) && (j+1 >= len(hist) || pings[k].Event < hist[j+1].Event) {
-			k++
-		}
-		visit(&hist[j], pings[i:k], hist[j+1:])
-		dst = append(dst, hist[j])
-		for n := i; n < k; n++ {
-			dst = append(dst, HeldPoint(&pings[n]))
-		}
-		j++
-		i = k
+		dst = append(dst, HeldPoint(&pings[i]))
 	}
-	return append(dst, hist[min(j, len(hist)):]...)
+	return append(dst, hist[j:]...)
 }
 
-// Change is one membership change that a run of late pings implies.
-type Change struct {
+// Reveal is a membership change that late pings revealed.
+type Reveal struct {
 	Fence *fence.Fence
 	Enter bool // else an EXIT
-	At    int  // index in the run; len(run) is the committed point after it
+	At    int  // index of the point that made it, in the merged points
+	// Anchor is, for a change that a transition published later stands
+	// for (the same change, at a committed point: it is not published
+	// again), that point's index; else -1.
+	Anchor int
+	// Final says the change is the last the fence's membership makes and
+	// the live state did not: the live state is to follow it.
+	Final bool
 }
 
-// Changes finds the membership changes of runs of late pings; its zero
-// value is ready, and it keeps its memory between runs.
+// open is a fence whose membership, late pings included, differs from
+// the one published: since the change at index at (-1: since a published
+// transition that the late pings do not make).
+type open struct {
+	f     *fence.Fence
+	enter bool
+	at    int
+}
+
+// Changes finds the membership changes that late pings reveal; its zero
+// value is ready, and it keeps its memory between batches.
 type Changes struct {
 	prev, eff []*fence.Fence
+	old, oeff []*fence.Fence // the membership without the late pings
 	other     []*fence.Fence // seed's
-	list      []Change
+	open      []open
+	list      []Reveal
+	late      []bool  // per merged point
+	held      []uint8 // per merged point: fences whose state is not its position's
 }
 
-// Of returns the membership changes a run of late pings implies, placed
-// after point a (nil: before the device's first, inside nothing) and
-// followed by the points next, in order: per ping (and then next[0],
-// if any), EXITs before ENTERs, each by fence ID. Each fix's accuracy
-// settles fence edges (fence.Settle, with margin and limit maxAcc); a is
-// hist[j] when it is a committed point, whose state then comes from the
-// fixes before it as the live path settled them; whole says hist[0] is
-// the device's first committed point (none was dropped before it). The
-// result is valid until the next call.
-func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int, a *Point, run []reorder.Held, next []Point) []Change {
+// Of returns the membership changes that the late pings in merged (hist
+// with late pings placed among them: Merge) reveal, each fence's in
+// event order. Each fix's accuracy settles fence edges (fence.Settle,
+// with margin and limit maxAcc). Two memberships are followed from
+// merged[start] on, where they agree: one over every point, and one over
+// the committed points alone, whose changes were published. A fix clear
+// of an edge decides both alike, but one within its margin keeps either's
+// state: a late fix can change the state of every held fix after it, up
+// to the live one. Where the first changes while they agree, they part;
+// a change of the first that brings them together again is new, and so
+// is the one that parted them (unless a published transition did); a
+// published transition that brings them together stands for the change
+// that parted them (its Anchor). Changes still parting them at the last
+// point are Final. start is -1 for before the device's first point
+// (inside nothing), or the index of hist[start], the committed point
+// before the first late ping, whose state comes from the points before
+// it as the live path settled them; whole says hist[0] is the device's
+// first committed point. Each point from merged[start+1] on is marked
+// as settled with the late pings (Point.Settled): a later batch starts
+// from that state, as the live path now does. The result is valid until
+// the next call.
+func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, start int, merged []Point) []Reveal {
 	c.prev = c.prev[:0]
-	if a != nil { // else before the device's first ping: inside nothing
-		c.settledAt(set, search, margin, maxAcc, hist, whole, j, a)
+	if start >= 0 {
+		c.settledAt(set, search, margin, maxAcc, hist, whole, start)
 	}
+	c.old = append(c.old[:0], c.prev...)
+	c.open = c.open[:0]
 	c.list = c.list[:0]
-	for i := range run {
-		r := &run[i]
-		c.eff = fence.Settle(c.eff, search.Contains(set, r.Lat, r.Lon), c.prev, r.Lat, r.Lon, r.Accuracy(), margin, maxAcc)
-		c.diff(c.eff, i)
+	c.late = append(c.late[:0], make([]bool, start+1)...)
+	c.held = append(c.held[:0], make([]uint8, start+1)...)
+	k := start + 1 // the next committed point (merged and hist agree up to start)
+	for i := start + 1; i < len(merged); i++ {
+		pt := &merged[i]
+		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
+		acc := float64(pt.Acc) / 10
+		hits := search.Contains(set, lat, lon)
+		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
+		for _, f := range c.prev {
+			if fence.Find(c.eff, f.ID) == nil {
+				c.change(f, false, i)
+			}
+		}
+		for _, f := range c.eff {
+			if fence.Find(c.prev, f.ID) == nil {
+				c.change(f, true, i)
+			}
+		}
+		c.prev, c.eff = c.eff, c.prev
+		committed := k < len(hist) && hist[k] == *pt
+		c.late = append(c.late, !committed)
+		c.held = append(c.held, uint8(differ(c.prev, hits)+differ(hits, c.prev)))
+		pt.Settled = settledOf(c.held[i])
+		if committed {
+			k++
+			c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+			for _, f := range c.old {
+				if fence.Find(c.oeff, f.ID) == nil {
+					c.published(f, false, i)
+				}
+			}
+			for _, f := range c.oeff {
+				if fence.Find(c.old, f.ID) == nil {
+					c.published(f, true, i)
+				}
+			}
+			c.old, c.oeff = c.oeff, c.old
+		}
 	}
-	if len(next) > 0 {
-		n := &next[0]
-		lat, lon := Degrees(n.Lat), Degrees(n.Lon)
-		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(n.Acc)/10, margin, maxAcc)
-		c.diff(c.eff, len(run))
+	for _, o := range c.open {
+		if o.at >= 0 {
+			c.list = append(c.list, Reveal{Fence: o.f, Enter: o.enter, At: o.at, Anchor: -1, Final: true})
+		}
+	}
+	for _, r := range c.list {
+		if r.Anchor >= 0 {
+			c.stale(set, search, margin, maxAcc, merged, r)
+		}
 	}
 	return c.list
 }
 
-// settledAt sets c.prev to the fences a device was in at a, hist[j],
-// under accuracy hysteresis: a fix near an edge kept the state the fixes
+// stale makes the points from a change r that a published transition
+// stands for, up to that transition's point, replay as published: the
+// late ones clear of r's fence's margin on the side r went to are not
+// kept (Kept), and each is marked as settled with r's fence in its state
+// before r, so that a later batch replays that state up to the published
+// transition. A late one whose change in another fence is published is
+// kept: that fence's replay needs it more (this one's then replays the
+// change where it was, not where it was published).
+func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, merged []Point, r Reveal) {
+	for i := r.At; i < r.Anchor; i++ {
+		pt := &merged[i]
+		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
+		hits := search.Contains(set, lat, lon)
+		// Published, its state in r's fence is the one before r.
+		if (fence.Find(hits, r.Fence.ID) != nil) != r.Enter {
+			c.held[i]--
+		} else {
+			c.held[i]++
+		}
+		pt.Settled = settledOf(c.held[i])
+		if !c.late[i] {
+			continue
+		}
+		c.other = c.other[:0]
+		if !r.Enter {
+			c.other = append(c.other, r.Fence) // inside before it
+		}
+		c.eff = fence.Settle(c.eff, hits, c.other, lat, lon, float64(pt.Acc)/10, margin, maxAcc)
+		if (fence.Find(c.eff, r.Fence.ID) != nil) == r.Enter && !c.publishedAt(i) {
+			pt.Settled = settledDropped
+		}
+	}
+}
+
+// publishedAt reports whether a change at index i is to be published.
+func (c *Changes) publishedAt(i int) bool {
+	for _, r := range c.list {
+		if r.At == i && r.Anchor < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// differ returns how many of the fences a are not in b.
+func differ(a, b []*fence.Fence) int {
+	n := 0
+	for _, f := range a {
+		if fence.Find(b, f.ID) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// settledOf is how a point whose state differs from its position in
+// held fences was settled.
+func settledOf(held uint8) Settled {
+	if held == 0 {
+		return SettledAtPosition
+	}
+	return SettledHeld
+}
+
+// settledDropped marks a point that is not to be kept (Kept).
+const settledDropped Settled = 255
+
+// Kept returns pts without the points that Changes.Of found not to be
+// kept, in pts' memory.
+func Kept(pts []Point) []Point {
+	return slices.DeleteFunc(pts, func(pt Point) bool { return pt.Settled == settledDropped })
+}
+
+// find returns the index of f in c.open, or -1.
+func (c *Changes) find(f *fence.Fence) int {
+	for i := range c.open {
+		if c.open[i].f == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// change takes a change of the membership with late pings at index i.
+func (c *Changes) change(f *fence.Fence, enter bool, i int) {
+	o := c.find(f)
+	if o < 0 {
+		c.open = append(c.open, open{f, enter, i})
+		return
+	}
+	if at := c.open[o].at; at >= 0 {
+		c.list = append(c.list, Reveal{f, !enter, at, -1, false}, Reveal{f, enter, i, -1, false})
+	}
+	c.open = append(c.open[:o], c.open[o+1:]...)
+}
+
+// published takes a transition published at index i.
+func (c *Changes) published(f *fence.Fence, enter bool, i int) {
+	o := c.find(f)
+	if o < 0 {
+		c.open = append(c.open, open{f, enter, -1})
+		return
+	}
+	if at := c.open[o].at; at >= 0 {
+		c.list = append(c.list, Reveal{f, enter, at, i, false})
+	}
+	c.open = append(c.open[:o], c.open[o+1:]...)
+}
+
+// settledAt sets c.prev to the fences a device was in at hist[j], under
+// accuracy hysteresis: a fix near an edge kept the state the fixes
 // before it had set, so they are replayed from the last point whose
 // membership was its position's (one without accuracy, or one the live
 // path settled so), or from before the device's first point (whole:
 // inside nothing, as the live path began), or else from the oldest kept
-// (see seed). A point that is not hist[j] counts at its position alone.
-func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int, a *Point) {
-	if j < 0 || j >= len(hist) || &hist[j] != a {
-		c.prev = append(c.prev[:0], search.Contains(set, Degrees(a.Lat), Degrees(a.Lon))...)
-		return
-	}
+// (see seed).
+func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int) {
 	i := j
 	for i > 0 && hist[i].Acc != 0 && hist[i].Settled != SettledAtPosition {
 		i--
@@ -140,22 +306,6 @@ func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc 
 		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(h.Acc)/10, margin, maxAcc)
 		c.prev, c.eff = c.eff, c.prev
 	}
-}
-
-// diff appends the changes from c.prev to hits at run index i, EXITs
-// first, and makes hits the new c.prev. Both are sorted by fence ID.
-func (c *Changes) diff(hits []*fence.Fence, i int) {
-	for _, f := range c.prev {
-		if fence.Find(hits, f.ID) == nil {
-			c.list = append(c.list, Change{f, false, i})
-		}
-	}
-	for _, f := range hits {
-		if fence.Find(c.prev, f.ID) == nil {
-			c.list = append(c.list, Change{f, true, i})
-		}
-	}
-	c.prev = append(c.prev[:0], hits...)
 }
 
 // Place sorts late pings by event time and says where they fall among

@@ -67,12 +67,3 @@ func PointOf(event, wall int64, lat, lon float64, acc uint16) Point {
 
 // HeldPoint is PointOf a held ping.
 func HeldPoint(h *reorder.Held) Point { return PointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc) }
-
-// RunPoint returns the point at index i of a run of pings followed by
-// the points next.
-func RunPoint(run []reorder.Held, next []Point, i int) Point {
-	if i < len(run) {
-		return HeldPoint(&run[i])
-	}
-	return next[i-len(run)]
-}
