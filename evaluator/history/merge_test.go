@@ -1,0 +1,74 @@
+package history
+
+import (
+	"math"
+	"testing"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
+)
+
+// A square fence whose west edge is at 13.400°E.
+const square = `{"type":"FeatureCollection","features":[
+ {"type":"Feature","id":"sq","geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`
+
+// east returns a point d metres east of the square's west edge, at
+// event ns, with an accuracy of 1 m.
+func east(d float64, event int64) Point {
+	lon := 13.400 + d/(6371008.8*math.Pi/180*math.Cos(52.505*math.Pi/180))
+	return PointOf(event, 0, 52.505, lon, 10)
+}
+
+// late is a late ping at pt.
+func late(pt Point) reorder.Held {
+	return reorder.Held{Event: pt.Event, Lat: Degrees(pt.Lat), Lon: Degrees(pt.Lon), Acc: pt.Acc}
+}
+
+// Fixes 1 m inside ±1 m, within the 2 m margin, kept a device outside. A
+// late fix clear inside among them changes every one after it: its ENTER
+// is the last change, and the live state is to follow it (Final). A
+// committed fix clear inside after them published the ENTER: then it
+// stands for the late one's (Anchor), and the late fix is not kept.
+func TestChangesFollowTheHeldFixesToTheNewest(t *testing.T) {
+	set, err := fence.Parse([]byte(square))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := fence.NewSearcher()
+	var hist []Point
+	for i := range 5 {
+		pt := east(1, int64(i))
+		pt.Settled = SettledHeld // from nothing: outside
+		hist = append(hist, pt)
+	}
+	pings := []reorder.Held{late(east(2.5, 1))} // between hist[1] and hist[2]
+	var c Changes
+	merged := Merge(nil, nil, hist, pings)
+	got := c.Of(set, search, 2, 100, hist, true, 1, merged)
+	if len(got) != 1 || !got[0].Enter || got[0].At != 2 || !got[0].Final || got[0].Anchor != -1 {
+		t.Fatalf("got %+v, want one Final ENTER at 2", got)
+	}
+	for i, pt := range merged[2:] {
+		if pt.Settled != SettledAtPosition {
+			t.Errorf("point %d settled %d, want at its position (inside)", i+2, pt.Settled)
+		}
+	}
+
+	enter := east(2.5, 10)
+	enter.Settled = SettledAtPosition
+	hist = append(hist, enter) // published the ENTER
+	merged = Merge(nil, nil, hist, pings)
+	got = c.Of(set, search, 2, 100, hist, true, 1, merged)
+	if len(got) != 1 || !got[0].Enter || got[0].At != 2 || got[0].Final || got[0].Anchor != 6 {
+		t.Fatalf("got %+v, want one ENTER at 2 that the one at 6 stands for", got)
+	}
+	kept := Kept(merged)
+	if len(kept) != len(hist) {
+		t.Fatalf("kept %d points, want the %d committed ones", len(kept), len(hist))
+	}
+	for i, pt := range kept[2:5] {
+		if pt.Settled != SettledHeld {
+			t.Errorf("point %d settled %d, want held (outside, as published)", i+2, pt.Settled)
+		}
+	}
+}
