@@ -50,14 +50,11 @@ func TestPropertyStepPingsWaitAndComeBackWhole(t *testing.T) {
 			}
 		}
 		whole := append(slices.Clone(b.Pings), kept...)
+		// A total order on what is compared: pings that tie in event
+		// order (Less) may come back in either order.
 		less := func(a, b reorder.Held) int {
-			if a.Less(&b) {
-				return -1
-			}
-			if b.Less(&a) {
-				return 1
-			}
-			return 0
+			return cmp.Or(cmp.Compare(a.Event, b.Event), cmp.Compare(a.Wall, b.Wall),
+				cmp.Compare(a.Arrived, b.Arrived), cmp.Compare(a.Clamp, b.Clamp))
 		}
 		slices.SortFunc(whole, less)
 		want := slices.Clone(pings)
