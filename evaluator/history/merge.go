@@ -99,16 +99,7 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 		acc := float64(pt.Acc) / 10
 		hits := search.Contains(set, lat, lon)
 		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
-		for _, f := range c.prev {
-			if fence.Find(c.eff, f.ID) == nil {
-				c.change(f, false, i)
-			}
-		}
-		for _, f := range c.eff {
-			if fence.Find(c.prev, f.ID) == nil {
-				c.change(f, true, i)
-			}
-		}
+		c.diff(c.prev, c.eff, i, false)
 		c.prev, c.eff = c.eff, c.prev
 		committed := k < len(hist) && hist[k] == *pt
 		c.late = append(c.late, !committed)
@@ -117,16 +108,7 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 		if committed {
 			k++
 			c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
-			for _, f := range c.old {
-				if fence.Find(c.oeff, f.ID) == nil {
-					c.published(f, false, i)
-				}
-			}
-			for _, f := range c.oeff {
-				if fence.Find(c.old, f.ID) == nil {
-					c.published(f, true, i)
-				}
-			}
+			c.diff(c.old, c.oeff, i, true)
 			c.old, c.oeff = c.oeff, c.old
 		}
 	}
@@ -217,6 +199,26 @@ func Kept(pts []Point) []Point {
 }
 
 // find returns the index of f in c.open, or -1.
+// diff notes point i's changes from membership from to to, exits first:
+// in the run over every point (change) or in what was published
+// (published).
+func (c *Changes) diff(from, to []*fence.Fence, i int, published bool) {
+	note := c.change
+	if published {
+		note = c.published
+	}
+	for _, f := range from {
+		if fence.Find(to, f.ID) == nil {
+			note(f, false, i)
+		}
+	}
+	for _, f := range to {
+		if fence.Find(from, f.ID) == nil {
+			note(f, true, i)
+		}
+	}
+}
+
 func (c *Changes) find(f *fence.Fence) int {
 	for i := range c.open {
 		if c.open[i].f == f {
