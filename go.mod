@@ -12,7 +12,7 @@ require (
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/nats-io/jwt/v2 v2.8.3
 	github.com/nats-io/nats-server/v2 v2.15.3
-	github.com/nats-io/nats.go v1.55.0
+	github.com/nats-io/nats.go v1.56.0
 	github.com/nats-io/nkeys v0.4.17
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/tidwall/rtree v1.10.0
@@ -47,7 +47,7 @@ require (
 // (third_party/README.md says which, why, and how to drop one).
 replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server
 
-// nats.go v1.55.0 with the patches in third_party/patches/nats.go applied:
+// nats.go v1.56.0 with the patches in third_party/patches/nats.go applied:
 // an object-store Put whose chunks failed but whose meta was stored left
 // the object (a partition's checkpoint) unreadable (third_party/README.md).
 replace github.com/nats-io/nats.go => ./third_party/nats.go

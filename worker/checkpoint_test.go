@@ -17,9 +17,9 @@ import (
 // TestFailedCheckpointKeepsPrevious: a checkpoint whose store fails
 // part-way (its chunk refused, its meta message accepted) leaves the
 // partition's previous checkpoint in place, and the next owner loads it.
-// nats.go v1.55.0 stored the new meta over chunks it then purged, so the
-// checkpoint could never be read again and the partition never owned
-// (third_party/patches/nats.go/0001).
+// nats.go as released (v1.56.0) stores the new meta over chunks it then
+// purges, so the checkpoint could never be read again and the partition
+// never owned (third_party/patches/nats.go/0001).
 func TestFailedCheckpointKeepsPrevious(t *testing.T) {
 	js, base, logs := onePartition(t)
 	base.DedupWindow = 6 * time.Second // the least Validate allows with these

@@ -12,8 +12,8 @@ import (
 )
 
 // TestObjectPutLeak: 5,000 PutBytes leave no goroutine blocked in
-// nats.go's resetPendingAcksOnReconnect. Unpatched v1.55.0 left about 1 in
-// 1,000 (third_party/patches/nats.go/0002); the worker suite's goleak
+// nats.go's resetPendingAcksOnReconnect. nats.go v1.55.0 left about 1 in
+// 1,000 (fixed in v1.56.0, third_party/README.md); the worker suite's goleak
 // guards it too, with fewer Puts, so this run is behind a flag.
 func TestObjectPutLeak(t *testing.T) {
 	if os.Getenv("EDGEFENCE_NATS_LEAK") != "1" {

@@ -31,13 +31,11 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"reflect"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1606,165 +1604,6 @@ func TestNoPanicOnSrvPoolSizeChanging(t *testing.T) {
 	wg.Wait()
 }
 
-func TestHeaderParser(t *testing.T) {
-	shouldErr := func(hdr string) {
-		t.Helper()
-		if _, err := DecodeHeadersMsg([]byte(hdr)); err == nil {
-			t.Fatalf("Expected an error")
-		}
-	}
-	shouldErr("NATS/1.0")
-	shouldErr("NATS/1.0\r\n")
-	shouldErr("NATS/1.0\r\nk1:v1")
-	shouldErr("NATS/1.0\r\nk1:v1\r\n")
-	shouldErr("NATS/1.0 5\r\n\r\n")
-	shouldErr("NATS/1.0 41\r\n\r\n")
-	shouldErr("NATS/1.0 \r\n\r\n")
-
-	// Check that we can do inline status and descriptions
-	checkStatus := func(hdr string, status int, description string) {
-		t.Helper()
-		hdrs, err := DecodeHeadersMsg([]byte(hdr + "\r\n\r\n"))
-		if err != nil {
-			t.Fatalf("Unexpected error: %v", err)
-		}
-		if code, err := strconv.Atoi(hdrs.Get(statusHdr)); err != nil || code != status {
-			t.Fatalf("Expected status of %d, got %s", status, hdrs.Get(statusHdr))
-		}
-		if len(description) > 0 {
-			if descr := hdrs.Get(descrHdr); err != nil || descr != description {
-				t.Fatalf("Expected description of %q, got %q", description, descr)
-			}
-		}
-	}
-
-	checkStatus("NATS/1.0 503", 503, "")
-	checkStatus("NATS/1.0 503 No Responders", 503, "No Responders")
-	checkStatus("NATS/1.0  404   No Messages", 404, "No Messages")
-}
-
-func TestHeaderMultiLine(t *testing.T) {
-	m := NewMsg("foo")
-	m.Header = Header{
-		"CorrelationID": []string{"123"},
-		"Msg-ID":        []string{"456"},
-		"X-NATS-Keys":   []string{"A", "B", "C"},
-		"X-Test-Keys":   []string{"D", "E", "F"},
-	}
-	// Users can opt-in to canonicalize like http.Header does
-	// by using http.Header#Set or http.Header#Add.
-	http.Header(m.Header).Set("accept-encoding", "json")
-	http.Header(m.Header).Add("AUTHORIZATION", "s3cr3t")
-
-	// Multi Value Header becomes represented as multi-lines in the wire
-	m.Header.Set("X-Test", "First")
-	m.Header.Add("X-Test", "Second")
-	m.Header.Add("X-Test", "Third")
-
-	b, err := m.headerBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	result := string(b)
-
-	// Require the header string to have a known prefix and suffix
-	if !strings.HasPrefix(result, "NATS/1.0\r\n") {
-		t.Fatalf("header prefix not present")
-	}
-	if !strings.HasSuffix(result, "\r\n\r\n") {
-		t.Fatalf("header suffix not present")
-	}
-
-	// Require the header string to contain each of the following rows. Note
-	// that headers can be written in any order.
-	expectedHeaderLines := []string{
-		"Accept-Encoding: json\r\n",
-		"Authorization: s3cr3t\r\n",
-		"CorrelationID: 123\r\n",
-		"Msg-ID: 456\r\n",
-		"X-NATS-Keys: A\r\n",
-		"X-NATS-Keys: B\r\n",
-		"X-NATS-Keys: C\r\n",
-		"X-Test: First\r\n",
-		"X-Test: Second\r\n",
-		"X-Test: Third\r\n",
-		"X-Test-Keys: D\r\n",
-		"X-Test-Keys: E\r\n",
-		"X-Test-Keys: F\r\n",
-	}
-	for _, h := range expectedHeaderLines {
-		if !strings.Contains(result, h) {
-			t.Fatalf("expected header line '%s' to be present", h)
-		}
-	}
-}
-
-func TestHeaderValidKeys(t *testing.T) {
-	const validChars = "!#$%&'*+-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz|~"
-
-	m := NewMsg("foo")
-	m.Header = Header{
-		validChars: []string{"value"},
-	}
-	if _, err := m.headerBytes(); err != nil {
-		t.Fatal(err.Error())
-	}
-}
-
-func TestHeaderInvalidKeys(t *testing.T) {
-	testKeys := []string{
-		"",       // Empty string
-		":",      // Illegal printable ASCII character
-		"\r",     // Non-printable ASCII character
-		"\n",     // Non-printable ASCII character
-		"\t",     // Non-printable ASCII character
-		"\x00",   // Non-printable ASCII character
-		"→",      // Standard Unicode character
-		"\u200b", // Non-printable Unicode character
-	}
-	for _, key := range testKeys {
-		m := NewMsg("foo")
-		m.Header = Header{
-			key: []string{"value"},
-		}
-		if _, err := m.headerBytes(); err == nil {
-			t.Fatalf("expected error for key '%s'", key)
-		}
-	}
-}
-
-func TestHeaderValidValues(t *testing.T) {
-	testValues := []string{
-		"!\"#$%&'()*+,-./0123456789;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",                              // Printable ASCII characters
-		"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1c\x1d\x1e\x1f", // Invisible ASCII characters (except CR/LF)
-		"→",      // Standard Unicode characters
-		"\u200b", // Non-printable Unicode characters
-	}
-	for _, v := range testValues {
-		m := NewMsg(v)
-		m.Header = Header{
-			"key": []string{v},
-		}
-		if _, err := m.headerBytes(); err != nil {
-			t.Fatal(err.Error())
-		}
-	}
-}
-
-func TestHeaderNewlineValue(t *testing.T) {
-	m := NewMsg("foo")
-	m.Header.Set("X-Test", "line1\nline2\rline3")
-
-	b, err := m.headerBytes()
-	if err != nil {
-		t.Fatal(err.Error())
-	}
-	out := string(b)
-	if !strings.Contains(out, "X-Test: line1 line2 line3") {
-		t.Fatalf("expected sanitized 'X-Test: line1 line2 line3', got: %q", out)
-	}
-}
-
 func TestLameDuckMode(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -1857,49 +1696,6 @@ func TestLameDuckMode(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func BenchmarkHeaderDecode(b *testing.B) {
-	benchmarks := []struct {
-		name   string
-		header Header
-	}{
-		{"Small - 25", Header{
-			"Msg-ID": []string{"123"}},
-		},
-		{"Medium - 141", Header{
-			"CorrelationID": []string{"123"},
-			"Msg-ID":        []string{"456"},
-			"X-NATS-Keys":   []string{"A", "B", "C"},
-			"X-Test-Keys":   []string{"D", "E", "F"},
-		}},
-		{"Large - 368", Header{
-			"CorrelationID":     []string{"123"},
-			"Msg-ID":            []string{"456"},
-			"X-NATS-Keys":       []string{"A", "B", "C"},
-			"X-Test-Keys":       []string{"D", "E", "F"},
-			"X-A-Long-Header-1": []string{strings.Repeat("A", 100)},
-			"X-A-Long-Header-2": []string{strings.Repeat("A", 100)},
-		}},
-	}
-	for _, bm := range benchmarks {
-		b.Run(bm.name, func(b *testing.B) {
-			b.ReportAllocs()
-
-			m := NewMsg("foo")
-			m.Header = bm.header
-			hdr, err := m.headerBytes()
-			if err != nil {
-				b.Fatalf("Unexpected error: %v", err)
-			}
-
-			for i := 0; i < b.N; i++ {
-				if _, err := DecodeHeadersMsg(hdr); err != nil {
-					b.Fatalf("Unexpected error: %v", err)
-				}
-			}
-		})
-	}
 }
 
 // mockConn simulates a network connection that can fail and recover
@@ -2123,6 +1919,64 @@ func TestParseServerURLPreservesTLSName(t *testing.T) {
 	}
 }
 
+// TestProcessInfoPropagatesTLSNameFromIPEntry verifies that a server learned
+// through INFO connect_urls while connected through an implicit IP entry
+// inherits that entry's tlsName, so a later reconnect to it still verifies
+// the certificate against the original hostname.
+func TestProcessInfoPropagatesTLSNameFromIPEntry(t *testing.T) {
+	opts := GetDefaultOptions()
+	opts.Url = "tls://nats.example.com:4222"
+	opts.NoRandomize = true
+	nc := &Conn{Opts: opts}
+	if err := nc.setupServerPool(); err != nil {
+		t.Fatalf("Problem setting up Server Pool: %v", err)
+	}
+
+	poolServer := func(hostPort string) *Server {
+		t.Helper()
+		for _, s := range nc.srvPool {
+			if s.URL.Host == hostPort {
+				return s
+			}
+		}
+		t.Fatalf("Server %q not in pool", hostPort)
+		return nil
+	}
+	info := func(urls ...string) string {
+		b, _ := json.Marshal(map[string]any{"connect_urls": urls})
+		return string(b)
+	}
+
+	// Connected through the hostname: IPs learned get its name.
+	if err := nc.processInfo(info("10.0.0.1:4222", "10.0.0.2:4222")); err != nil {
+		t.Fatalf("processInfo: %v", err)
+	}
+	for _, hp := range []string{"10.0.0.1:4222", "10.0.0.2:4222"} {
+		if got := poolServer(hp).tlsName; got != "nats.example.com" {
+			t.Fatalf("tlsName for %s = %q, want %q", hp, got, "nats.example.com")
+		}
+	}
+
+	// Reconnected through an IP entry, then a server comes back on a new IP.
+	nc.current = poolServer("10.0.0.2:4222")
+	if err := nc.processInfo(info("10.0.0.2:4222", "10.0.0.3:4222")); err != nil {
+		t.Fatalf("processInfo: %v", err)
+	}
+	if got := poolServer("10.0.0.3:4222").tlsName; got != "nats.example.com" {
+		t.Fatalf("tlsName for new IP = %q, want %q", got, "nats.example.com")
+	}
+
+	// An IP entry without a tlsName has nothing to pass on.
+	nc.current = poolServer("10.0.0.3:4222")
+	nc.current.tlsName = _EMPTY_
+	if err := nc.processInfo(info("10.0.0.3:4222", "10.0.0.4:4222")); err != nil {
+		t.Fatalf("processInfo: %v", err)
+	}
+	if got := poolServer("10.0.0.4:4222").tlsName; got != _EMPTY_ {
+		t.Fatalf("tlsName for new IP = %q, want empty", got)
+	}
+}
+
 // hostOnlyTLSCert mints a self-signed cert carrying a single "localhost" DNS
 // SAN and deliberately no IP SANs, so verifying it against an IP-form
 // ServerName fails. Returns the server cert and a pool trusting it.
@@ -2154,6 +2008,17 @@ func hostOnlyTLSCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// A WebSocket connection never starts TLS after its INFO: a wss:// one does it
+// before the HTTP upgrade.
+func TestTLSAfterInfoWebSocket(t *testing.T) {
+	nc := &Conn{Opts: GetDefaultOptions(), ws: true}
+	nc.Opts.Secure = true
+	nc.info.TLSRequired = true
+	if nc.tlsAfterInfo() {
+		t.Fatal("tlsAfterInfo is true for a WebSocket connection")
+	}
 }
 
 // TestMakeTLSConnUsesPreservedTLSName covers the consumer side of the tlsName
@@ -2310,4 +2175,107 @@ func TestForceReconnectRestoresBackoff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tls:// URL given through SetServerPool makes the client ask for TLS from
+// every server, as one given at connect does.
+func TestSetServerPoolWithTLSURLAsksForTLS(t *testing.T) {
+	for _, test := range []struct {
+		name   string
+		urls   []string
+		secure bool
+		reason string
+	}{
+		{"tls URL", []string{"nats://localhost:4222", "tls://localhost:4223"}, true, "the URL tls://localhost:4223 asks for TLS"},
+		{"plaintext only", []string{"nats://localhost:4222"}, false, ""},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			nc := &Conn{Opts: GetDefaultOptions()}
+			if err := nc.SetServerPool(test.urls); err != nil {
+				t.Fatalf("SetServerPool: %v", err)
+			}
+			if nc.Opts.Secure != test.secure {
+				t.Fatalf("Secure = %v, expected %v", nc.Opts.Secure, test.secure)
+			}
+			if test.secure && nc.Opts.TLSConfig == nil {
+				t.Fatal("Expected a default TLS configuration")
+			}
+			if nc.tlsReason != test.reason {
+				t.Fatalf("tlsReason = %q, expected %q", nc.tlsReason, test.reason)
+			}
+		})
+	}
+}
+
+// Servers listed over a wss:// connection are dialed with wss://, also when
+// the wss:// URL came from SetServerPool and one of them was learned earlier
+// without TLS.
+func TestSetServerPoolWSSDiscoveredServersUseTLS(t *testing.T) {
+	nc := &Conn{Opts: GetDefaultOptions(), ws: true}
+	if err := nc.SetServerPool([]string{"wss://localhost:8443", "ws://localhost:8080"}); err != nil {
+		t.Fatalf("SetServerPool: %v", err)
+	}
+	server := func(hostPort string) *Server {
+		t.Helper()
+		for _, s := range nc.srvPool {
+			if s.URL.Host == hostPort {
+				return s
+			}
+		}
+		t.Fatalf("Server %q not in pool", hostPort)
+		return nil
+	}
+	info := func(urls ...string) string {
+		b, _ := json.Marshal(map[string]any{"connect_urls": urls})
+		return string(b)
+	}
+
+	nc.current = server("localhost:8080")
+	if err := nc.processInfo(info("localhost:8081")); err != nil {
+		t.Fatalf("processInfo: %v", err)
+	}
+	if got := server("localhost:8081").URL.Scheme; got != wsScheme {
+		t.Fatalf("Listed over ws://: scheme %q, expected %q", got, wsScheme)
+	}
+
+	nc.current = server("localhost:8443")
+	if err := nc.processInfo(info("localhost:8081", "localhost:8082")); err != nil {
+		t.Fatalf("processInfo: %v", err)
+	}
+	for _, hp := range []string{"localhost:8081", "localhost:8082"} {
+		if got := server(hp).URL.Scheme; got != wsSchemeTLS {
+			t.Fatalf("Listed over wss://: %s has scheme %q, expected %q", hp, got, wsSchemeTLS)
+		}
+	}
+}
+
+func TestSetServerPoolTLSURLKeepsState(t *testing.T) {
+	t.Run("refused pool changes nothing", func(t *testing.T) {
+		nc := &Conn{Opts: GetDefaultOptions()}
+		err := nc.SetServerPool([]string{"tls://localhost:4223", "ws://localhost:8080"})
+		if !errors.Is(err, ErrMixingWebsocketSchemes) {
+			t.Fatalf("Expected %v, got %v", ErrMixingWebsocketSchemes, err)
+		}
+		if nc.Opts.Secure || nc.Opts.TLSConfig != nil || nc.tlsReason != _EMPTY_ {
+			t.Fatal("Expected a refused pool to leave TLS off")
+		}
+	})
+	t.Run("user TLS config kept, scheme case ignored, never turned off", func(t *testing.T) {
+		tc := &tls.Config{ServerName: "example"}
+		opts := GetDefaultOptions()
+		opts.TLSConfig = tc
+		nc := &Conn{Opts: opts}
+		if err := nc.SetServerPool([]string{"nats://localhost:4222", "TLS://localhost:4223"}); err != nil {
+			t.Fatalf("SetServerPool: %v", err)
+		}
+		if !nc.Opts.Secure || nc.Opts.TLSConfig != tc {
+			t.Fatalf("Expected TLS with the given configuration, Secure=%v", nc.Opts.Secure)
+		}
+		if err := nc.SetServerPool([]string{"nats://localhost:4222"}); err != nil {
+			t.Fatalf("SetServerPool: %v", err)
+		}
+		if !nc.Opts.Secure {
+			t.Fatal("Expected a pool without a TLS URL to keep TLS")
+		}
+	})
 }

@@ -63,9 +63,11 @@ const (
 
 	// From https://tools.ietf.org/html/rfc6455#section-11.7
 	wsCloseStatusNormalClosure      = 1000
+	wsCloseStatusProtocolError      = 1002
 	wsCloseStatusNoStatusReceived   = 1005
 	wsCloseStatusAbnormalClosure    = 1006
 	wsCloseStatusInvalidPayloadData = 1007
+	wsCloseStatusTLSHandshake       = 1015
 
 	wsScheme    = "ws"
 	wsSchemeTLS = "wss"
@@ -158,7 +160,10 @@ func (d *wsDecompressor) ReadByte() (byte, error) {
 }
 
 func (d *wsDecompressor) addBuf(b []byte) {
-	d.bufs = append(d.bufs, b)
+	// Read and ReadByte rely on no buffer being empty.
+	if len(b) > 0 {
+		d.bufs = append(d.bufs, b)
+	}
 }
 
 func (d *wsDecompressor) decompress() ([]byte, error) {
@@ -275,6 +280,12 @@ func (r *websocketReader) Read(p []byte) (int, error) {
 		case wsTextMessage, wsBinaryMessage:
 			if !r.ff {
 				return 0, errors.New("new message started before final frame for previous message was received")
+			}
+			// Frames are only copied out of the read buffer when
+			// compression was negotiated, so a compressed frame received
+			// without it would corrupt the data of the frames around it.
+			if compressed && !r.compress {
+				return 0, r.protocolError("compressed frame received without negotiated permessage-deflate")
 			}
 			r.ff = final
 			r.fc = compressed
@@ -435,6 +446,9 @@ func (r *websocketReader) handleControlFrame(frameType wsOpCode, buf []byte, pos
 		status := wsCloseStatusNoStatusReceived
 		var body string
 		lp := len(payload)
+		if lp == 1 {
+			return pos, r.protocolError("close frame payload cannot be 1 byte")
+		}
 		// If there is a payload, the status is represented as a 2-byte
 		// unsigned integer (in network byte order). Then, there may be an
 		// optional body.
@@ -442,6 +456,9 @@ func (r *websocketReader) handleControlFrame(frameType wsOpCode, buf []byte, pos
 		if hasStatus {
 			// Decode the status
 			status = int(binary.BigEndian.Uint16(payload[:wsCloseSatusSize]))
+			if !wsIsValidCloseStatus(status) {
+				return pos, r.protocolError(fmt.Sprintf("invalid close status code %v", status))
+			}
 			// Now if there is a body, capture it and make sure this is a valid UTF-8.
 			if hasBody {
 				body = string(payload[wsCloseSatusSize:])
@@ -463,6 +480,30 @@ func (r *websocketReader) handleControlFrame(frameType wsOpCode, buf []byte, pos
 		// Nothing to do..
 	}
 	return pos, nil
+}
+
+// protocolError replies with a close frame carrying status 1002 and the
+// given message, and returns that message as the error that ends the read.
+func (r *websocketReader) protocolError(message string) error {
+	r.nc.wsEnqueueCloseMsg(r.nl, wsCloseStatusProtocolError, message)
+	return errors.New(message)
+}
+
+// wsIsValidCloseStatus reports whether a close status code may be sent by an
+// endpoint. See https://tools.ietf.org/html/rfc6455#section-7.4
+func wsIsValidCloseStatus(code int) bool {
+	switch code {
+	case wsCloseStatusNoStatusReceived, 1004, wsCloseStatusAbnormalClosure, wsCloseStatusTLSHandshake:
+		return false
+	}
+	if code < 1000 || code >= 5000 {
+		return false
+	}
+	// 1016-2999 are currently reserved.
+	if code >= 1016 && code <= 2999 {
+		return false
+	}
+	return true
 }
 
 func (w *websocketWriter) Write(p []byte) (int, error) {
@@ -734,17 +775,21 @@ func (nc *Conn) wsEnqueueCloseMsgLocked(status int, payload string) {
 	if !ok || wr.cmDone {
 		return
 	}
-	statusAndPayloadLen := 2 + len(payload)
+	var statusAndPayloadLen int
+	// 1005 stands for a close frame without status and must not be sent.
+	if status != wsCloseStatusNoStatusReceived {
+		statusAndPayloadLen = 2 + len(payload)
+	}
 	frame := make([]byte, 2+4+statusAndPayloadLen)
 	n, key := wsFillFrameHeader(frame, false, wsCloseMessage, statusAndPayloadLen)
-	// Set the status
-	binary.BigEndian.PutUint16(frame[n:], uint16(status))
-	// If there is a payload, copy
-	if len(payload) > 0 {
+	if statusAndPayloadLen > 0 {
+		// Set the status
+		binary.BigEndian.PutUint16(frame[n:], uint16(status))
+		// If there is a payload, copy
 		copy(frame[n+2:], payload)
+		// Mask status + payload
+		wsMaskBuf(key, frame[n:n+statusAndPayloadLen])
 	}
-	// Mask status + payload
-	wsMaskBuf(key, frame[n:n+statusAndPayloadLen])
 	wr.cm = frame
 	wr.cmDone = true
 	nc.bw.flush()
@@ -769,6 +814,9 @@ func (nc *Conn) wsEnqueueControlMsg(needsLock bool, frameType wsOpCode, payload 
 	fh, key := wsCreateFrameHeader(false, frameType, len(payload))
 	wr.ctrlFrames = append(wr.ctrlFrames, fh)
 	if len(payload) > 0 {
+		// The payload points into the read buffer, which is reused before
+		// the frame is sent if the writer is buffering.
+		payload = bytes.Clone(payload)
 		wsMaskBuf(key, payload)
 		wr.ctrlFrames = append(wr.ctrlFrames, payload)
 	}

@@ -15,8 +15,11 @@ package test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"sync"
@@ -1847,4 +1850,252 @@ func TestSetServerPool(t *testing.T) {
 			}
 		})
 	})
+}
+
+func TestReconnectTLSVerificationError(t *testing.T) {
+	c := newTester(t)
+	inst := c.CreateServer(t, false, managedTLSOpts(t, testservice.TLSServerOnly()))
+	t.Cleanup(func() { inst.Destroy(t) })
+
+	// Trust the test server's CA so the first connection succeeds.
+	trustedRoots := x509.NewCertPool()
+	if !trustedRoots.AppendCertsFromPEM([]byte(inst.TLS.CAPEM)) {
+		t.Fatal("Failed to parse server CA")
+	}
+	var rejectNext atomic.Bool
+	reconnectErrors := make(chan error, 1)
+	reconnected := make(chan struct{}, 1)
+	nc, err := nats.Connect(inst.Servers[0].URL,
+		nats.ClientTLSConfig(nil, func() (*x509.CertPool, error) {
+			// This function supplies trusted CAs for each TLS handshake.
+			// Swap(false) reads the flag and clears it at the same time.
+			// An empty pool makes this handshake reject the server certificate.
+			// The next call trusts the CA again, even if no error callback runs.
+			if rejectNext.Swap(false) {
+				return x509.NewCertPool(), nil
+			}
+			return trustedRoots, nil
+		}),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectJitter(0, 0),
+		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
+			// Check that the callback can safely query the connection status.
+			// Calling it directly while holding the connection's write lock would deadlock.
+			nc.Status()
+			select {
+			case reconnectErrors <- err:
+			default:
+			}
+		}),
+		nats.ReconnectHandler(func(_ *nats.Conn) {
+			select {
+			case reconnected <- struct{}{}:
+			default:
+			}
+		}),
+	)
+	if err != nil {
+		t.Fatalf("Failed to establish trusted TLS connection: %v", err)
+	}
+	t.Cleanup(nc.Close)
+
+	// Disconnect the client while leaving the server running.
+	// Fail the first retry, then allow the next retry to succeed.
+	rejectNext.Store(true)
+	if err := nc.ForceReconnect(); err != nil {
+		t.Fatalf("Failed to force reconnection: %v", err)
+	}
+	select {
+	case <-reconnected:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Connection did not recover after restoring trusted roots")
+	}
+
+	// Callbacks run one at a time, in the order they were queued.
+	// The recovery notification tells us any earlier error callback has finished.
+	select {
+	case err = <-reconnectErrors:
+	default:
+		t.Fatal("No TLS reconnect error callback received")
+	}
+	// The error must identify TLS verification failure caused by an unknown CA.
+	var authorityErr x509.UnknownAuthorityError
+	if !errors.Is(err, nats.ErrTLS) || !errors.As(err, &authorityErr) {
+		t.Fatalf("Expected a TLS certificate verification error for an unknown CA, got %v", err)
+	}
+	// Flush sends PING and waits for PONG to check the connection still works.
+	if err := nc.FlushTimeout(time.Second); err != nil {
+		t.Fatalf("Recovered connection is not usable: %v", err)
+	}
+}
+
+// After SetServerPool with a tls:// URL, a reconnect to a server that does not
+// offer TLS fails before CONNECT.
+func TestSetServerPoolTLSURLNoPlaintextConnect(t *testing.T) {
+	a := newFakeServer(t, func(conn net.Conn) {
+		conn.Write(fakeInfo())
+		serveProto(conn, nil)
+	})
+	connects := make(chan string, 1)
+	redialed := make(chan struct{})
+	var dials atomic.Int32
+	b := newFakeServer(t, func(conn net.Conn) {
+		if dials.Add(1) == 2 {
+			close(redialed)
+		}
+		recordConnects(connects)(conn)
+	})
+	nc, err := nats.Connect("nats://"+a.addr(),
+		nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectJitter(0, 0),
+	)
+	if err != nil {
+		t.Fatalf("Error on connect: %v", err)
+	}
+	defer nc.Close()
+	if err := nc.SetServerPool([]string{"tls://" + b.addr()}); err != nil {
+		t.Fatalf("SetServerPool: %v", err)
+	}
+	if err := nc.ForceReconnect(); err != nil {
+		t.Fatalf("ForceReconnect: %v", err)
+	}
+	// A second dial means the first attempt ended without CONNECT.
+	select {
+	case c := <-connects:
+		t.Fatalf("CONNECT sent in plaintext to %s: %s", b.addr(), c)
+	case <-redialed:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Client did not retry %s", b.addr())
+	}
+}
+
+// The INFO of a failed connection attempt that starts TLS after it is not
+// kept: ReconnectToServer gets the info of the last connected server, and a
+// lame duck flag in it does not reach LameDuckModeHandler.
+func TestFailedAttemptInfoNotKept(t *testing.T) {
+	cfg := fakeTLSConfig(t)
+	for _, test := range []struct {
+		name      string
+		handshake bool
+		plain     bool // no TLS options, and only the failing attempt requires TLS
+	}{
+		{"TLS handshake fails", false, false},
+		{"fails after the TLS handshake", true, false},
+		{"TLS handshake fails, no TLS options", false, true},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			var attempts atomic.Int32
+			srv := newFakeServer(t, func(conn net.Conn) {
+				n := attempts.Add(1)
+				if n == 2 {
+					conn.Write(fakeInfoWith(map[string]any{"server_name": "bad", "ldm": true, "tls_required": true}))
+					if test.handshake {
+						tls.Server(conn, cfg).Handshake()
+					}
+					return
+				}
+				if test.plain {
+					conn.Write(fakeInfoWith(map[string]any{"server_name": "good"}))
+					serveProto(conn, func(line string) {
+						if n == 1 && line == "PING" {
+							conn.Close()
+						}
+					})
+					return
+				}
+				conn.Write(fakeInfoWith(map[string]any{"server_name": "good", "tls_required": true}))
+				tc := tls.Server(conn, cfg)
+				if tc.Handshake() != nil {
+					return
+				}
+				serveProto(tc, func(line string) {
+					if n == 1 && line == "PING" {
+						tc.Close()
+					}
+				})
+			})
+			infos := make(chan string, 8)
+			ldm := make(chan struct{}, 1)
+			reconnected := make(chan struct{}, 1)
+			tlsOpt := nats.RootCAs("./configs/certs/ca.pem")
+			if test.plain {
+				tlsOpt = func(*nats.Options) error { return nil }
+			}
+			nc, err := nats.Connect("nats://"+srv.addr(),
+				tlsOpt,
+				nats.ReconnectWait(10*time.Millisecond),
+				nats.ReconnectJitter(0, 0),
+				nats.ReconnectToServer(func(_ []nats.Server, info nats.ServerInfo) (*nats.Server, time.Duration) {
+					select {
+					case infos <- info.Name:
+					default:
+					}
+					return nil, 0
+				}),
+				nats.LameDuckModeHandler(func(*nats.Conn) {
+					select {
+					case ldm <- struct{}{}:
+					default:
+					}
+				}),
+				nats.ReconnectHandler(func(*nats.Conn) {
+					select {
+					case reconnected <- struct{}{}:
+					default:
+					}
+				}),
+			)
+			if err != nil {
+				t.Fatalf("Error on connect: %v", err)
+			}
+			defer nc.Close()
+			select {
+			case <-reconnected:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Client did not reconnect")
+			}
+			if n := attempts.Load(); n < 3 {
+				t.Fatalf("Expected a failed attempt before the reconnect, got %d attempts", n)
+			}
+			for len(infos) > 0 {
+				if name := <-infos; name != "good" {
+					t.Fatalf("ReconnectToServer got the info of a failed attempt: %q", name)
+				}
+			}
+			select {
+			case <-ldm:
+				t.Fatal("LameDuckModeHandler called for a failed attempt")
+			default:
+			}
+		})
+	}
+}
+
+// A plaintext attempt that fails after its INFO keeps that INFO, so with
+// RetryOnFailedConnect a message with headers can be buffered before the
+// first connection.
+func TestFailedPlaintextAttemptKeepsInfo(t *testing.T) {
+	srv := newFakeServer(t, func(conn net.Conn) {
+		conn.Write(fakeInfo())
+	})
+	nc, err := nats.Connect("nats://"+srv.addr(),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(10*time.Millisecond),
+		nats.ReconnectJitter(0, 0),
+	)
+	if err != nil {
+		t.Fatalf("Error on connect: %v", err)
+	}
+	defer nc.Close()
+	checkFor(t, 2*time.Second, 10*time.Millisecond, func() error {
+		if nc.MaxPayload() == 0 {
+			return errors.New("expected the server info of the failed attempt")
+		}
+		return nil
+	})
+	msg := &nats.Msg{Subject: "foo", Header: nats.Header{"k": []string{"v"}}}
+	if err := nc.PublishMsg(msg); err != nil {
+		t.Fatalf("Error on publish: %v", err)
+	}
 }
