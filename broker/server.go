@@ -16,6 +16,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/broker/mochilog"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/dashboard"
 	"github.com/edgefence/edgefence/evaluator/sharded"
@@ -108,7 +109,7 @@ func Start(cfg Config) (*Server, error) {
 		Capabilities:             caps,
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
 		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
-		Logger:                   slog.New(newQuietHandler(cfg.Log.Handler())).With("component", "mqtt"),
+		Logger:                   slog.New(mochilog.Quiet(cfg.Log.Handler())).With("component", "mqtt"),
 		// The live page subscribes through mochi's inline client.
 		// So do Home Assistant discovery and OwnTracks events publish.
 		InlineClient: (cfg.HTTPAddr != "" || cfg.HomeAssistant != "" || cfg.OwnTracksEvents) && !cfg.EngineOff,
@@ -229,7 +230,7 @@ func (s *Server) registerGauges() {
 func (s *Server) registerMQTTGauges() {
 	// A counter, read from mochi: outbound QoS 1/2 messages it dropped for
 	// a subscriber at --max-inflight unacknowledged ones (it logs those,
-	// see quietHandler, but calls no hook).
+	// see mochilog, but calls no hook).
 	s.set.NewGauge(`edgefence_shed_total{stage="subscriber_inflight"}`, func() float64 {
 		return float64(atomic.LoadInt64(&s.mqtt.Info.InflightDropped))
 	})

@@ -1,4 +1,7 @@
-package broker
+// Package mochilog keeps mochi's per-packet log lines from flooding
+// edgefence's log: what edgefence counts and logs itself is dropped, and
+// what only mochi says is named and let through once a second.
+package mochilog
 
 import (
 	"context"
@@ -27,7 +30,8 @@ type quietHandler struct {
 	ended *atomic.Int64 // Unix second of the last connection-end line
 }
 
-func newQuietHandler(h slog.Handler) quietHandler {
+// Quiet wraps the handler mochi's logger writes to.
+func Quiet(h slog.Handler) slog.Handler {
 	return quietHandler{Handler: h, quota: new(atomic.Int64), ended: new(atomic.Int64)}
 }
 

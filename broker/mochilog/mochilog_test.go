@@ -1,4 +1,4 @@
-package broker
+package mochilog
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // come out once a second, saying what happened.
 func TestQuietHandlerNamesAndLimitsDroppedConnections(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(newQuietHandler(slog.NewTextHandler(&buf, nil))).With("component", "mqtt")
+	log := slog.New(Quiet(slog.NewTextHandler(&buf, nil))).With("component", "mqtt")
 	at := time.Unix(1_800_000_000, 0)
 	for i := range 50 {
 		r := slog.NewRecord(at.Add(time.Duration(i)*10*time.Millisecond), slog.LevelWarn, "", 0)
