@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgefence/edgefence/loadgen/fencegen"
 	"github.com/edgefence/edgefence/loadgen/probe"
+	"github.com/edgefence/edgefence/loadgen/rxstamp"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
@@ -229,7 +230,7 @@ type runner struct {
 	subMsgs, matched, unmatched, retained atomic.Int64
 	latMu                                 sync.Mutex
 	lat                                   []int64
-	stamps                                *stampReader // the subscriber's receive timestamps; nil: stamped at read
+	stamps                                *rxstamp.Reader // the subscriber's receive timestamps; nil: stamped at read
 }
 
 var payloadTail = []byte(`,"acc":8.5}`)
@@ -824,7 +825,7 @@ func (r *runner) subscribe(ctx context.Context) (*subConn, error) {
 		return nil, err
 	}
 	var src io.Reader = cn.c
-	if r.stamps = newStampReader(cn.c, r.start); r.stamps != nil {
+	if r.stamps = rxstamp.New(cn.c, r.start); r.stamps != nil {
 		src = r.stamps
 	}
 	rd := NewReader(src, 64<<10, 1<<20)
@@ -882,8 +883,8 @@ func (r *runner) readSub(c net.Conn, rd *Reader) {
 		}
 		if fh.Type == packets.Publish {
 			now := int64(time.Since(r.start))
-			if r.stamps != nil && r.stamps.at >= 0 && r.stamps.at <= now {
-				now = r.stamps.at // when it reached the socket
+			if r.stamps != nil && r.stamps.At() >= 0 && r.stamps.At() <= now {
+				now = r.stamps.At() // when it reached the socket
 			}
 			p, err := ParsePublish(fh, body)
 			if err != nil {

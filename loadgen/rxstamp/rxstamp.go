@@ -1,4 +1,6 @@
-package loadgen
+// Package rxstamp reads a TCP connection with the kernel's receive
+// timestamp of each read, for the load generator's latency.
+package rxstamp
 
 import (
 	"encoding/binary"
@@ -8,7 +10,7 @@ import (
 	"time"
 )
 
-// stampReader reads the subscriber's connection with recvmsg(2) and keeps
+// Reader reads the subscriber's connection with recvmsg(2) and keeps
 // the kernel's receive timestamp (SO_TIMESTAMPNS) of each read: the
 // instant the broker's bytes reached the subscriber's socket. A transition
 // is received then, not when the load generator's own goroutine gets to
@@ -16,16 +18,16 @@ import (
 // PUBACK readers on the generator's core, and the wait is the generator's,
 // not the broker's. The timestamp is of the last segment a read returns, so
 // a packet is never stamped earlier than it arrived.
-type stampReader struct {
+type Reader struct {
 	rc    syscall.RawConn
 	oob   []byte
 	start time.Time // the runner's clock: instants are ns since start
 	at    int64     // the last read's receive instant; -1: none
 }
 
-// newStampReader turns on receive timestamps on c; it returns nil when the
-// socket will not give them, and the caller stamps at read instead.
-func newStampReader(c net.Conn, start time.Time) *stampReader {
+// New turns on receive timestamps on c; it returns nil when the socket
+// will not give them, and the caller stamps at read instead.
+func New(c net.Conn, start time.Time) *Reader {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return nil
@@ -40,10 +42,12 @@ func newStampReader(c net.Conn, start time.Time) *stampReader {
 	}); err != nil || serr != nil {
 		return nil
 	}
-	return &stampReader{rc: rc, oob: make([]byte, syscall.CmsgSpace(16)), start: start, at: -1}
+	return &Reader{rc: rc, oob: make([]byte, syscall.CmsgSpace(16)), start: start, at: -1}
 }
 
-func (s *stampReader) Read(p []byte) (int, error) {
+// Read reads c with recvmsg(2) and keeps the receive instant of what it
+// returns for At.
+func (s *Reader) Read(p []byte) (int, error) {
 	var n, oobn int
 	var err error
 	rerr := s.rc.Read(func(fd uintptr) bool {
@@ -66,9 +70,13 @@ func (s *stampReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// At returns the last read's receive instant in ns since start, or -1 when
+// it had none.
+func (s *Reader) At() int64 { return s.at }
+
 // stamp returns the receive instant in a read's control messages on the
 // runner's clock, or -1.
-func (s *stampReader) stamp(oob []byte) int64 {
+func (s *Reader) stamp(oob []byte) int64 {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
 		return -1

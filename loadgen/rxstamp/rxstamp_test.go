@@ -1,4 +1,4 @@
-package loadgen
+package rxstamp
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 func TestStampIsArrivalNotRead(t *testing.T) {
 	client, server := mqtttest.TCPPair(t)
 	start := time.Now()
-	s := newStampReader(server, start)
+	s := New(server, start)
 	if s == nil {
 		t.Fatal("no receive timestamps on a loopback TCP socket")
 	}
