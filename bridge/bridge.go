@@ -162,9 +162,6 @@ func (b *Bridge) HTTPAddr() string {
 	return b.http.Addr()
 }
 
-// Engine returns the running engine.
-func (b *Bridge) Engine() *sharded.Engine { return b.engine }
-
 // Queued returns the number of transitions in the outbound queue.
 func (b *Bridge) Queued() int {
 	d, _ := b.queue.Lens()
