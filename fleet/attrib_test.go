@@ -31,15 +31,7 @@ func TestAttributePhantoms(t *testing.T) {
 		t.Skip("diagnostic: set EDGEFENCE_ATTRIB=devices or EDGEFENCE_TRACE=device")
 	}
 	cfg := DefaultConfig()
-	eng := engine.DefaultConfig()
-	set, err := cfg.Fences(300)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := shadow.NewRunner(eng, set, shadow.Strategies([]time.Duration{500 * time.Millisecond}), Start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, set, runner := diagnosticRunner(t, &cfg, shadow.Strategies([]time.Duration{500 * time.Millisecond}))
 	clamp := eng.Clamper()
 	first, last := 0, n
 	if trace >= 0 {
@@ -64,28 +56,13 @@ func TestAttributePhantoms(t *testing.T) {
 		samples := cfg.generate(i, Start, nil, &f)
 		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
 		byArrival(samples)
-		id := fmt.Sprintf("dev-%06d", i)
-		var arrivals []engine.Ping
-		for k := range samples {
-			s := &samples[k]
-			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-			arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
-		}
-		out := runner.Device(arrivals)[0]
+		out := runner.Device(arrivalsOf(clamp, i, samples))[0]
 		var emitted []event
 		var cause []int // sample index of each emitted transition's causing ping, -1 for a timer
 		var hist []bool
 		for k := range out {
 			tr := &out[k]
-			at := int64(tr.Decided.Sub(Start))
-			c := -1
-			if !tr.Timer {
-				ing := int64(tr.Ingest.Sub(Start))
-				j := sort.Search(len(samples), func(j int) bool { return samples[j].arrival >= ing })
-				if j < len(samples) {
-					at, c = samples[j].at, j
-				}
-			}
+			at, c := causeOf(samples, tr)
 			emitted = append(emitted, event{tr.Fence, tr.Type, at})
 			cause = append(cause, c)
 			hist = append(hist, tr.Historic)

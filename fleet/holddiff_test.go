@@ -1,17 +1,13 @@
 package fleet
 
 import (
-	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -27,16 +23,8 @@ func TestHoldDiff(t *testing.T) {
 		t.Skip("diagnostic: set EDGEFENCE_HOLDDIFF=devices")
 	}
 	cfg := DefaultConfig()
-	eng := engine.DefaultConfig()
-	set, err := cfg.Fences(300)
-	if err != nil {
-		t.Fatal(err)
-	}
 	strategies := []shadow.Strategy{shadow.Strategies([]time.Duration{500 * time.Millisecond})[0], {Name: "adaptive", Adaptive: true}}
-	runner, err := shadow.NewRunner(eng, set, strategies, Start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, set, runner := diagnosticRunner(t, &cfg, strategies)
 	clamp := eng.Clamper()
 	var f faults
 	var samples []sample
@@ -56,26 +44,13 @@ func TestHoldDiff(t *testing.T) {
 		samples = cfg.generate(i, Start, samples, &f)
 		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
 		byArrival(samples)
-		id := fmt.Sprintf("dev-%06d", i)
-		var arrivals []engine.Ping
-		for k := range samples {
-			s := &samples[k]
-			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-			arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
-		}
 		var ph [2]int64
-		outs := runner.Device(arrivals)
+		outs := runner.Device(arrivalsOf(clamp, i, samples))
 		for si, out := range outs {
 			var live, past []event
 			for k := range out {
 				tr := &out[k]
-				at := int64(tr.Decided.Sub(Start))
-				if !tr.Timer {
-					ing := int64(tr.Ingest.Sub(Start))
-					if j := sort.Search(len(samples), func(j int) bool { return samples[j].arrival >= ing }); j < len(samples) {
-						at = samples[j].at
-					}
-				}
+				at, _ := causeOf(samples, tr)
 				if tr.Historic {
 					past = append(past, event{tr.Fence, tr.Type, at})
 				} else {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
-	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -33,15 +32,7 @@ func TestAttributeNoise(t *testing.T) {
 	if s := os.Getenv("EDGEFENCE_NOISE_CORR"); s != "" {
 		cfg.GPSNoiseCorr, _ = time.ParseDuration(s)
 	}
-	eng := engine.DefaultConfig()
-	set, err := cfg.Fences(300)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := shadow.NewRunner(eng, set, shadow.Strategies([]time.Duration{500 * time.Millisecond}), Start)
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, set, runner := diagnosticRunner(t, &cfg, shadow.Strategies([]time.Duration{500 * time.Millisecond}))
 	clamp := eng.Clamper()
 	phantom := map[string]int{}
 	missed := map[string]int{}
@@ -51,26 +42,12 @@ func TestAttributeNoise(t *testing.T) {
 		var f faults
 		samples := cfg.generate(i, Start, nil, &f)
 		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
-		id := fmt.Sprintf("dev-%06d", i)
-		var arrivals []engine.Ping
-		for k := range samples {
-			s := &samples[k]
-			pos := payload.Position{Lat: s.rlat, Lon: s.rlon, Acc: s.acc, HasAcc: s.acc > 0, TsNs: s.stamp, HasTs: true}
-			arrivals = append(arrivals, engine.NewPing(clamp, id, &pos, Start.Add(time.Duration(s.arrival))))
-		}
-		out := runner.Device(arrivals)[0]
+		out := runner.Device(arrivalsOf(clamp, i, samples))[0]
 		var emitted []event
 		var cause []int
 		for k := range out {
 			tr := &out[k]
-			at, c := int64(tr.Decided.Sub(Start)), -1
-			if !tr.Timer {
-				ing := int64(tr.Ingest.Sub(Start))
-				j := sort.Search(len(samples), func(j int) bool { return samples[j].arrival >= ing })
-				if j < len(samples) {
-					at, c = samples[j].at, j
-				}
-			}
+			at, c := causeOf(samples, tr)
 			emitted = append(emitted, event{tr.Fence, tr.Type, at})
 			cause = append(cause, c)
 		}
