@@ -2,18 +2,14 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
@@ -29,18 +25,8 @@ func TestBatchKilledInFlight(t *testing.T) {
 		t.Skip("starts a NATS cluster and two worker processes")
 	}
 	const p, devices, rounds = 4, 200, 24
-	nodes := startCluster(t, p)
-	dir := t.TempDir()
-	fencePath := filepath.Join(dir, "fences.geojson")
-	if err := os.WriteFile(fencePath, []byte(testFences), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, err := fence.Parse([]byte(testFences))
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls := nodes[0].url() + "," + nodes[1].url() + "," + nodes[2].url()
-	nc := connect(t, urls)
+	c := startWorkerCluster(t, p, 3*time.Second)
+	nc := connect(t, c.urls)
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -66,19 +52,8 @@ func TestBatchKilledInFlight(t *testing.T) {
 
 	t.Logf("%d pings loaded in %v", rounds*devices, time.Since(start).Round(time.Millisecond))
 
-	var dash dashboard
-	dc := mqttClient(t, "dashboard", nodes[1].mqttAddr())
-	if tok := dc.SubscribeMultiple(map[string]byte{"geofence/#": 1, "edgefence/late/#": 1}, dash.handle); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
-	startWorker := func(name string) *proc {
-		arg, _ := json.Marshal(workerArgs{
-			NATS: urls, MQTT: nodes[0].mqttAddr() + "," + nodes[1].mqttAddr(), Name: name, Fences: fencePath,
-			Partitions: p, Lease: 3 * time.Second, Checkpoint: time.Second,
-		})
-		return startProc(t, name, "worker", string(arg))
-	}
-	w1 := startWorker("w1")
+	dash := c.dashboard()
+	w1 := c.startWorker("w1")
 	// Kill it once it has recorded 150 outputs: well into the
 	// backlog, with batches in flight.
 	recorded := func() uint64 {
@@ -103,7 +78,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 	}
 	w1.kill()
 	killedAt := time.Since(start)
-	w2 := startWorker("w2")
+	w2 := c.startWorker("w2")
 	waitOwned(t, js, p, "w2")
 	waitQuiet(t, js, 5*time.Second)
 	w2.stop(t)
@@ -112,6 +87,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 
 	ckpt := map[int]uint64{}
 	for n := range p {
+		var err error
 		if ckpt[n], err = checkpoint.Seq(ctx, js, n); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +103,7 @@ func TestBatchKilledInFlight(t *testing.T) {
 		if len(perPart[n]) == 0 {
 			t.Fatalf("partition %d: no checkpoint after its messages", n)
 		}
-		want = append(want, reference(t, set, perPart[n]).out...)
+		want = append(want, reference(t, c.set, perPart[n]).out...)
 	}
 	if atKill >= uint64(len(want)) {
 		t.Fatalf("w1 was killed after it recorded everything (%d of %d): the test took over nothing", atKill, len(want))

@@ -214,6 +214,63 @@ mappings = { %s }
 	return nodes
 }
 
+// workerCluster is a test cluster ready for worker processes: its nodes,
+// the URLs a client fails over between, and the fences the workers load.
+type workerCluster struct {
+	t         *testing.T
+	nodes     []*node
+	urls      string
+	fencePath string
+	set       *fence.Set // the workers' fences, for the reference engine
+	p         int
+	lease     time.Duration
+}
+
+// startWorkerCluster starts a cluster of p partitions (startCluster) and
+// writes testFences for its workers, whose leases last lease.
+func startWorkerCluster(t *testing.T, p int, lease time.Duration) *workerCluster {
+	t.Helper()
+	nodes := startCluster(t, p)
+	fencePath := filepath.Join(t.TempDir(), "fences.geojson")
+	if err := os.WriteFile(fencePath, []byte(testFences), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := fence.Parse([]byte(testFences))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &workerCluster{
+		t:         t,
+		nodes:     nodes,
+		urls:      nodes[0].url() + "," + nodes[1].url() + "," + nodes[2].url(),
+		fencePath: fencePath,
+		set:       set,
+		p:         p,
+		lease:     lease,
+	}
+}
+
+// startWorker starts a worker process named name that takes its pings over
+// MQTT from the first two nodes and checkpoints every second.
+func (c *workerCluster) startWorker(name string) *proc {
+	arg, _ := json.Marshal(workerArgs{
+		NATS: c.urls, MQTT: c.nodes[0].mqttAddr() + "," + c.nodes[1].mqttAddr(), Name: name, Fences: c.fencePath,
+		Partitions: c.p, Lease: c.lease, Checkpoint: time.Second,
+	})
+	return startProc(c.t, name, "worker", string(arg))
+}
+
+// dashboard subscribes a dashboard to the transitions and the late
+// reports on the second node.
+func (c *workerCluster) dashboard() *dashboard {
+	dash := &dashboard{}
+	dc := mqttClient(c.t, "dashboard", c.nodes[1].mqttAddr())
+	if tok := dc.SubscribeMultiple(map[string]byte{"geofence/#": 1, "edgefence/late/#": 1}, dash.handle); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		c.t.Fatalf("subscribe: %v", tok.Error())
+	}
+	return dash
+}
+
 func connect(t *testing.T, urls string) *nats.Conn {
 	t.Helper()
 	var nc *nats.Conn
@@ -640,37 +697,17 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	killNode := os.Getenv("EDGEFENCE_CLUSTER_NODE_KILL") == "1"
 	const p = 8
 	lease := 3 * time.Second
-	nodes := startCluster(t, p)
-	dir := t.TempDir()
-	fencePath := filepath.Join(dir, "fences.geojson")
-	if err := os.WriteFile(fencePath, []byte(testFences), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	set, err := fence.Parse([]byte(testFences))
-	if err != nil {
-		t.Fatal(err)
-	}
-	urls := nodes[0].url() + "," + nodes[1].url() + "," + nodes[2].url()
-	startWorker := func(name string) *proc {
-		arg, _ := json.Marshal(workerArgs{
-			NATS: urls, MQTT: nodes[0].mqttAddr() + "," + nodes[1].mqttAddr(), Name: name, Fences: fencePath,
-			Partitions: p, Lease: lease, Checkpoint: time.Second,
-		})
-		return startProc(t, name, "worker", string(arg))
-	}
+	c := startWorkerCluster(t, p, lease)
+	nodes, set := c.nodes, c.set
 	workers := map[string]*proc{}
 	for _, name := range []string{"w1", "w2", "w3"} {
-		workers[name] = startWorker(name)
+		workers[name] = c.startWorker(name)
 	}
-	nc := connect(t, urls)
+	nc := connect(t, c.urls)
 	js, _ := jetstream.New(nc)
 	waitOwned(t, js, p, "w1", "w2", "w3")
 
-	var dash dashboard
-	dc := mqttClient(t, "dashboard", nodes[1].mqttAddr())
-	if tok := dc.SubscribeMultiple(map[string]byte{"geofence/#": 1, "edgefence/late/#": 1}, dash.handle); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
+	dash := c.dashboard()
 	gw, _ := jetstream.New(connect(t, nodes[0].url()))
 	fl := &fleet{devices: devices, held: map[int]fleetPing{}, js: gw, acked: map[string]bool{}}
 	for i := range 4 {
@@ -722,7 +759,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 			}
 		case 11:
 			t.Log("start worker w4")
-			workers["w4"] = startWorker("w4")
+			workers["w4"] = c.startWorker("w4")
 		}
 		time.Sleep(time.Second - time.Since(start))
 	}
