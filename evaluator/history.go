@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -33,15 +34,15 @@ func (p *Processor) lateDue(d *device, now int64) bool {
 }
 
 // commit records a released ping in the device's history (see
-// history.History.Commit), its membership settled as said, and moves
-// what it has committed to the ping.
-func (p *Processor) commit(d *device, pg *engine.Ping, settled history.Settled) {
+// history.History.Commit), its membership eff settled from hits, and
+// moves what it has committed to the ping.
+func (p *Processor) commit(d *device, pg *engine.Ping, hits, eff []*fence.Fence) {
 	d.done = max(d.done, pg.Event)
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
 	pt := history.PointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon, reorder.AccOf(pg.Acc))
-	pt.Settled = settled
+	pt.Record(hits, eff)
 	if d.Commit(pt, int64(p.cfg.History), p.cfg.HistoryPoints) {
 		d.trimmed = true
 	}
@@ -213,11 +214,16 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 // and makes d's live state follow a change that lasts.
 func (p *Processor) reveal(d *device, start int, now int64) {
 	m := p.merged
-	for _, r := range p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m) {
+	rs := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m)
+	for k, r := range rs {
 		at := &m[r.At]
+		until := int64(math.MaxInt64) // the stay's end, if late pings show one
+		if x := history.ExitAfter(rs, k); x >= 0 {
+			until = m[rs[x].At].Event
+		}
 		if r.Anchor >= 0 { // published at the anchor
 			if r.Enter {
-				p.staysFrom(d, r.Fence, at.Event, false, false, &m[r.Anchor], now)
+				p.staysFrom(d, r.Fence, at.Event, until, false, false, &m[r.Anchor], now)
 			}
 			continue
 		}
@@ -238,7 +244,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		case r.Final:
 			d.states.Restore(r.Fence.ID, true, false, 0)
 		case r.Enter:
-			p.staysFrom(d, r.Fence, at.Event, true, dwelled, at, now)
+			p.staysFrom(d, r.Fence, at.Event, until, true, dwelled, at, now)
 		}
 	}
 	p.publishRevealed()
@@ -249,9 +255,10 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 // the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
 // DWELL counts from there, and a fresh stay's has come (dwelled) or not.
 // One that this brings before what d committed is published now, as
-// historic: the pings since confirm it, and the live one would come out
-// of order.
-func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwelled bool, b *history.Point, now int64) {
+// historic, unless the stay ended (until) before it: the pings since
+// confirm it, and the live one would come out of order. It comes no
+// earlier than b, whose ENTER was published.
+func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fresh, dwelled bool, b *history.Point, now int64) {
 	i := d.states.Index(f.ID)
 	if i < 0 || !d.states[i].Inside || d.states[i].Enter > b.Event {
 		return
@@ -261,9 +268,9 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwe
 	if fresh {
 		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done {
+	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done && event+dw < until {
 		st.Dwelled = true
-		p.historic(d, f.ID, engine.Dwell, b, event+dw, now)
+		p.historic(d, f.ID, engine.Dwell, b, max(event+dw, b.Event), now)
 	}
 }
 

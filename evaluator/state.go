@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"slices"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -29,15 +28,12 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
-	settled := history.SettledAtPosition
+	eff := hits
 	if pg.HasAcc && pg.Acc > 0 {
-		eff := p.edges(d, pg, hits)
-		if !slices.Equal(eff, hits) {
-			settled = history.SettledHeld
-		}
-		hits = eff
+		eff = p.edges(d, pg, hits)
 	}
-	p.commit(d, pg, settled)
+	p.commit(d, pg, hits, eff)
+	hits = eff
 	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
 

@@ -2,6 +2,7 @@ package history
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -40,6 +41,17 @@ type Reveal struct {
 	Final bool
 }
 
+// ExitAfter returns the index in rs of the first EXIT after rs[k] in
+// rs[k]'s fence, or -1: where a stay that rs[k] began ends.
+func ExitAfter(rs []Reveal, k int) int {
+	for x := k + 1; x < len(rs); x++ {
+		if rs[x].Fence == rs[k].Fence && !rs[x].Enter && rs[x].At > rs[k].At {
+			return x
+		}
+	}
+	return -1
+}
+
 // open is a fence whose membership, late pings included, differs from
 // the one published: since the change at index at (-1: since a published
 // transition that the late pings do not make).
@@ -57,8 +69,7 @@ type Changes struct {
 	other     []*fence.Fence // seed's
 	open      []open
 	list      []Reveal
-	late      []bool  // per merged point
-	held      []uint8 // per merged point: fences whose state is not its position's
+	late      []bool // per merged point
 }
 
 // Of returns the membership changes that the late pings in merged (hist
@@ -91,7 +102,6 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 	c.open = c.open[:0]
 	c.list = c.list[:0]
 	c.late = append(c.late[:0], make([]bool, start+1)...)
-	c.held = append(c.held[:0], make([]uint8, start+1)...)
 	k := start + 1 // the next committed point (merged and hist agree up to start)
 	for i := start + 1; i < len(merged); i++ {
 		pt := &merged[i]
@@ -103,8 +113,7 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 		c.prev, c.eff = c.eff, c.prev
 		committed := k < len(hist) && hist[k] == *pt
 		c.late = append(c.late, !committed)
-		c.held = append(c.held, uint8(differ(c.prev, hits)+differ(hits, c.prev)))
-		pt.Settled = settledOf(c.held[i])
+		pt.Record(hits, c.prev)
 		if committed {
 			k++
 			c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
@@ -126,35 +135,25 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 }
 
 // stale makes the points from a change r that a published transition
-// stands for, up to that transition's point, replay as published: the
-// late ones clear of r's fence's margin on the side r went to are not
-// kept (Kept), and each is marked as settled with r's fence in its state
-// before r, so that a later batch replays that state up to the published
-// transition. A late one whose change in another fence is published is
-// kept: that fence's replay needs it more (this one's then replays the
-// change where it was, not where it was published).
+// stands for, up to that transition's point, replay as published: each
+// records r's fence in its state before r, so that a later batch starts
+// from that state up to the published transition, and the late ones clear
+// of r's fence's margin on the side r went to are not kept (Kept). A late
+// one whose change in another fence is published is kept, its record
+// trusted as the published state (SettledKept).
 func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, merged []Point, r Reveal) {
 	for i := r.At; i < r.Anchor; i++ {
 		pt := &merged[i]
 		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
-		hits := search.Contains(set, lat, lon)
+		side := (fence.Find(search.Contains(set, lat, lon), r.Fence.ID) != nil) == r.Enter
 		// Published, its state in r's fence is the one before r.
-		if (fence.Find(hits, r.Fence.ID) != nil) != r.Enter {
-			c.held[i]--
-		} else {
-			c.held[i]++
-		}
-		pt.Settled = settledOf(c.held[i])
-		if !c.late[i] {
-			continue
-		}
-		c.other = c.other[:0]
-		if !r.Enter {
-			c.other = append(c.other, r.Fence) // inside before it
-		}
-		c.eff = fence.Settle(c.eff, hits, c.other, lat, lon, float64(pt.Acc)/10, margin, maxAcc)
-		if (fence.Find(c.eff, r.Fence.ID) != nil) == r.Enter && !c.publishedAt(i) {
-			pt.Settled = settledDropped
+		pt.setHeld(r.Fence, side)
+		if c.late[i] && side && !r.Fence.Straddles(lat, lon, float64(pt.Acc)/10, margin, maxAcc) {
+			if c.publishedAt(i) {
+				pt.Settled = SettledKept
+			} else {
+				pt.Settled = settledDropped
+			}
 		}
 	}
 }
@@ -167,26 +166,6 @@ func (c *Changes) publishedAt(i int) bool {
 		}
 	}
 	return false
-}
-
-// differ returns how many of the fences a are not in b.
-func differ(a, b []*fence.Fence) int {
-	n := 0
-	for _, f := range a {
-		if fence.Find(b, f.ID) == nil {
-			n++
-		}
-	}
-	return n
-}
-
-// settledOf is how a point whose state differs from its position in
-// held fences was settled.
-func settledOf(held uint8) Settled {
-	if held == 0 {
-		return SettledAtPosition
-	}
-	return SettledHeld
 }
 
 // settledDropped marks a point that is not to be kept (Kept).
@@ -255,37 +234,68 @@ func (c *Changes) published(f *fence.Fence, enter bool, i int) {
 }
 
 // settledAt sets c.prev to the fences a device was in at hist[j], under
-// accuracy hysteresis: a fix near an edge kept the state the fixes
-// before it had set, so they are replayed from the last point whose
-// membership was its position's (one without accuracy, or one the live
-// path settled so), or from before the device's first point (whole:
-// inside nothing, as the live path began), or else from the oldest kept
-// (see seed).
+// accuracy hysteresis: a point's record of the fences its settling held
+// (Point.Held) gives its state exactly (recorded), else the points before
+// it are replayed from the last one recorded, or from before the
+// device's first point (whole: inside nothing, as the live path began),
+// or else from the oldest kept (see seed).
 func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int) {
 	i := j
-	for i > 0 && hist[i].Acc != 0 && hist[i].Settled != SettledAtPosition {
+	for i >= 0 && !c.recorded(set, search, margin, maxAcc, &hist[i]) {
 		i--
 	}
-	if i == 0 && whole && hist[0].Acc != 0 && hist[0].Settled != SettledAtPosition {
-		c.prev = c.prev[:0]
-		i = -1 // the first point is settled too, from nothing
-	} else {
-		c.seed(set, search, margin, maxAcc, &hist[i])
+	switch {
+	case i < 0 && whole:
+		c.prev = c.prev[:0] // the first point is settled too, from nothing
+	case i < 0:
+		i = 0
+		c.seed(set, search, margin, maxAcc, &hist[0])
 	}
 	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
 }
 
-// seed sets c.prev to the fences a device was in at h, where a replay
-// starts: the fences containing it, unless the live path held its
-// membership against its position (SettledHeld) and the points before it
-// are not kept: then every fence whose edge is within its margin is taken
-// as held, the one case a single such fence makes (a fix near two edges
-// at once is rarer than the margin). A point settled the other way, or
-// one whose settling is not known, counts at its position alone.
+// recorded sets c.prev to the fences a device was in at h as its record
+// says, and reports whether it could: the fences containing it with
+// those it held (Point.Held) turned over. A recorded fence must have its
+// edge within the point's margin (but a kept point's, SettledKept): a
+// fence reload that renumbered them then replays rather than misleads.
+func (c *Changes) recorded(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, h *Point) bool {
+	lat, lon := Degrees(h.Lat), Degrees(h.Lon)
+	if h.Acc != 0 && h.Settled != SettledAtPosition && (h.Settled < SettledHeld || h.Held == [2]uint16{}) {
+		return false
+	}
+	hits := search.Contains(set, lat, lon)
+	c.prev = append(c.prev[:0], hits...)
+	if h.Acc == 0 || h.Settled == SettledAtPosition {
+		return true
+	}
+	for _, r := range h.Held {
+		if r == 0 {
+			continue
+		}
+		f := set.ByRank(int(r) - 1)
+		if f == nil || h.Settled != SettledKept && !f.Straddles(lat, lon, float64(h.Acc)/10, margin, maxAcc) {
+			return false
+		}
+		if k := slices.Index(c.prev, f); k >= 0 {
+			c.prev = slices.Delete(c.prev, k, k+1)
+		} else {
+			k, _ := slices.BinarySearchFunc(c.prev, f.ID, func(g *fence.Fence, id string) int { return strings.Compare(g.ID, id) })
+			c.prev = slices.Insert(c.prev, k, f)
+		}
+	}
+	return true
+}
+
+// seed sets c.prev to the fences a device was in at h, the oldest kept
+// point, whose record does not say (more than two fences held, or kept
+// before points recorded them): the fences containing it, unless the live
+// path held its membership against its position (SettledHeld): then every
+// fence whose edge is within its margin is taken as held.
 func (c *Changes) seed(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, h *Point) {
 	lat, lon := Degrees(h.Lat), Degrees(h.Lon)
 	hits := search.Contains(set, lat, lon)
-	if h.Acc == 0 || h.Settled != SettledHeld {
+	if h.Acc == 0 || h.Settled < SettledHeld {
 		c.prev = append(c.prev[:0], hits...)
 		return
 	}
