@@ -72,3 +72,35 @@ func TestChangesFollowTheHeldFixesToTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// A point records the fences its settling held, up to two, and a replay
+// starts from its state exactly: the fences containing it, its held ones
+// turned over. A recorded fence whose edge is not within the point's
+// margin (a reload renumbered them) is not trusted: the points before it
+// are replayed instead.
+func TestPointRecordsItsHeldFences(t *testing.T) {
+	set, err := fence.Parse([]byte(square))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := fence.NewSearcher()
+	sq := set.ByID("sq")
+	var c Changes
+	held := east(1, 0) // inside by 1 m ±1 m, kept outside
+	held.Record([]*fence.Fence{sq}, nil)
+	if held.Settled != SettledHeld || held.Held != [2]uint16{uint16(sq.Rank() + 1), 0} {
+		t.Fatalf("recorded %d %v, want the square held", held.Settled, held.Held)
+	}
+	if !c.recorded(set, search, 2, 100, &held) || len(c.prev) != 0 {
+		t.Fatalf("state %v, want outside", c.prev)
+	}
+	deep := east(50, 0) // the square does not straddle it: the record is stale
+	deep.Settled, deep.Held = SettledHeld, held.Held
+	if c.recorded(set, search, 2, 100, &deep) {
+		t.Fatal("a record of a fence whose edge is far was trusted")
+	}
+	held.setHeld(sq, false)
+	if held.Settled != SettledAtPosition || held.Held != [2]uint16{} {
+		t.Fatalf("after setHeld(false): %d %v, want at its position", held.Settled, held.Held)
+	}
+}
