@@ -350,6 +350,34 @@ func TestAccuracyHysteresisNoDwellAfterARevealedExit(t *testing.T) {
 	h.want("d zone ENTER +2s", "d zone EXIT +3.029s")
 }
 
+// A late fix whose change in one fence a later live EXIT stands for, and
+// whose changes in two others were published where it was, is kept for
+// their sake, recording the first fence's state there as published (the
+// one before it). Later late fixes around it are judged against that:
+// they reveal the depot's EXIT and ENTER before it and after it, where
+// the device left and came back, and no second EXIT. (Judged from the
+// late fix's own state, the depot's ENTER after it was revealed with an
+// EXIT at the live one again.)
+func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	fixes := []fix{
+		{m(pos{52.505, 13.405}, -5, -5), 0.5, ms(200), ms(200)},  // in the depot: ENTER
+		{out, 0.5, ms(400), ms(6400)},                            // late
+		{m(pos{52.505, 13.415}, -5, -5), 0.5, ms(600), ms(3100)}, // late, in the yard and zone
+		{m(pos{52.500, 13.400}, 1, 1), 0.5, ms(800), ms(6800)},   // late, within the depot's margin
+		{out, 0.5, ms(1000), ms(1000)},                           // EXIT
+	}
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	h.want("d depot ENTER +200ms", "d depot EXIT +1s", "d yard ENTER +600ms", "d zone ENTER +600ms", "d yard EXIT +1s", "d zone EXIT +1s",
+		"d depot EXIT +400ms", "d depot ENTER +800ms")
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {

@@ -108,18 +108,23 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
 		acc := float64(pt.Acc) / 10
 		hits := search.Contains(set, lat, lon)
+		committed := k < len(hist) && hist[k] == *pt
+		c.late = append(c.late, !committed)
 		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
 		c.diff(c.prev, c.eff, i, false)
 		c.prev, c.eff = c.eff, c.prev
-		committed := k < len(hist) && hist[k] == *pt
-		c.late = append(c.late, !committed)
-		pt.Record(hits, c.prev)
 		if committed {
+			// What was published there is its record (a kept late point's
+			// too, whose change in a fence a later transition stands for).
 			k++
-			c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+			var ok bool
+			if c.oeff, ok = recorded(c.oeff, hits, set, margin, maxAcc, pt); !ok {
+				c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+			}
 			c.diff(c.old, c.oeff, i, true)
 			c.old, c.oeff = c.oeff, c.old
 		}
+		pt.Record(hits, c.prev)
 	}
 	for _, o := range c.open {
 		if o.at >= 0 {
@@ -241,8 +246,12 @@ func (c *Changes) published(f *fence.Fence, enter bool, i int) {
 // or else from the oldest kept (see seed).
 func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int) {
 	i := j
-	for i >= 0 && !c.recorded(set, search, margin, maxAcc, &hist[i]) {
-		i--
+	for ; i >= 0; i-- {
+		h := &hist[i]
+		var ok bool
+		if c.prev, ok = recorded(c.prev, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), set, margin, maxAcc, h); ok {
+			break
+		}
 	}
 	switch {
 	case i < 0 && whole:
@@ -254,37 +263,36 @@ func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxA
 	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
 }
 
-// recorded sets c.prev to the fences a device was in at h as its record
-// says, and reports whether it could: the fences containing it with
-// those it held (Point.Held) turned over. A recorded fence must have its
-// edge within the point's margin (but a kept point's, SettledKept): a
-// fence reload that renumbered them then replays rather than misleads.
-func (c *Changes) recorded(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, h *Point) bool {
-	lat, lon := Degrees(h.Lat), Degrees(h.Lon)
-	if h.Acc != 0 && h.Settled != SettledAtPosition && (h.Settled < SettledHeld || h.Held == [2]uint16{}) {
-		return false
-	}
-	hits := search.Contains(set, lat, lon)
-	c.prev = append(c.prev[:0], hits...)
+// recorded returns, in dst's memory, the fences a device was in at h as
+// its record says, given hits, the fences containing h: those with the
+// ones it held (Point.Held) turned over; and whether the record says. A
+// recorded fence must have its edge within the point's margin (but a
+// kept point's, SettledKept): a fence reload that renumbered them then
+// replays rather than misleads.
+func recorded(dst, hits []*fence.Fence, set *fence.Set, margin, maxAcc float64, h *Point) ([]*fence.Fence, bool) {
+	dst = append(dst[:0], hits...)
 	if h.Acc == 0 || h.Settled == SettledAtPosition {
-		return true
+		return dst, true
+	}
+	if h.Settled < SettledHeld || h.Held == [2]uint16{} {
+		return dst, false
 	}
 	for _, r := range h.Held {
 		if r == 0 {
 			continue
 		}
 		f := set.ByRank(int(r) - 1)
-		if f == nil || h.Settled != SettledKept && !f.Straddles(lat, lon, float64(h.Acc)/10, margin, maxAcc) {
-			return false
+		if f == nil || h.Settled != SettledKept && !f.Straddles(Degrees(h.Lat), Degrees(h.Lon), float64(h.Acc)/10, margin, maxAcc) {
+			return dst, false
 		}
-		if k := slices.Index(c.prev, f); k >= 0 {
-			c.prev = slices.Delete(c.prev, k, k+1)
+		if k := slices.Index(dst, f); k >= 0 {
+			dst = slices.Delete(dst, k, k+1)
 		} else {
-			k, _ := slices.BinarySearchFunc(c.prev, f.ID, func(g *fence.Fence, id string) int { return strings.Compare(g.ID, id) })
-			c.prev = slices.Insert(c.prev, k, f)
+			k, _ := slices.BinarySearchFunc(dst, f.ID, func(g *fence.Fence, id string) int { return strings.Compare(g.ID, id) })
+			dst = slices.Insert(dst, k, f)
 		}
 	}
-	return true
+	return dst, true
 }
 
 // seed sets c.prev to the fences a device was in at h, the oldest kept

@@ -85,18 +85,18 @@ func TestPointRecordsItsHeldFences(t *testing.T) {
 	}
 	search := fence.NewSearcher()
 	sq := set.ByID("sq")
-	var c Changes
 	held := east(1, 0) // inside by 1 m ±1 m, kept outside
 	held.Record([]*fence.Fence{sq}, nil)
 	if held.Settled != SettledHeld || held.Held != [2]uint16{uint16(sq.Rank() + 1), 0} {
 		t.Fatalf("recorded %d %v, want the square held", held.Settled, held.Held)
 	}
-	if !c.recorded(set, search, 2, 100, &held) || len(c.prev) != 0 {
-		t.Fatalf("state %v, want outside", c.prev)
+	hits := search.Contains(set, Degrees(held.Lat), Degrees(held.Lon))
+	if state, ok := recorded(nil, hits, set, 2, 100, &held); !ok || len(state) != 0 {
+		t.Fatalf("state %v, want outside", state)
 	}
 	deep := east(50, 0) // the square does not straddle it: the record is stale
 	deep.Settled, deep.Held = SettledHeld, held.Held
-	if c.recorded(set, search, 2, 100, &deep) {
+	if _, ok := recorded(nil, search.Contains(set, Degrees(deep.Lat), Degrees(deep.Lon)), set, 2, 100, &deep); ok {
 		t.Fatal("a record of a fence whose edge is far was trusted")
 	}
 	held.setHeld(sq, false)
