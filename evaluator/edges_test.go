@@ -378,6 +378,62 @@ func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
 		"d depot EXIT +400ms", "d depot ENTER +800ms")
 }
 
+// A device that leaves the zone after its dwell came due, while a late
+// fix stamped before the DWELL waits to be placed, owes the DWELL until
+// it is: here the late fix shows it left and came back, so the stay
+// before the EXIT was too short, and no DWELL comes. (It went out before
+// the EXIT, historic, and then preceded the EXIT the late fix revealed.)
+func TestAccuracyHysteresisDwellOwedUntilLateFixesArePlaced(t *testing.T) {
+	h := newHarness(t, nil)
+	mid := pos{52.505, 13.410} // the zone's middle
+	var fixes []fix
+	for i := 1; i <= 16; i++ {
+		fixes = append(fixes, fix{mid, 1, ms(200 * i), ms(200 * i)})
+	}
+	fixes[1] = fix{westOfDepot(1), 1, ms(400), ms(3000)}              // late: out of the zone
+	fixes = append(fixes, fix{westOfDepot(1), 1, ms(3400), ms(3400)}) // EXIT
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	h.want("d zone ENTER +200ms", "d zone EXIT +3.4s", "d zone EXIT +400ms", "d zone ENTER +600ms")
+}
+
+// Late pings that the clock model takes for a step back are moved after
+// the pings before them and placed live; a DWELL that came due while
+// they waited waits for those stamped before it, and for the late ones
+// still in the batch: here they show the device left the zone before it.
+func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	var fixes []fix
+	for i := 1; i <= 6; i++ {
+		fixes = append(fixes, fix{out, 0.5, ms(200 * i), ms(200 * i)})
+	}
+	fixes = append(fixes,
+		fix{m(pos{52.505, 13.410}, -5, -5), 0.5, ms(1400), ms(1400)},   // in the depot and zone
+		fix{m(pos{52.505, 13.405}, -5, 0), 0.5, ms(1600), ms(1600)},    // on the zone's edge
+		fix{out, 0.5, ms(1800), ms(4300)},                              // late
+		fix{out, 0.5, ms(2000), ms(4500)},                              // late
+		fix{m(pos{52.500, 13.405}, -2.5, -2.5), 2, ms(2200), ms(2200)}, // within both margins
+		fix{m(pos{52.500, 13.405}, -2.5, -2.5), 2, ms(2400), ms(2400)},
+		fix{out, 0.5, ms(2600), ms(5100)}, // late
+		fix{m(pos{52.505, 13.410}, -5, -5), 0.5, ms(4401), ms(4401)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	for _, tr := range h.rec.trans {
+		if tr.Type == engine.Dwell {
+			t.Fatalf("a DWELL: %q", h.rec.lines())
+		}
+	}
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {

@@ -215,12 +215,14 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 func (p *Processor) reveal(d *device, start int, now int64) {
 	m := p.merged
 	rs := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m)
+	for i := range d.states { // an owed DWELL whose stay the late pings end before it is not
+		if st := &d.states[i]; st.Owed && history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st)) {
+			st.Owed = false
+		}
+	}
 	for k, r := range rs {
 		at := &m[r.At]
-		until := int64(math.MaxInt64) // the stay's end, if late pings show one
-		if x := history.ExitAfter(rs, k); x >= 0 {
-			until = m[rs[x].At].Event
-		}
+		until := history.StayEnd(rs, k, m)
 		if r.Anchor >= 0 { // published at the anchor
 			if r.Enter {
 				p.staysFrom(d, r.Fence, at.Event, until, false, false, &m[r.Anchor], now)
@@ -237,6 +239,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		case r.Final && r.Enter:
 			st := presence.State{Fence: r.Fence.ID, Enter: at.Event, Inside: true, Dwelled: dwelled}
 			if i := d.states.Index(r.Fence.ID); i >= 0 {
+				p.payOwed(d, i, now)
 				d.states[i] = st
 			} else {
 				d.states.Insert(st)
@@ -248,6 +251,33 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		}
 	}
 	p.publishRevealed()
+}
+
+// payOwed publishes, as historic, the DWELL owed to d's state i
+// (presence.State.Owed), confirmed by the newest committed ping, unless a
+// late ping still waiting shows the stay ended before it (on a re-ENTER,
+// which cannot wait for them to be placed).
+func (p *Processor) payOwed(d *device, i int, now int64) {
+	st := &d.states[i]
+	if !st.Owed || len(d.Points) == 0 {
+		return
+	}
+	if st.Owed = false; d.Late != nil && d.Late.Left(p.fences().ByID(st.Fence), st.Enter, p.dwellAt(st), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy) {
+		return
+	}
+	st.Dwelled = true
+	p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], p.dwellAt(st), now)
+}
+
+// dwellAt returns the instant of st's DWELL: its fence's dwell after its
+// ENTER (never, for a fence gone or without DWELL).
+func (p *Processor) dwellAt(st *presence.State) int64 {
+	if f := p.fences().ByID(st.Fence); f != nil {
+		if dw, ok := p.dwellOf(f); ok {
+			return st.Enter + dw
+		}
+	}
+	return math.MaxInt64
 }
 
 // staysFrom tells d's state in fence f, inside since before committed
@@ -276,18 +306,19 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fre
 
 // dwellsAfterReconcile publishes, as historic, the DWELLs that came due
 // before what d committed while late pings were waiting (see evaluate):
-// the device stayed inside through them.
+// the device stayed inside through them. One that a ping stamped before
+// it may yet cancel waits for it: a late one still in the batch, or one
+// of p.redo, which are placed next.
 func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
-	set := p.fences()
 	p.dues = p.dues[:0]
+	wait := history.Earliest(p.redo)
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.Inside || st.Dwelled {
-			continue
-		}
-		if f := set.ByID(st.Fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= d.done {
-				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+		if at := p.dwellAt(st); at < wait && !d.LateBefore(at) {
+			if st.Owed {
+				p.payOwed(d, i, now)
+			} else if st.Inside && !st.Dwelled && at <= d.done {
+				p.dues = append(p.dues, presence.Due{I: i, At: at})
 			}
 		}
 	}
@@ -327,16 +358,9 @@ func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point
 	if !ok {
 		return false
 	}
-	enter := pts[0].Event
-	for i := 1; i < len(pts); i++ {
-		pt := &pts[i]
-		if fence.Find(p.search.Contains(p.fences(), history.Degrees(pt.Lat), history.Degrees(pt.Lon)), f.ID) == nil {
-			return false // left before the dwell was reached
-		}
-		if pt.Event >= enter+dw {
-			p.historic(d, f.ID, engine.Dwell, pt, enter+dw, now)
-			return true
-		}
+	if i := history.Stayed(p.fences(), p.search, f, pts, dw); i >= 0 {
+		p.historic(d, f.ID, engine.Dwell, &pts[i], pts[0].Event+dw, now)
+		return true
 	}
 	return false
 }

@@ -56,9 +56,12 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			}
 		} else if f := p.fences().ByID(st.Fence); f != nil && d.holdUs > 0 {
 			// Leaving now: a DWELL that came due at an earlier ping and
-			// waited for late pings goes out before the EXIT, historic.
+			// waited for late pings goes out before the EXIT, historic,
+			// or, while one stamped before it still waits, is owed.
 			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= before {
-				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+				if st.Owed = d.LateBefore(st.Enter + dw); !st.Owed {
+					p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+				}
 			}
 		}
 	}
@@ -85,6 +88,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 		rev := false
 		if i >= 0 {
 			rev = d.states[i].Seq == d.seq-1 // it left on the previous ping
+			p.payOwed(d, i, now)
 			d.states[i] = st
 		} else {
 			d.states.Insert(st)

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -41,15 +42,44 @@ type Reveal struct {
 	Final bool
 }
 
-// ExitAfter returns the index in rs of the first EXIT after rs[k] in
-// rs[k]'s fence, or -1: where a stay that rs[k] began ends.
-func ExitAfter(rs []Reveal, k int) int {
+// StayEnd returns the instant the stay that rs[k] began (or stands for)
+// ends, as the changes rs found in merged show: the first EXIT after it
+// in its fence, or never (math.MaxInt64).
+func StayEnd(rs []Reveal, k int, merged []Point) int64 {
 	for x := k + 1; x < len(rs); x++ {
 		if rs[x].Fence == rs[k].Fence && !rs[x].Enter && rs[x].At > rs[k].At {
-			return x
+			return merged[rs[x].At].Event
+		}
+	}
+	return math.MaxInt64
+}
+
+// Stayed returns the index of the first of pts, from pts[0] (a historic
+// ENTER into f) on, that shows the device inside f for dw, or -1 when one
+// before it is outside f.
+func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point, dw int64) int {
+	for i := 1; i < len(pts); i++ {
+		pt := &pts[i]
+		if fence.Find(search.Contains(set, Degrees(pt.Lat), Degrees(pt.Lon)), f.ID) == nil {
+			return -1 // left before the dwell was reached
+		}
+		if pt.Event >= pts[0].Event+dw {
+			return i
 		}
 	}
 	return -1
+}
+
+// EndedBefore reports whether rs, the changes found in merged, end a stay
+// in the fence id that began at enter before the instant at: an EXIT
+// between them.
+func EndedBefore(rs []Reveal, merged []Point, id string, enter, at int64) bool {
+	for _, r := range rs {
+		if e := merged[r.At].Event; r.Fence.ID == id && !r.Enter && e >= enter && e <= at {
+			return true
+		}
+	}
+	return false
 }
 
 // open is a fence whose membership, late pings included, differs from
