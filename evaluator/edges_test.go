@@ -434,6 +434,34 @@ func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
 	}
 }
 
+// A batch placed at its cap while late pings still come keeps its
+// newest for the next one; a DWELL that the placed pings bring due waits
+// for those too: here one of them shows the device left before it.
+func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5)      // outside every fence
+	edge := m(pos{52.500, 13.405}, -2.5, -2.5) // within the depot's and zone's margins
+	in := m(pos{52.505, 13.410}, -5, -5)       // in the depot and zone
+	var fixes []fix
+	for _, e := range []int{200, 400, 600, 800, 1000, 1400, 1600, 1800, 2001, 2202, 2403, 2604, 2806, 3009, 3214, 3419, 3624, 3830, 4535} {
+		fixes = append(fixes, fix{out, 0.5, ms(e), ms(e)})
+	}
+	// Late ones keep the batch open from 3.7 s to its cap, 12 s later.
+	fixes = append(fixes, fix{out, 0.5, ms(1200), ms(3700)}, fix{out, 0.5, ms(4094), ms(6594)}, fix{out, 0.5, ms(5414), ms(7914)}, fix{out, 0.5, ms(6527), ms(10527)})
+	fixes = append(fixes,
+		fix{in, 0.5, ms(8228), ms(8228)},    // ENTER; the zone's DWELL is due at 11.228 s
+		fix{out, 0.5, ms(10228), ms(12728)}, // late: left before it; kept for the next batch
+		fix{edge, 2, ms(10452), ms(10452)},
+		fix{out, 0.5, ms(11700), ms(15700)}, // late
+		fix{out, 0.5, ms(11900), ms(17900)}, // late
+		fix{edge, 2, ms(12728), ms(12728)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	h.want("d depot ENTER +8.228s", "d zone ENTER +8.228s", "d depot EXIT +10.228s", "d zone EXIT +10.228s")
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {

@@ -285,8 +285,9 @@ func (p *Processor) dwellAt(st *presence.State) int64 {
 // the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
 // DWELL counts from there, and a fresh stay's has come (dwelled) or not.
 // One that this brings before what d committed is published now, as
-// historic, unless the stay ended (until) before it: the pings since
-// confirm it, and the live one would come out of order. It comes no
+// historic, unless the stay ended (until) before it or a ping kept for
+// the next batch may end it: the pings since confirm it, and the live one
+// would come out of order. It comes no
 // earlier than b, whose ENTER was published.
 func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fresh, dwelled bool, b *history.Point, now int64) {
 	i := d.states.Index(f.ID)
@@ -298,7 +299,7 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fre
 	if fresh {
 		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done && event+dw < until {
+	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done && event+dw < min(until, history.Earliest(p.keep)) {
 		st.Dwelled = true
 		p.historic(d, f.ID, engine.Dwell, b, max(event+dw, b.Event), now)
 	}
@@ -352,13 +353,14 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 
 // historicDwell publishes the DWELL of a historic ENTER into f at
 // pts[0], when the points from it show the device inside f for the
-// fence's dwell, and reports whether it did.
+// fence's dwell and no ping kept for the next batch comes before it, and
+// reports whether it did.
 func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point, now int64) bool {
 	dw, ok := p.dwellOf(f)
 	if !ok {
 		return false
 	}
-	if i := history.Stayed(p.fences(), p.search, f, pts, dw); i >= 0 {
+	if i := history.Stayed(p.fences(), p.search, f, pts, dw); i >= 0 && pts[0].Event+dw < history.Earliest(p.keep) {
 		p.historic(d, f.ID, engine.Dwell, &pts[i], pts[0].Event+dw, now)
 		return true
 	}
