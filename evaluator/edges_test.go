@@ -462,6 +462,39 @@ func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
 	h.want("d depot ENTER +8.228s", "d zone ENTER +8.228s", "d depot EXIT +10.228s", "d zone EXIT +10.228s")
 }
 
+// Late pings that the clock model moves after a step back are placed in
+// event order: the one that shows the device left the zone comes before
+// the one inside after it, and no DWELL is decided on the latter while the
+// former is taken for late behind it.
+func TestAccuracyHysteresisMovedPingsPlacedInEventOrder(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	in := m(pos{52.505, 13.410}, -5, -5)  // in the depot and zone
+	var fixes []fix
+	for e := 200; e <= 4400; e += 200 {
+		fixes = append(fixes, fix{out, 0.5, ms(e), ms(e)})
+	}
+	fixes[14] = fix{out, 0.5, ms(3000), ms(5500)} // late
+	fixes = append(fixes,
+		fix{in, 0.5, ms(4601), ms(4601)}, // ENTER
+		fix{out, 0.5, ms(4891), ms(10891)},
+		fix{in, 0.5, ms(6000), ms(8500)},
+		fix{out, 0.5, ms(6200), ms(10200)},
+		fix{out, 0.5, ms(6500), ms(10500)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	for _, tr := range h.rec.trans {
+		if tr.Type == engine.Dwell {
+			t.Fatalf("a DWELL: %q", h.rec.lines())
+		}
+	}
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {

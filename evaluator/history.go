@@ -78,8 +78,11 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	if len(d.Late.Pings) == 0 {
 		p.freeBatch(d)
 	}
-	// A DWELL the moved pings held back is decided first: they come later.
+	// A DWELL the moved pings held back is decided first, unless one comes
+	// before it; they are placed in event order, so that none is taken
+	// for late behind another.
 	p.dwellsAfterReconcile(d, now)
+	slices.SortStableFunc(p.redo, func(a, b reorder.Held) int { return cmp.Compare(a.Event, b.Event) })
 	for i := range p.redo {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
