@@ -286,12 +286,12 @@ func (p *Processor) dwellAt(st *presence.State) int64 {
 // staysFrom tells d's state in fence f, inside since before committed
 // point b, that the stay under way began at event (late pings revealed
 // the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
-// DWELL counts from there, and a fresh stay's has come (dwelled) or not.
-// One that this brings before what d committed is published now, as
-// historic, unless the stay ended (until) before it or a ping kept for
-// the next batch may end it: the pings since confirm it, and the live one
-// would come out of order. It comes no
-// earlier than b, whose ENTER was published.
+// DWELL counts from there, but comes no earlier than b, whose ENTER was
+// published, and a fresh stay's has come (dwelled) or not. One that this
+// brings before what d committed is published now, as historic, unless
+// the stay ended (until) before it or a ping kept for the next batch may
+// end it: the pings since confirm it, and the live one would come out of
+// order.
 func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fresh, dwelled bool, b *history.Point, now int64) {
 	i := d.states.Index(f.ID)
 	if i < 0 || !d.states[i].Inside || d.states[i].Enter > b.Event {
@@ -302,9 +302,11 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fre
 	if fresh {
 		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done && event+dw < min(until, history.Earliest(p.keep)) {
-		st.Dwelled = true
-		p.historic(d, f.ID, engine.Dwell, b, max(event+dw, b.Event), now)
+	if dw, ok := p.dwellOf(f); ok {
+		if st.Enter = max(event, b.Event-dw); !st.Dwelled && st.Enter+dw <= d.done && st.Enter+dw < min(until, history.Earliest(p.keep)) {
+			st.Dwelled = true
+			p.historic(d, f.ID, engine.Dwell, b, st.Enter+dw, now)
+		}
 	}
 }
 
