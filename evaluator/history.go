@@ -219,9 +219,8 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 	m := p.merged
 	rs := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m)
 	for i := range d.states { // an owed DWELL whose stay the late pings end before it is not
-		if st := &d.states[i]; st.Owed && history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st)) {
-			st.Owed = false
-		}
+		st := &d.states[i]
+		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st))
 	}
 	for k, r := range rs {
 		at := &m[r.At]
@@ -262,14 +261,11 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 // which cannot wait for them to be placed).
 func (p *Processor) payOwed(d *device, i int, now int64) {
 	st := &d.states[i]
-	if !st.Owed || len(d.Points) == 0 {
-		return
+	if st.Owed && len(d.Points) > 0 && (d.Late == nil || !d.Late.Left(p.fences().ByID(st.Fence), st.Enter, p.dwellAt(st), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)) {
+		st.Dwelled = true
+		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], p.dwellAt(st), now)
 	}
-	if st.Owed = false; d.Late != nil && d.Late.Left(p.fences().ByID(st.Fence), st.Enter, p.dwellAt(st), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy) {
-		return
-	}
-	st.Dwelled = true
-	p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], p.dwellAt(st), now)
+	st.Owed = false
 }
 
 // dwellAt returns the instant of st's DWELL: its fence's dwell after its
