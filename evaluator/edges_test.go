@@ -589,7 +589,7 @@ func alternates(trans []engine.Transition) string { return alternatesLate(trans,
 // fix arrived that revealed an EXIT before it (stamped no later than the
 // EXIT, which was decided after the DWELL) is left out: no bounded hold
 // can take back what it published before a ping came (docs/fences.md,
-// "Not yet right"). Nothing else is excused.
+// "Accuracy-aware edges"). Nothing else is excused.
 func alternatesLate(trans []engine.Transition, fixes []fix) string {
 	unknowable := func(dw *engine.Transition, all []engine.Transition) bool {
 		for _, e := range all {
@@ -651,8 +651,8 @@ func alternatesLate(trans []engine.Transition, fixes []fix) string {
 // life the device could have lived (alternates): a late fix clear of the
 // edge changes the state of the fixes held after it, up to the live one,
 // and the transitions it reveals neither repeat nor leave out one that
-// was published. (Near where fences' edges meet, a fix held in several at
-// once is not yet: docs/fences.md, "Not yet right".)
+// was published. (Near where fences' edges meet:
+// TestPropertyLateFixesNearSeveralEdgesAlternate.)
 func TestPropertyLateFixesNearAnEdgeAlternate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHarness(t, nil)
@@ -681,8 +681,8 @@ func TestPropertyLateFixesNearAnEdgeAlternate(t *testing.T) {
 // transitions that tell in each fence, in event order, a life the device
 // could have lived (alternatesLate: a DWELL published before a late fix
 // revealed an earlier EXIT is the one exception, a limit of any bounded
-// hold). It still fails within a few hundred to a few thousand draws
-// (docs/fences.md, "Not yet right"), so it runs only with
+// hold). It still fails now and then over many thousand draws, on a
+// historic DWELL (docs/fences.md, "Not yet right"), so it runs only with
 // EDGEFENCE_OPEN_PROPERTIES set.
 func TestPropertyLateFixesNearSeveralEdgesAlternate(t *testing.T) {
 	if os.Getenv("EDGEFENCE_OPEN_PROPERTIES") == "" {
