@@ -301,7 +301,7 @@ func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxA
 // replays rather than misleads.
 func recorded(dst, hits []*fence.Fence, set *fence.Set, margin, maxAcc float64, h *Point) ([]*fence.Fence, bool) {
 	dst = append(dst[:0], hits...)
-	if h.Acc == 0 || h.Settled == SettledAtPosition {
+	if h.Settled == SettledAtPosition || h.Acc == 0 && h.Settled != SettledKept {
 		return dst, true
 	}
 	if h.Settled < SettledHeld || h.Held == [2]uint16{} {

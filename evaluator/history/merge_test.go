@@ -99,6 +99,13 @@ func TestPointRecordsItsHeldFences(t *testing.T) {
 	if _, ok := recorded(nil, search.Contains(set, Degrees(deep.Lat), Degrees(deep.Lon)), set, 2, 100, &deep); ok {
 		t.Fatal("a record of a fence whose edge is far was trusted")
 	}
+	// A late fix without accuracy kept for another fence's sake: its record
+	// is the published state, whatever its position says.
+	kept := east(50, 0)
+	kept.Acc, kept.Settled, kept.Held = 0, SettledKept, held.Held
+	if state, ok := recorded(nil, search.Contains(set, Degrees(kept.Lat), Degrees(kept.Lon)), set, 2, 100, &kept); !ok || len(state) != 0 {
+		t.Fatalf("kept point: state %v (%v), want outside as recorded", state, ok)
+	}
 	held.setHeld(sq, false)
 	if held.Settled != SettledAtPosition || held.Held != [2]uint16{} {
 		t.Fatalf("after setHeld(false): %d %v, want at its position", held.Settled, held.Held)
