@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -282,6 +283,218 @@ func TestAccuracyHysteresisLateFixInsideAStayPublishedLater(t *testing.T) {
 	h.want("d depot ENTER +2.8s")
 }
 
+// corner is the depot's south-east corner, the yard's south-west one, on
+// the zone's south edge: a fix there is within its margin of all three.
+var corner = pos{52.500, 13.410}
+
+// A fix at a corner held in several fences, then the oldest kept, starts
+// a late fix's replay from the state it recorded in each fence, not from
+// the other side of every fence near it: a late fix clear outside the
+// depot among fixes that never entered it reveals no EXIT.
+func TestAccuracyHysteresisHistoryStartsFromAFixHeldInSeveralFences(t *testing.T) {
+	h := newHarness(t, nil)
+	var fixes []fix
+	for i := 1; i <= 20; i++ {
+		f := fix{westOfDepot(1), 1, ms(200 * i), ms(200 * i)} // within the depot's margin: outside
+		switch i {
+		case 4:
+			f.p = corner // held in all three; the oldest kept when the late fix comes
+		case 7:
+			f = fix{westOfDepot(-2.5), 1, ms(200 * i), ms(200*i + 6000)} // late, clear outside
+		}
+		fixes = append(fixes, f)
+	}
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	h.want()
+}
+
+// A late fix clear inside the zone whose ENTER a later live one published
+// starts the stay's dwell where it was: the DWELL that this brings before
+// what was committed comes no earlier than the published ENTER, so as not
+// to precede it.
+func TestAccuracyHysteresisDwellOfAStayPublishedLater(t *testing.T) {
+	h := newHarness(t, nil)
+	mid := pos{52.505, 13.410} // the zone's middle, on the depot's and yard's shared edge
+	h.sendInArrivalOrder("d", []fix{
+		{westOfDepot(1), 1, ms(200), ms(200)},
+		{westOfDepot(1), 1, ms(400), ms(400)},
+		{mid, 1, ms(600), ms(3100)}, // late: inside the zone
+		{corner, 1, ms(800), ms(800)},
+		{corner, 1, ms(1887), ms(1887)},
+		{mid, 1, ms(3601), ms(3601)}, // ENTER, which stands for the late fix's
+	})
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	h.want("d zone ENTER +3.601s", "d zone DWELL +3.601s")
+}
+
+// A stay whose ENTER was published live and whose end late fixes reveal
+// before its dwell came gets no DWELL when they are placed.
+func TestAccuracyHysteresisNoDwellAfterARevealedExit(t *testing.T) {
+	h := newHarness(t, nil)
+	var fixes []fix
+	for i := 1; i <= 8; i++ {
+		fixes = append(fixes, fix{westOfDepot(1), 1, ms(200 * i), ms(200 * i)})
+	}
+	fixes = append(fixes,
+		fix{westOfDepot(1), 1, ms(1800), ms(4300)},      // late
+		fix{pos{52.505, 13.410}, 1, ms(2000), ms(2000)}, // the zone's middle: ENTER
+		fix{westOfDepot(1), 1, ms(3029), ms(5529)},      // late, clear outside the zone: EXIT
+		fix{corner, 1, ms(5000), ms(5000)},              // within the zone's margin: held
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	h.want("d zone ENTER +2s", "d zone EXIT +3.029s")
+}
+
+// A late fix whose change in one fence a later live EXIT stands for, and
+// whose changes in two others were published where it was, is kept for
+// their sake, recording the first fence's state there as published (the
+// one before it). Later late fixes around it are judged against that:
+// they reveal the depot's EXIT and ENTER before it and after it, where
+// the device left and came back, and no second EXIT. (Judged from the
+// late fix's own state, the depot's ENTER after it was revealed with an
+// EXIT at the live one again.)
+func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	fixes := []fix{
+		{m(pos{52.505, 13.405}, -5, -5), 0.5, ms(200), ms(200)},  // in the depot: ENTER
+		{out, 0.5, ms(400), ms(6400)},                            // late
+		{m(pos{52.505, 13.415}, -5, -5), 0.5, ms(600), ms(3100)}, // late, in the yard and zone
+		{m(pos{52.500, 13.400}, 1, 1), 0.5, ms(800), ms(6800)},   // late, within the depot's margin
+		{out, 0.5, ms(1000), ms(1000)},                           // EXIT
+	}
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	h.want("d depot ENTER +200ms", "d depot EXIT +1s", "d yard ENTER +600ms", "d zone ENTER +600ms", "d yard EXIT +1s", "d zone EXIT +1s",
+		"d depot EXIT +400ms", "d depot ENTER +800ms")
+}
+
+// A device that leaves the zone after its dwell came due, while a late
+// fix stamped before the DWELL waits to be placed, owes the DWELL until
+// it is: here the late fix shows it left and came back, so the stay
+// before the EXIT was too short, and no DWELL comes. (It went out before
+// the EXIT, historic, and then preceded the EXIT the late fix revealed.)
+func TestAccuracyHysteresisDwellOwedUntilLateFixesArePlaced(t *testing.T) {
+	h := newHarness(t, nil)
+	mid := pos{52.505, 13.410} // the zone's middle
+	var fixes []fix
+	for i := 1; i <= 16; i++ {
+		fixes = append(fixes, fix{mid, 1, ms(200 * i), ms(200 * i)})
+	}
+	fixes[1] = fix{westOfDepot(1), 1, ms(400), ms(3000)}              // late: out of the zone
+	fixes = append(fixes, fix{westOfDepot(1), 1, ms(3400), ms(3400)}) // EXIT
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	h.want("d zone ENTER +200ms", "d zone EXIT +3.4s", "d zone EXIT +400ms", "d zone ENTER +600ms")
+}
+
+// Late pings that the clock model takes for a step back are moved after
+// the pings before them and placed live; a DWELL that came due while
+// they waited waits for those stamped before it, and for the late ones
+// still in the batch: here they show the device left the zone before it.
+func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	var fixes []fix
+	for i := 1; i <= 6; i++ {
+		fixes = append(fixes, fix{out, 0.5, ms(200 * i), ms(200 * i)})
+	}
+	fixes = append(fixes,
+		fix{m(pos{52.505, 13.410}, -5, -5), 0.5, ms(1400), ms(1400)},   // in the depot and zone
+		fix{m(pos{52.505, 13.405}, -5, 0), 0.5, ms(1600), ms(1600)},    // on the zone's edge
+		fix{out, 0.5, ms(1800), ms(4300)},                              // late
+		fix{out, 0.5, ms(2000), ms(4500)},                              // late
+		fix{m(pos{52.500, 13.405}, -2.5, -2.5), 2, ms(2200), ms(2200)}, // within both margins
+		fix{m(pos{52.500, 13.405}, -2.5, -2.5), 2, ms(2400), ms(2400)},
+		fix{out, 0.5, ms(2600), ms(5100)}, // late
+		fix{m(pos{52.505, 13.410}, -5, -5), 0.5, ms(4401), ms(4401)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	for _, tr := range h.rec.trans {
+		if tr.Type == engine.Dwell {
+			t.Fatalf("a DWELL: %q", h.rec.lines())
+		}
+	}
+}
+
+// A batch placed at its cap while late pings still come keeps its
+// newest for the next one; a DWELL that the placed pings bring due waits
+// for those too: here one of them shows the device left before it.
+func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5)      // outside every fence
+	edge := m(pos{52.500, 13.405}, -2.5, -2.5) // within the depot's and zone's margins
+	in := m(pos{52.505, 13.410}, -5, -5)       // in the depot and zone
+	var fixes []fix
+	for _, e := range []int{200, 400, 600, 800, 1000, 1400, 1600, 1800, 2001, 2202, 2403, 2604, 2806, 3009, 3214, 3419, 3624, 3830, 4535} {
+		fixes = append(fixes, fix{out, 0.5, ms(e), ms(e)})
+	}
+	// Late ones keep the batch open from 3.7 s to its cap, 12 s later.
+	fixes = append(fixes, fix{out, 0.5, ms(1200), ms(3700)}, fix{out, 0.5, ms(4094), ms(6594)}, fix{out, 0.5, ms(5414), ms(7914)}, fix{out, 0.5, ms(6527), ms(10527)})
+	fixes = append(fixes,
+		fix{in, 0.5, ms(8228), ms(8228)},    // ENTER; the zone's DWELL is due at 11.228 s
+		fix{out, 0.5, ms(10228), ms(12728)}, // late: left before it; kept for the next batch
+		fix{edge, 2, ms(10452), ms(10452)},
+		fix{out, 0.5, ms(11700), ms(15700)}, // late
+		fix{out, 0.5, ms(11900), ms(17900)}, // late
+		fix{edge, 2, ms(12728), ms(12728)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	h.want("d depot ENTER +8.228s", "d zone ENTER +8.228s", "d depot EXIT +10.228s", "d zone EXIT +10.228s")
+}
+
+// Late pings that the clock model moves after a step back are placed in
+// event order: the one that shows the device left the zone comes before
+// the one inside after it, and no DWELL is decided on the latter while the
+// former is taken for late behind it.
+func TestAccuracyHysteresisMovedPingsPlacedInEventOrder(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
+	in := m(pos{52.505, 13.410}, -5, -5)  // in the depot and zone
+	var fixes []fix
+	for e := 200; e <= 4400; e += 200 {
+		fixes = append(fixes, fix{out, 0.5, ms(e), ms(e)})
+	}
+	fixes[14] = fix{out, 0.5, ms(3000), ms(5500)} // late
+	fixes = append(fixes,
+		fix{in, 0.5, ms(4601), ms(4601)}, // ENTER
+		fix{out, 0.5, ms(4891), ms(10891)},
+		fix{in, 0.5, ms(6000), ms(8500)},
+		fix{out, 0.5, ms(6200), ms(10200)},
+		fix{out, 0.5, ms(6500), ms(10500)},
+	)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	for _, tr := range h.rec.trans {
+		if tr.Type == engine.Dwell {
+			t.Fatalf("a DWELL: %q", h.rec.lines())
+		}
+	}
+}
+
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
 // hysteresis off for that fence.
 func TestAccuracyCapPerFence(t *testing.T) {
@@ -358,6 +571,9 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 				t.Fatalf("a ping on the edge caused %s (historic %v, at %.7f, %.7f):\n%q", line(&tr), tr.Historic, tr.Lat, tr.Lon, h.rec.lines())
 			}
 		}
+		if err := alternatesLate(h.rec.trans, fixes); err != "" {
+			t.Fatalf("%s:\n%q", err, h.rec.lines())
+		}
 	})
 }
 
@@ -367,7 +583,27 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 // stay. Those of one instant have no order of their own (a step back's
 // pings may share instants with the pings before it): any that fits will
 // do. It returns what is wrong, or "".
-func alternates(trans []engine.Transition) string {
+func alternates(trans []engine.Transition) string { return alternatesLate(trans, nil) }
+
+// alternatesLate is alternates, except that a DWELL decided before a
+// fix arrived that revealed an EXIT before it (stamped no later than the
+// EXIT, which was decided after the DWELL) is left out: no bounded hold
+// can take back what it published before a ping came (docs/fences.md,
+// "Accuracy-aware edges"). Nothing else is excused.
+func alternatesLate(trans []engine.Transition, fixes []fix) string {
+	unknowable := func(dw *engine.Transition, all []engine.Transition) bool {
+		for _, e := range all {
+			if e.Type != engine.Exit || e.Event >= dw.Event || !e.Decided.After(dw.Decided) {
+				continue
+			}
+			for _, f := range fixes {
+				if t0.Add(f.event).UnixNano() <= e.Event && !t0.Add(f.arrive).Before(dw.Decided) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	type key struct{ dev, fence string }
 	by := map[key][]engine.Transition{}
 	for _, tr := range trans {
@@ -376,6 +612,10 @@ func alternates(trans []engine.Transition) string {
 	}
 	for _, ts := range by {
 		slices.SortStableFunc(ts, func(a, b engine.Transition) int { return cmp.Compare(a.Event, b.Event) })
+		all := ts
+		ts = slices.DeleteFunc(slices.Clone(ts), func(tr engine.Transition) bool {
+			return tr.Type == engine.Dwell && unknowable(&tr, all)
+		})
 		inside, dwelled := false, false
 		fits := func(tr *engine.Transition) bool {
 			switch tr.Type {
@@ -411,8 +651,8 @@ func alternates(trans []engine.Transition) string {
 // life the device could have lived (alternates): a late fix clear of the
 // edge changes the state of the fixes held after it, up to the live one,
 // and the transitions it reveals neither repeat nor leave out one that
-// was published. (Near where fences' edges meet, a fix held in several at
-// once is not yet: docs/fences.md, "Not yet right".)
+// was published. (Near where fences' edges meet:
+// TestPropertyLateFixesNearSeveralEdgesAlternate.)
 func TestPropertyLateFixesNearAnEdgeAlternate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		h := newHarness(t, nil)
@@ -430,6 +670,45 @@ func TestPropertyLateFixesNearAnEdgeAlternate(t *testing.T) {
 		h.sendInArrivalOrder("d", fixes)
 		h.at(ev + time.Hour)
 		if err := alternates(h.rec.trans); err != "" {
+			t.Fatalf("%s:\n%q", err, h.rec.lines())
+		}
+	})
+}
+
+// Fixes near the three test fences' edges, where the depot's east edge is
+// the yard's west one inside the zone and their corners meet the zone's
+// edges, within, at and beyond their margins, some seconds late, make
+// transitions that tell in each fence, in event order, a life the device
+// could have lived (alternatesLate: a DWELL published before a late fix
+// revealed an earlier EXIT is the one exception, a limit of any bounded
+// hold). It still fails now and then over many thousand draws, on a
+// historic DWELL (docs/fences.md, "Not yet right"), so it runs only with
+// EDGEFENCE_OPEN_PROPERTIES set.
+func TestPropertyLateFixesNearSeveralEdgesAlternate(t *testing.T) {
+	if os.Getenv("EDGEFENCE_OPEN_PROPERTIES") == "" {
+		t.Skip("not yet right: set EDGEFENCE_OPEN_PROPERTIES to run")
+	}
+	lons := []float64{13.400, 13.405, 13.410, 13.415, 13.420}
+	lats := []float64{52.500, 52.505, 52.510}
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHarness(t, nil)
+		ev := time.Duration(0)
+		var fixes []fix
+		for range rapid.IntRange(1, 40).Draw(t, "pings") {
+			ev += ms(rapid.IntRange(200, 2000).Draw(t, "gap_ms"))
+			arrive := ev + ms(rapid.SampledFrom([]int{0, 0, 100, 300, 2500, 4000, 6000}).Draw(t, "delay_ms"))
+			// On an edge or a corner, or off it by less or more than the
+			// margin of fixes of ±0.5 to ±2 m.
+			p := pos{rapid.SampledFrom(lats).Draw(t, "lat"), rapid.SampledFrom(lons).Draw(t, "lon")}
+			offsets := []float64{-5, -2.5, -1, 0, 1, 2.5, 5}
+			p.lat += rapid.SampledFrom(offsets).Draw(t, "north_m") / 111_195
+			p.lon += rapid.SampledFrom(offsets).Draw(t, "east_m") / mPerDegLon
+			acc := rapid.SampledFrom([]float64{0.5, 1, 2}).Draw(t, "acc")
+			fixes = append(fixes, fix{p, acc, ev, arrive})
+		}
+		h.sendInArrivalOrder("d", fixes)
+		h.at(ev + time.Hour)
+		if err := alternatesLate(h.rec.trans, fixes); err != "" {
 			t.Fatalf("%s:\n%q", err, h.rec.lines())
 		}
 	})

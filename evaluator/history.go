@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -33,15 +34,15 @@ func (p *Processor) lateDue(d *device, now int64) bool {
 }
 
 // commit records a released ping in the device's history (see
-// history.History.Commit), its membership settled as said, and moves
-// what it has committed to the ping.
-func (p *Processor) commit(d *device, pg *engine.Ping, settled history.Settled) {
+// history.History.Commit), its membership eff settled from hits, and
+// moves what it has committed to the ping.
+func (p *Processor) commit(d *device, pg *engine.Ping, hits, eff []*fence.Fence) {
 	d.done = max(d.done, pg.Event)
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
 	pt := history.PointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon, reorder.AccOf(pg.Acc))
-	pt.Settled = settled
+	pt.Record(hits, eff)
 	if d.Commit(pt, int64(p.cfg.History), p.cfg.HistoryPoints) {
 		d.trimmed = true
 	}
@@ -77,8 +78,11 @@ func (p *Processor) undefer(d *device, shift int64, now int64) {
 	if len(d.Late.Pings) == 0 {
 		p.freeBatch(d)
 	}
-	// A DWELL the moved pings held back is decided first: they come later.
+	// A DWELL the moved pings held back is decided first, unless one comes
+	// before it; they are placed in event order, so that none is taken
+	// for late behind another.
 	p.dwellsAfterReconcile(d, now)
+	slices.SortStableFunc(p.redo, func(a, b reorder.Held) int { return cmp.Compare(a.Event, b.Event) })
 	for i := range p.redo {
 		h := &p.redo[i]
 		p.placeLive(d, h, false, now)
@@ -213,11 +217,17 @@ func (p *Processor) lost(d *device, h *reorder.Held) {
 // and makes d's live state follow a change that lasts.
 func (p *Processor) reveal(d *device, start int, now int64) {
 	m := p.merged
-	for _, r := range p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m) {
+	rs := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m)
+	for i := range d.states { // an owed DWELL whose stay the late pings end before it is not
+		st := &d.states[i]
+		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st))
+	}
+	for k, r := range rs {
 		at := &m[r.At]
+		until := history.StayEnd(rs, k, m)
 		if r.Anchor >= 0 { // published at the anchor
 			if r.Enter {
-				p.staysFrom(d, r.Fence, at.Event, false, false, &m[r.Anchor], now)
+				p.staysFrom(d, r.Fence, at.Event, until, false, false, &m[r.Anchor], now)
 			}
 			continue
 		}
@@ -231,6 +241,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		case r.Final && r.Enter:
 			st := presence.State{Fence: r.Fence.ID, Enter: at.Event, Inside: true, Dwelled: dwelled}
 			if i := d.states.Index(r.Fence.ID); i >= 0 {
+				p.payOwed(d, i, now)
 				d.states[i] = st
 			} else {
 				d.states.Insert(st)
@@ -238,20 +249,46 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		case r.Final:
 			d.states.Restore(r.Fence.ID, true, false, 0)
 		case r.Enter:
-			p.staysFrom(d, r.Fence, at.Event, true, dwelled, at, now)
+			p.staysFrom(d, r.Fence, at.Event, until, true, dwelled, at, now)
 		}
 	}
 	p.publishRevealed()
 }
 
+// payOwed publishes, as historic, the DWELL owed to d's state i
+// (presence.State.Owed), confirmed by the newest committed ping, unless a
+// late ping still waiting shows the stay ended before it (on a re-ENTER,
+// which cannot wait for them to be placed).
+func (p *Processor) payOwed(d *device, i int, now int64) {
+	st := &d.states[i]
+	if st.Owed && len(d.Points) > 0 && (d.Late == nil || !d.Late.Left(p.fences().ByID(st.Fence), st.Enter, p.dwellAt(st), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)) {
+		st.Dwelled = true
+		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], p.dwellAt(st), now)
+	}
+	st.Owed = false
+}
+
+// dwellAt returns the instant of st's DWELL: its fence's dwell after its
+// ENTER (never, for a fence gone or without DWELL).
+func (p *Processor) dwellAt(st *presence.State) int64 {
+	if f := p.fences().ByID(st.Fence); f != nil {
+		if dw, ok := p.dwellOf(f); ok {
+			return st.Enter + dw
+		}
+	}
+	return math.MaxInt64
+}
+
 // staysFrom tells d's state in fence f, inside since before committed
 // point b, that the stay under way began at event (late pings revealed
 // the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
-// DWELL counts from there, and a fresh stay's has come (dwelled) or not.
-// One that this brings before what d committed is published now, as
-// historic: the pings since confirm it, and the live one would come out
-// of order.
-func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwelled bool, b *history.Point, now int64) {
+// DWELL counts from there, but comes no earlier than b, whose ENTER was
+// published, and a fresh stay's has come (dwelled) or not. One that this
+// brings before what d committed is published now, as historic, unless
+// the stay ended (until) before it or a ping kept for the next batch may
+// end it: the pings since confirm it, and the live one would come out of
+// order.
+func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fresh, dwelled bool, b *history.Point, now int64) {
 	i := d.states.Index(f.ID)
 	if i < 0 || !d.states[i].Inside || d.states[i].Enter > b.Event {
 		return
@@ -261,26 +298,29 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event int64, fresh, dwe
 	if fresh {
 		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok && !st.Dwelled && event+dw <= d.done {
-		st.Dwelled = true
-		p.historic(d, f.ID, engine.Dwell, b, event+dw, now)
+	if dw, ok := p.dwellOf(f); ok {
+		if st.Enter = max(event, b.Event-dw); !st.Dwelled && st.Enter+dw <= d.done && st.Enter+dw < min(until, history.Earliest(p.keep)) {
+			st.Dwelled = true
+			p.historic(d, f.ID, engine.Dwell, b, st.Enter+dw, now)
+		}
 	}
 }
 
 // dwellsAfterReconcile publishes, as historic, the DWELLs that came due
 // before what d committed while late pings were waiting (see evaluate):
-// the device stayed inside through them.
+// the device stayed inside through them. One that a ping stamped before
+// it may yet cancel waits for it: a late one still in the batch, or one
+// of p.redo, which are placed next.
 func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
-	set := p.fences()
 	p.dues = p.dues[:0]
+	wait := history.Earliest(p.redo)
 	for i := range d.states {
 		st := &d.states[i]
-		if !st.Inside || st.Dwelled {
-			continue
-		}
-		if f := set.ByID(st.Fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= d.done {
-				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+		if at := p.dwellAt(st); at < wait && !d.LateBefore(at) {
+			if st.Owed {
+				p.payOwed(d, i, now)
+			} else if st.Inside && !st.Dwelled && at <= d.done {
+				p.dues = append(p.dues, presence.Due{I: i, At: at})
 			}
 		}
 	}
@@ -314,22 +354,16 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 
 // historicDwell publishes the DWELL of a historic ENTER into f at
 // pts[0], when the points from it show the device inside f for the
-// fence's dwell, and reports whether it did.
+// fence's dwell and no ping kept for the next batch comes before it, and
+// reports whether it did.
 func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point, now int64) bool {
 	dw, ok := p.dwellOf(f)
 	if !ok {
 		return false
 	}
-	enter := pts[0].Event
-	for i := 1; i < len(pts); i++ {
-		pt := &pts[i]
-		if fence.Find(p.search.Contains(p.fences(), history.Degrees(pt.Lat), history.Degrees(pt.Lon)), f.ID) == nil {
-			return false // left before the dwell was reached
-		}
-		if pt.Event >= enter+dw {
-			p.historic(d, f.ID, engine.Dwell, pt, enter+dw, now)
-			return true
-		}
+	if i := history.Stayed(p.fences(), p.search, f, pts, dw); i >= 0 && pts[0].Event+dw < history.Earliest(p.keep) {
+		p.historic(d, f.ID, engine.Dwell, &pts[i], pts[0].Event+dw, now)
+		return true
 	}
 	return false
 }

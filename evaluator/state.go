@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"slices"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -29,15 +28,12 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
-	settled := history.SettledAtPosition
+	eff := hits
 	if pg.HasAcc && pg.Acc > 0 {
-		eff := p.edges(d, pg, hits)
-		if !slices.Equal(eff, hits) {
-			settled = history.SettledHeld
-		}
-		hits = eff
+		eff = p.edges(d, pg, hits)
 	}
-	p.commit(d, pg, settled)
+	p.commit(d, pg, hits, eff)
+	hits = eff
 	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
 
@@ -60,9 +56,12 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			}
 		} else if f := p.fences().ByID(st.Fence); f != nil && d.holdUs > 0 {
 			// Leaving now: a DWELL that came due at an earlier ping and
-			// waited for late pings goes out before the EXIT, historic.
+			// waited for late pings goes out before the EXIT, historic,
+			// or, while one stamped before it still waits, is owed.
 			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= before {
-				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+				if st.Owed = d.LateBefore(st.Enter + dw); !st.Owed {
+					p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+				}
 			}
 		}
 	}
@@ -89,6 +88,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 		rev := false
 		if i >= 0 {
 			rev = d.states[i].Seq == d.seq-1 // it left on the previous ping
+			p.payOwed(d, i, now)
 			d.states[i] = st
 		} else {
 			d.states.Insert(st)

@@ -106,6 +106,10 @@ func (f *Fence) contains(lat, lon float64) bool {
 	return in
 }
 
+// Rank returns f's position in its Set's ID order (Set.ByRank). A
+// reload that adds or removes fences renumbers them.
+func (f *Fence) Rank() int { return f.rank }
+
 // ringContains is W. R. Franklin's pnpoly over a closed flat ring: because the
 // closing position is stored, consecutive pairs cover every edge.
 func ringContains(r []float64, x, y float64) bool {

@@ -30,6 +30,13 @@ func Settle(dst, hits, before []*Fence, lat, lon, acc, margin, limit float64) []
 	return dst
 }
 
+// Straddles reports whether a fix at lat, lon with an accuracy of acc
+// metres lies within margin × acc of f's edge, as Settle judges it (a fix
+// without accuracy, or less accurate than limit or f's own cap, does not).
+func (f *Fence) Straddles(lat, lon, acc, margin, limit float64) bool {
+	return acc > 0 && f.straddles(lat, lon, acc, margin, limit)
+}
+
 // straddles reports whether a fix at lat, lon with an accuracy of acc
 // metres (within the fence's limit) lies within margin × acc of f's edge.
 func (f *Fence) straddles(lat, lon, acc, margin, limit float64) bool {

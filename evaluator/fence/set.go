@@ -145,6 +145,15 @@ func (s *Set) Fences() []*Fence {
 	return s.fences
 }
 
+// ByRank returns the fence at position rank in ID order (Fence.Rank), or
+// nil when there is none.
+func (s *Set) ByRank(rank int) *Fence {
+	if s == nil || rank < 0 || rank >= len(s.fences) {
+		return nil
+	}
+	return s.fences[rank]
+}
+
 // ByID returns the fence with the given id, or nil when absent.
 func (s *Set) ByID(id string) *Fence {
 	if s == nil {

@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -133,6 +134,16 @@ func (h *History) LateBefore(event int64) bool {
 	return false
 }
 
+// Earliest returns the earliest event among pings, or math.MaxInt64 for
+// none.
+func Earliest(pings []reorder.Held) int64 {
+	e := int64(math.MaxInt64)
+	for i := range pings {
+		e = min(e, pings[i].Event)
+	}
+	return e
+}
+
 // ParkedSpeed is the speed, in m/s, under which a device counts as
 // parked: walking pace is 1.4.
 const ParkedSpeed = 1.0
@@ -168,6 +179,19 @@ func (b *Batch) Add(h *reorder.Held, now int64) {
 	}
 	b.Pings = append(b.Pings, *h)
 	b.Last = now
+}
+
+// Left reports whether one of b's pings stamped in [from, to) is clear
+// outside f: outside it and not within margin × its accuracy of its edge
+// (fence.Settle). A nil f has none.
+func (b *Batch) Left(f *fence.Fence, from, to int64, margin, maxAcc float64) bool {
+	for i := range b.Pings {
+		if h := &b.Pings[i]; f != nil && h.Event >= from && h.Event < to && !f.Contains(h.Lat, h.Lon) &&
+			!f.Straddles(h.Lat, h.Lon, float64(h.Acc)/10, margin, maxAcc) {
+			return true
+		}
+	}
+	return false
 }
 
 // Due reports whether b is to be reconciled at now: no late ping came

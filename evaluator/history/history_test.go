@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/edgefence/edgefence/evaluator/reorder"
 	"pgregory.net/rapid"
@@ -78,4 +79,12 @@ func TestPropertyHistoryPointKeepsTheRoundedPosition(t *testing.T) {
 			t.Fatalf("lat %v rounded to %v: %g° off", lat, qlat, d)
 		}
 	})
+}
+
+// A point keeps the fences its settling held in what was padding: the
+// history's memory per device stays as it was.
+func TestPointSize(t *testing.T) {
+	if n := unsafe.Sizeof(Point{}); n != 32 {
+		t.Fatalf("a Point is %d bytes, want 32", n)
+	}
 }

@@ -1,7 +1,9 @@
 package history
 
 import (
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -40,6 +42,46 @@ type Reveal struct {
 	Final bool
 }
 
+// StayEnd returns the instant the stay that rs[k] began (or stands for)
+// ends, as the changes rs found in merged show: the first EXIT after it
+// in its fence, or never (math.MaxInt64).
+func StayEnd(rs []Reveal, k int, merged []Point) int64 {
+	for x := k + 1; x < len(rs); x++ {
+		if rs[x].Fence == rs[k].Fence && !rs[x].Enter && rs[x].At > rs[k].At {
+			return merged[rs[x].At].Event
+		}
+	}
+	return math.MaxInt64
+}
+
+// Stayed returns the index of the first of pts, from pts[0] (a historic
+// ENTER into f) on, that shows the device inside f for dw, or -1 when one
+// before it is outside f.
+func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point, dw int64) int {
+	for i := 1; i < len(pts); i++ {
+		pt := &pts[i]
+		if fence.Find(search.Contains(set, Degrees(pt.Lat), Degrees(pt.Lon)), f.ID) == nil {
+			return -1 // left before the dwell was reached
+		}
+		if pt.Event >= pts[0].Event+dw {
+			return i
+		}
+	}
+	return -1
+}
+
+// EndedBefore reports whether rs, the changes found in merged, end a stay
+// in the fence id that began at enter before the instant at: an EXIT
+// between them.
+func EndedBefore(rs []Reveal, merged []Point, id string, enter, at int64) bool {
+	for _, r := range rs {
+		if e := merged[r.At].Event; r.Fence.ID == id && !r.Enter && e >= enter && e <= at {
+			return true
+		}
+	}
+	return false
+}
+
 // open is a fence whose membership, late pings included, differs from
 // the one published: since the change at index at (-1: since a published
 // transition that the late pings do not make).
@@ -57,8 +99,7 @@ type Changes struct {
 	other     []*fence.Fence // seed's
 	open      []open
 	list      []Reveal
-	late      []bool  // per merged point
-	held      []uint8 // per merged point: fences whose state is not its position's
+	late      []bool // per merged point
 }
 
 // Of returns the membership changes that the late pings in merged (hist
@@ -91,26 +132,29 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 	c.open = c.open[:0]
 	c.list = c.list[:0]
 	c.late = append(c.late[:0], make([]bool, start+1)...)
-	c.held = append(c.held[:0], make([]uint8, start+1)...)
 	k := start + 1 // the next committed point (merged and hist agree up to start)
 	for i := start + 1; i < len(merged); i++ {
 		pt := &merged[i]
 		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
 		acc := float64(pt.Acc) / 10
 		hits := search.Contains(set, lat, lon)
+		committed := k < len(hist) && hist[k] == *pt
+		c.late = append(c.late, !committed)
 		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
 		c.diff(c.prev, c.eff, i, false)
 		c.prev, c.eff = c.eff, c.prev
-		committed := k < len(hist) && hist[k] == *pt
-		c.late = append(c.late, !committed)
-		c.held = append(c.held, uint8(differ(c.prev, hits)+differ(hits, c.prev)))
-		pt.Settled = settledOf(c.held[i])
 		if committed {
+			// What was published there is its record (a kept late point's
+			// too, whose change in a fence a later transition stands for).
 			k++
-			c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+			var ok bool
+			if c.oeff, ok = recorded(c.oeff, hits, set, margin, maxAcc, pt); !ok {
+				c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+			}
 			c.diff(c.old, c.oeff, i, true)
 			c.old, c.oeff = c.oeff, c.old
 		}
+		pt.Record(hits, c.prev)
 	}
 	for _, o := range c.open {
 		if o.at >= 0 {
@@ -126,35 +170,25 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 }
 
 // stale makes the points from a change r that a published transition
-// stands for, up to that transition's point, replay as published: the
-// late ones clear of r's fence's margin on the side r went to are not
-// kept (Kept), and each is marked as settled with r's fence in its state
-// before r, so that a later batch replays that state up to the published
-// transition. A late one whose change in another fence is published is
-// kept: that fence's replay needs it more (this one's then replays the
-// change where it was, not where it was published).
+// stands for, up to that transition's point, replay as published: each
+// records r's fence in its state before r, so that a later batch starts
+// from that state up to the published transition, and the late ones clear
+// of r's fence's margin on the side r went to are not kept (Kept). A late
+// one whose change in another fence is published is kept, its record
+// trusted as the published state (SettledKept).
 func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, merged []Point, r Reveal) {
 	for i := r.At; i < r.Anchor; i++ {
 		pt := &merged[i]
 		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
-		hits := search.Contains(set, lat, lon)
+		side := (fence.Find(search.Contains(set, lat, lon), r.Fence.ID) != nil) == r.Enter
 		// Published, its state in r's fence is the one before r.
-		if (fence.Find(hits, r.Fence.ID) != nil) != r.Enter {
-			c.held[i]--
-		} else {
-			c.held[i]++
-		}
-		pt.Settled = settledOf(c.held[i])
-		if !c.late[i] {
-			continue
-		}
-		c.other = c.other[:0]
-		if !r.Enter {
-			c.other = append(c.other, r.Fence) // inside before it
-		}
-		c.eff = fence.Settle(c.eff, hits, c.other, lat, lon, float64(pt.Acc)/10, margin, maxAcc)
-		if (fence.Find(c.eff, r.Fence.ID) != nil) == r.Enter && !c.publishedAt(i) {
-			pt.Settled = settledDropped
+		pt.setHeld(r.Fence, side)
+		if c.late[i] && side && !r.Fence.Straddles(lat, lon, float64(pt.Acc)/10, margin, maxAcc) {
+			if c.publishedAt(i) {
+				pt.Settled = SettledKept
+			} else {
+				pt.Settled = settledDropped
+			}
 		}
 	}
 }
@@ -167,26 +201,6 @@ func (c *Changes) publishedAt(i int) bool {
 		}
 	}
 	return false
-}
-
-// differ returns how many of the fences a are not in b.
-func differ(a, b []*fence.Fence) int {
-	n := 0
-	for _, f := range a {
-		if fence.Find(b, f.ID) == nil {
-			n++
-		}
-	}
-	return n
-}
-
-// settledOf is how a point whose state differs from its position in
-// held fences was settled.
-func settledOf(held uint8) Settled {
-	if held == 0 {
-		return SettledAtPosition
-	}
-	return SettledHeld
 }
 
 // settledDropped marks a point that is not to be kept (Kept).
@@ -255,37 +269,71 @@ func (c *Changes) published(f *fence.Fence, enter bool, i int) {
 }
 
 // settledAt sets c.prev to the fences a device was in at hist[j], under
-// accuracy hysteresis: a fix near an edge kept the state the fixes
-// before it had set, so they are replayed from the last point whose
-// membership was its position's (one without accuracy, or one the live
-// path settled so), or from before the device's first point (whole:
-// inside nothing, as the live path began), or else from the oldest kept
-// (see seed).
+// accuracy hysteresis: a point's record of the fences its settling held
+// (Point.Held) gives its state exactly (recorded), else the points before
+// it are replayed from the last one recorded, or from before the
+// device's first point (whole: inside nothing, as the live path began),
+// or else from the oldest kept (see seed).
 func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, hist []Point, whole bool, j int) {
 	i := j
-	for i > 0 && hist[i].Acc != 0 && hist[i].Settled != SettledAtPosition {
-		i--
+	for ; i >= 0; i-- {
+		h := &hist[i]
+		var ok bool
+		if c.prev, ok = recorded(c.prev, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), set, margin, maxAcc, h); ok {
+			break
+		}
 	}
-	if i == 0 && whole && hist[0].Acc != 0 && hist[0].Settled != SettledAtPosition {
-		c.prev = c.prev[:0]
-		i = -1 // the first point is settled too, from nothing
-	} else {
-		c.seed(set, search, margin, maxAcc, &hist[i])
+	switch {
+	case i < 0 && whole:
+		c.prev = c.prev[:0] // the first point is settled too, from nothing
+	case i < 0:
+		i = 0
+		c.seed(set, search, margin, maxAcc, &hist[0])
 	}
 	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
 }
 
-// seed sets c.prev to the fences a device was in at h, where a replay
-// starts: the fences containing it, unless the live path held its
-// membership against its position (SettledHeld) and the points before it
-// are not kept: then every fence whose edge is within its margin is taken
-// as held, the one case a single such fence makes (a fix near two edges
-// at once is rarer than the margin). A point settled the other way, or
-// one whose settling is not known, counts at its position alone.
+// recorded returns, in dst's memory, the fences a device was in at h as
+// its record says, given hits, the fences containing h: those with the
+// ones it held (Point.Held) turned over; and whether the record says. A
+// recorded fence must have its edge within the point's margin (but a
+// kept point's, SettledKept): a fence reload that renumbered them then
+// replays rather than misleads.
+func recorded(dst, hits []*fence.Fence, set *fence.Set, margin, maxAcc float64, h *Point) ([]*fence.Fence, bool) {
+	dst = append(dst[:0], hits...)
+	if h.Settled == SettledAtPosition || h.Acc == 0 && h.Settled != SettledKept {
+		return dst, true
+	}
+	if h.Settled < SettledHeld || h.Held == [2]uint16{} {
+		return dst, false
+	}
+	for _, r := range h.Held {
+		if r == 0 {
+			continue
+		}
+		f := set.ByRank(int(r) - 1)
+		if f == nil || h.Settled != SettledKept && !f.Straddles(Degrees(h.Lat), Degrees(h.Lon), float64(h.Acc)/10, margin, maxAcc) {
+			return dst, false
+		}
+		if k := slices.Index(dst, f); k >= 0 {
+			dst = slices.Delete(dst, k, k+1)
+		} else {
+			k, _ := slices.BinarySearchFunc(dst, f.ID, func(g *fence.Fence, id string) int { return strings.Compare(g.ID, id) })
+			dst = slices.Insert(dst, k, f)
+		}
+	}
+	return dst, true
+}
+
+// seed sets c.prev to the fences a device was in at h, the oldest kept
+// point, whose record does not say (more than two fences held, or kept
+// before points recorded them): the fences containing it, unless the live
+// path held its membership against its position (SettledHeld): then every
+// fence whose edge is within its margin is taken as held.
 func (c *Changes) seed(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, h *Point) {
 	lat, lon := Degrees(h.Lat), Degrees(h.Lon)
 	hits := search.Contains(set, lat, lon)
-	if h.Acc == 0 || h.Settled != SettledHeld {
+	if h.Acc == 0 || h.Settled < SettledHeld {
 		c.prev = append(c.prev[:0], hits...)
 		return
 	}

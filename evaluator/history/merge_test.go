@@ -72,3 +72,42 @@ func TestChangesFollowTheHeldFixesToTheNewest(t *testing.T) {
 		}
 	}
 }
+
+// A point records the fences its settling held, up to two, and a replay
+// starts from its state exactly: the fences containing it, its held ones
+// turned over. A recorded fence whose edge is not within the point's
+// margin (a reload renumbered them) is not trusted: the points before it
+// are replayed instead.
+func TestPointRecordsItsHeldFences(t *testing.T) {
+	set, err := fence.Parse([]byte(square))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := fence.NewSearcher()
+	sq := set.ByID("sq")
+	held := east(1, 0) // inside by 1 m ±1 m, kept outside
+	held.Record([]*fence.Fence{sq}, nil)
+	if held.Settled != SettledHeld || held.Held != [2]uint16{uint16(sq.Rank() + 1), 0} {
+		t.Fatalf("recorded %d %v, want the square held", held.Settled, held.Held)
+	}
+	hits := search.Contains(set, Degrees(held.Lat), Degrees(held.Lon))
+	if state, ok := recorded(nil, hits, set, 2, 100, &held); !ok || len(state) != 0 {
+		t.Fatalf("state %v, want outside", state)
+	}
+	deep := east(50, 0) // the square does not straddle it: the record is stale
+	deep.Settled, deep.Held = SettledHeld, held.Held
+	if _, ok := recorded(nil, search.Contains(set, Degrees(deep.Lat), Degrees(deep.Lon)), set, 2, 100, &deep); ok {
+		t.Fatal("a record of a fence whose edge is far was trusted")
+	}
+	// A late fix without accuracy kept for another fence's sake: its record
+	// is the published state, whatever its position says.
+	kept := east(50, 0)
+	kept.Acc, kept.Settled, kept.Held = 0, SettledKept, held.Held
+	if state, ok := recorded(nil, search.Contains(set, Degrees(kept.Lat), Degrees(kept.Lon)), set, 2, 100, &kept); !ok || len(state) != 0 {
+		t.Fatalf("kept point: state %v (%v), want outside as recorded", state, ok)
+	}
+	held.setHeld(sq, false)
+	if held.Settled != SettledAtPosition || held.Held != [2]uint16{} {
+		t.Fatalf("after setHeld(false): %d %v, want at its position", held.Settled, held.Held)
+	}
+}

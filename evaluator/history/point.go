@@ -10,6 +10,7 @@ package history
 import (
 	"math"
 
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -25,6 +26,11 @@ type Point struct {
 	Lat, Lon int32   // degrees × Scale
 	Acc      uint16  // the fix's accuracy, decimetres (reorder.Held.Acc)
 	Settled  Settled // how the live path settled its membership
+	// Held are the fences (fence.Fence.Rank + 1; 0 is none) whose state
+	// the point's settling held against its position, when Settled says
+	// held: none recorded means more than two, or not known. They fit in
+	// what was padding.
+	Held [2]uint16
 }
 
 // Settled is how the live path settled a committed point's fence
@@ -41,9 +47,69 @@ const (
 	// containing it: a replay may start there.
 	SettledAtPosition
 	// SettledHeld is a point whose membership an edge within its margin
-	// kept against its position.
+	// kept against its position: in the fences Held.
 	SettledHeld
+	// SettledKept is a late point clear of a fence's edge whose change
+	// there a transition published later stands for, kept for another
+	// fence's change: its Held fences are the published state, trusted
+	// without an edge within the margin.
+	SettledKept
 )
+
+// Record notes how pt's membership eff was settled from hits, the fences
+// containing it (both sorted by ID).
+func (pt *Point) Record(hits, eff []*fence.Fence) {
+	pt.Settled, pt.Held = SettledAtPosition, [2]uint16{}
+	for _, f := range hits {
+		if fence.Find(eff, f.ID) == nil {
+			pt.hold(f)
+		}
+	}
+	for _, f := range eff {
+		if fence.Find(hits, f.ID) == nil {
+			pt.hold(f)
+		}
+	}
+}
+
+// hold adds f to pt's held fences; beyond two, none is recorded.
+func (pt *Point) hold(f *fence.Fence) {
+	full := pt.Settled != SettledAtPosition && pt.Held == [2]uint16{}
+	pt.Settled = max(pt.Settled, SettledHeld)
+	r := f.Rank() + 1
+	switch {
+	case full || r > math.MaxUint16:
+		pt.Held = [2]uint16{}
+	case pt.Held[0] == 0 || pt.Held[0] == uint16(r):
+		pt.Held[0] = uint16(r)
+	case pt.Held[1] == 0 || pt.Held[1] == uint16(r):
+		pt.Held[1] = uint16(r)
+	default:
+		pt.Held = [2]uint16{}
+	}
+}
+
+// setHeld records whether pt's state in f is held against its position,
+// keeping the other fences' as they were.
+func (pt *Point) setHeld(f *fence.Fence, held bool) {
+	if held {
+		pt.hold(f)
+		return
+	}
+	if pt.Settled < SettledHeld || pt.Held == [2]uint16{} {
+		return // at its position already, or not known
+	}
+	r := uint16(f.Rank() + 1)
+	switch r {
+	case pt.Held[0]:
+		pt.Held = [2]uint16{pt.Held[1], 0}
+	case pt.Held[1]:
+		pt.Held[1] = 0
+	}
+	if pt.Held == [2]uint16{} {
+		pt.Settled = SettledAtPosition
+	}
+}
 
 // Scale is how many steps a degree of a kept position has: 1e-7° is
 // 1.1 cm or less, far below a GPS fix's error, and ±180° fits an int32.

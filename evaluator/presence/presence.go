@@ -17,6 +17,10 @@ type State struct {
 	// Timer is set while a deadline for its DWELL is queued in the
 	// engine's DWELL timers (in the record's padding).
 	Timer bool
+	// Owed is set on a stay left while a late ping stamped before its
+	// DWELL's instant waited: the DWELL is decided once the late pings
+	// are placed (they may show the device left before it).
+	Owed bool
 }
 
 // States is a device's states, sorted by fence ID.
@@ -73,7 +77,7 @@ func (s States) Same(hits []*fence.Fence) bool {
 func (s *States) Prune(seq uint32) {
 	k := 0
 	for _, st := range *s {
-		if st.Inside || st.Seq == seq {
+		if st.Inside || st.Seq == seq || st.Owed {
 			(*s)[k] = st
 			k++
 		}
