@@ -400,6 +400,46 @@ func TestAccuracyHysteresisDwellOwedUntilLateFixesArePlaced(t *testing.T) {
 	h.want("d zone ENTER +200ms", "d zone EXIT +3.4s", "d zone EXIT +400ms", "d zone ENTER +600ms")
 }
 
+// A DWELL owed (the device left while a late ping stamped before it
+// waited) is not paid when the device comes back before the late pings
+// are placed: they may yet be moved, here by a step back that two of them
+// agree on, into the stay, and show that it ended before the DWELL.
+func TestAccuracyHysteresisOwedDwellWaitsPastAReEnter(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5)   // outside every fence
+	edge := m(pos{52.505, 13.410}, -5, 0)   // in the depot and zone, on the yard's edge
+	held := m(pos{52.500, 13.410}, -2.5, 0) // within its margin (±2 m) of the depot's and zone's edges
+	var fixes []fix
+	for i := 1; i <= 14; i++ {
+		fixes = append(fixes, fix{out, 0.5, ms(200 * i), ms(200 * i)})
+	}
+	fixes[11].arrive = ms(8400) // 6 s late
+	fixes = append(fixes,
+		fix{edge, 0.5, ms(3038), ms(3038)}, // ENTER
+		fix{held, 2, ms(3312), ms(3312)},
+		fix{held, 2, ms(4260), ms(10260)},
+		fix{out, 0.5, ms(6260), ms(8760)}, // 2.5 s late
+		fix{held, 2, ms(7901), ms(7901)},
+		fix{held, 2, ms(8101), ms(8101)},
+		fix{edge, 0.5, ms(8501), ms(8501)},
+		fix{out, 0.5, ms(8701), ms(8701)},    // EXIT: the zone's DWELL (+6.038 s) is owed
+		fix{edge, 0.5, ms(10701), ms(10701)}, // back before the late pings are placed
+	)
+	for e := 8901; e <= 11901; e += 200 {
+		if e != 10701 {
+			fixes = append(fixes, fix{out, 0.5, ms(e), ms(e)})
+		}
+	}
+	fixes[len(fixes)-1].arrive = ms(14401) // with the one at 10.501 s, 2.5 s late: a step back
+	fixes[len(fixes)-7].arrive = ms(13001)
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Minute)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+}
+
 // Late pings that the clock model takes for a step back are moved after
 // the pings before them and placed live; a DWELL that came due while
 // they waited waits for those stamped before it, and for the late ones
@@ -585,11 +625,14 @@ func TestPropertyPingOnEdgeNeverFlips(t *testing.T) {
 // do. It returns what is wrong, or "".
 func alternates(trans []engine.Transition) string { return alternatesLate(trans, nil) }
 
-// alternatesLate is alternates, except that a DWELL decided before a
-// fix arrived that revealed an EXIT before it (stamped no later than the
-// EXIT, which was decided after the DWELL) is left out: no bounded hold
-// can take back what it published before a ping came (docs/fences.md,
-// "Accuracy-aware edges"). Nothing else is excused.
+// alternatesLate is alternates, except that a DWELL decided before the
+// fix arrived that revealed an EXIT before it (the EXIT's, decided after
+// the DWELL) is left out: no bounded hold can take back what it published
+// before a ping came (docs/fences.md, "Accuracy-aware edges"). Nothing
+// else is excused. The EXIT's fix is told by its position and arrival,
+// which the transition carries as the engine kept them: not by its
+// stamp, as the clock model may move a ping on the timeline (a step
+// back).
 func alternatesLate(trans []engine.Transition, fixes []fix) string {
 	unknowable := func(dw *engine.Transition, all []engine.Transition) bool {
 		for _, e := range all {
@@ -597,7 +640,7 @@ func alternatesLate(trans []engine.Transition, fixes []fix) string {
 				continue
 			}
 			for _, f := range fixes {
-				if t0.Add(f.event).UnixNano() <= e.Event && !t0.Add(f.arrive).Before(dw.Decided) {
+				if at := t0.Add(f.arrive); (quantized(f.p) == (pos{e.Lat, e.Lon}) || f.p == (pos{e.Lat, e.Lon})) && at.Equal(e.Ingest) && !at.Before(dw.Decided) {
 					return true
 				}
 			}

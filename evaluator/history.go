@@ -222,6 +222,9 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		st := &d.states[i]
 		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st))
 	}
+	if o := p.owed[d]; o != nil {
+		p.owed[d] = slices.DeleteFunc(o, func(o presence.Owed) bool { return history.EndedBefore(rs, m, o.Fence, o.Enter, o.At) })
+	}
 	for k, r := range rs {
 		at := &m[r.At]
 		until := history.StayEnd(rs, k, m)
@@ -256,14 +259,20 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 }
 
 // payOwed publishes, as historic, the DWELL owed to d's state i
-// (presence.State.Owed), confirmed by the newest committed ping, unless a
-// late ping still waiting shows the stay ended before it (on a re-ENTER,
-// which cannot wait for them to be placed).
+// (presence.State.Owed), confirmed by the newest committed ping, as the
+// state is replaced by a new stay. While a late ping stamped before it
+// waits, it is owed apart (p.owed) until they are placed: where they land
+// is known only then (a clock step may move them into the stay).
 func (p *Processor) payOwed(d *device, i int, now int64) {
 	st := &d.states[i]
-	if st.Owed && len(d.Points) > 0 && (d.Late == nil || !d.Late.Left(p.fences().ByID(st.Fence), st.Enter, p.dwellAt(st), p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)) {
+	if at := p.dwellAt(st); st.Owed && d.LateBefore(at) {
+		if p.owed == nil {
+			p.owed = make(map[*device][]presence.Owed)
+		}
+		p.owed[d] = append(p.owed[d], presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
+	} else if st.Owed && len(d.Points) > 0 {
 		st.Dwelled = true
-		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], p.dwellAt(st), now)
+		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], at, now)
 	}
 	st.Owed = false
 }
@@ -324,7 +333,28 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 			}
 		}
 	}
+	p.payOwedApart(d, wait, now)
 	p.overdueDwells(d, d.done, now)
+}
+
+// payOwedApart publishes, as historic, the DWELLs owed apart to d's
+// replaced stays (see payOwed) that no late ping stamped before them
+// waits for any more, nor a moved ping placed next (before wait).
+func (p *Processor) payOwedApart(d *device, wait, now int64) {
+	o := p.owed[d]
+	if o == nil {
+		return
+	}
+	o = slices.DeleteFunc(o, func(o presence.Owed) bool {
+		if o.At >= wait || d.LateBefore(o.At) || len(d.Points) == 0 {
+			return false
+		}
+		p.historic(d, o.Fence, engine.Dwell, &d.Points[len(d.Points)-1], o.At, now)
+		return true
+	})
+	if p.owed[d] = o; len(o) == 0 {
+		delete(p.owed, d)
+	}
 }
 
 // overdueDwells publishes, as historic, the DWELLs in p.dues that came due

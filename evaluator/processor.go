@@ -52,8 +52,9 @@ type Processor struct {
 	out    engine.Transition
 	late   engine.Late
 	dues   []presence.Due
-	eff    []*fence.Fence // a ping's fences after accuracy hysteresis
-	inside []*fence.Fence // the fences a device is inside, for it
+	owed   map[*device][]presence.Owed // DWELLs owed to stays replaced while late pings waited (payOwed)
+	eff    []*fence.Fence              // a ping's fences after accuracy hysteresis
+	inside []*fence.Fence              // the fences a device is inside, for it
 
 	watched inspect.Watchlist[*device] // devices being inspected
 }
@@ -538,6 +539,7 @@ func (p *Processor) remove(d *device) {
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
+	delete(p.owed, d)
 	p.watched.Forget(d)
 }
 

@@ -3,7 +3,6 @@ package history
 import (
 	"math"
 
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -179,19 +178,6 @@ func (b *Batch) Add(h *reorder.Held, now int64) {
 	}
 	b.Pings = append(b.Pings, *h)
 	b.Last = now
-}
-
-// Left reports whether one of b's pings stamped in [from, to) is clear
-// outside f: outside it and not within margin × its accuracy of its edge
-// (fence.Settle). A nil f has none.
-func (b *Batch) Left(f *fence.Fence, from, to int64, margin, maxAcc float64) bool {
-	for i := range b.Pings {
-		if h := &b.Pings[i]; f != nil && h.Event >= from && h.Event < to && !f.Contains(h.Lat, h.Lon) &&
-			!f.Straddles(h.Lat, h.Lon, float64(h.Acc)/10, margin, maxAcc) {
-			return true
-		}
-	}
-	return false
 }
 
 // Due reports whether b is to be reconciled at now: no late ping came

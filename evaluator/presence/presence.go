@@ -23,6 +23,14 @@ type State struct {
 	Owed bool
 }
 
+// Owed is the DWELL owed to a stay (State.Owed) that another stay in the
+// same fence replaced before the late pings were placed: it waits for
+// them apart from the state.
+type Owed struct {
+	Fence     string
+	Enter, At int64 // the stay's ENTER and the DWELL's instant
+}
+
 // States is a device's states, sorted by fence ID.
 type States []State
 
