@@ -763,3 +763,35 @@ func quantized(p pos) pos { return pos{history.Quantize(p.lat), history.Quantize
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 func itoa(n int64) string   { return strconv.FormatInt(n, 10) }
+
+// A late fix kept for another fence's sake (its zone EXIT published, its
+// yard change stood for by the live EXIT after it) stays trusted as
+// recorded when a later batch replays the points after it: replayed as
+// held by an edge it is far from, it started the yard from outside, and
+// a fix after it revealed a second ENTER and EXIT.
+func TestAccuracyHysteresisKeptFixStaysKept(t *testing.T) {
+	h := newHarness(t, nil)
+	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	out := m(pos{52.500, 13.400}, -5, -5)
+	var fixes []fix
+	add := func(p pos, acc float64, e, a int) { fixes = append(fixes, fix{p, acc, ms(e), ms(a)}) }
+	for _, e := range []int{200, 400, 800, 1000, 1200, 1400, 1600, 1801, 3383, 5197, 5398, 5599, 5800, 6002, 6683, 7006, 7358, 8211} {
+		add(out, 0.5, e, e)
+	}
+	add(out, 0.5, 600, 4600)
+	add(out, 0.5, 4996, 7496)
+	add(out, 0.5, 6208, 10208)
+	add(out, 0.5, 6419, 12419)                            // kept: the zone's EXIT
+	add(m(pos{52.505, 13.410}, -5, -5), 0.5, 7757, 13757) // with the next, 6 s late: a step back
+	add(out, 0.5, 8748, 14748)
+	add(out, 0.5, 10600, 16600)
+	add(out, 0.5, 11101, 13601)
+	add(m(pos{52.500, 13.410}, 1, 1), 0.5, 11301, 11301)  // yard and zone ENTER
+	add(m(pos{52.505, 13.415}, -5, 0), 0.5, 12601, 16601) // late, in the yard
+	add(m(pos{52.500, 13.405}, -2.5, 0), 2, 12801, 12801) // yard EXIT, held in the zone
+	h.sendInArrivalOrder("d", fixes)
+	h.at(time.Hour)
+	if err := alternates(h.rec.trans); err != "" {
+		t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+}

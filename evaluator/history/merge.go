@@ -100,6 +100,7 @@ type Changes struct {
 	open      []open
 	list      []Reveal
 	late      []bool // per merged point
+	kept      []bool // per merged point: a late one kept before (SettledKept)
 }
 
 // Of returns the membership changes that the late pings in merged (hist
@@ -132,6 +133,7 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 	c.open = c.open[:0]
 	c.list = c.list[:0]
 	c.late = append(c.late[:0], make([]bool, start+1)...)
+	c.kept = append(c.kept[:0], make([]bool, start+1)...)
 	k := start + 1 // the next committed point (merged and hist agree up to start)
 	for i := start + 1; i < len(merged); i++ {
 		pt := &merged[i]
@@ -140,6 +142,7 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 		hits := search.Contains(set, lat, lon)
 		committed := k < len(hist) && hist[k] == *pt
 		c.late = append(c.late, !committed)
+		c.kept = append(c.kept, pt.Settled == SettledKept)
 		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
 		c.diff(c.prev, c.eff, i, false)
 		c.prev, c.eff = c.eff, c.prev
@@ -174,8 +177,9 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 // records r's fence in its state before r, so that a later batch starts
 // from that state up to the published transition, and the late ones clear
 // of r's fence's margin on the side r went to are not kept (Kept). A late
-// one whose change in another fence is published is kept, its record
-// trusted as the published state (SettledKept).
+// one whose change in another fence is published, or was when a batch
+// before kept it, is kept, its record trusted as the published state
+// (SettledKept).
 func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, merged []Point, r Reveal) {
 	for i := r.At; i < r.Anchor; i++ {
 		pt := &merged[i]
@@ -183,8 +187,8 @@ func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc f
 		side := (fence.Find(search.Contains(set, lat, lon), r.Fence.ID) != nil) == r.Enter
 		// Published, its state in r's fence is the one before r.
 		pt.setHeld(r.Fence, side)
-		if c.late[i] && side && !r.Fence.Straddles(lat, lon, float64(pt.Acc)/10, margin, maxAcc) {
-			if c.publishedAt(i) {
+		if (c.late[i] || c.kept[i]) && side && !r.Fence.Straddles(lat, lon, float64(pt.Acc)/10, margin, maxAcc) {
+			if c.kept[i] || c.publishedAt(i) {
 				pt.Settled = SettledKept
 			} else {
 				pt.Settled = settledDropped
