@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -724,13 +723,8 @@ func TestPropertyLateFixesNearAnEdgeAlternate(t *testing.T) {
 // transitions that tell in each fence, in event order, a life the device
 // could have lived (alternatesLate: a DWELL published before a late fix
 // revealed an earlier EXIT is the one exception, a limit of any bounded
-// hold). It still fails now and then over many thousand draws, on a
-// historic DWELL (docs/fences.md, "Not yet right"), so it runs only with
-// EDGEFENCE_OPEN_PROPERTIES set.
+// hold).
 func TestPropertyLateFixesNearSeveralEdgesAlternate(t *testing.T) {
-	if os.Getenv("EDGEFENCE_OPEN_PROPERTIES") == "" {
-		t.Skip("not yet right: set EDGEFENCE_OPEN_PROPERTIES to run")
-	}
 	lons := []float64{13.400, 13.405, 13.410, 13.415, 13.420}
 	lats := []float64{52.500, 52.505, 52.510}
 	rapid.Check(t, func(t *rapid.T) {
