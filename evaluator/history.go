@@ -14,23 +14,10 @@ import (
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
-// lateDue reports whether d's batch is to be reconciled at now: it is
-// due, and no backward step is being told from delayed pings (two or more
-// agree: its pings may yet move), unless that has taken twice as long as
-// a batch may wait. One behind ping alone is most often a delayed one,
-// but a batch still taking late pings (due only because its first has
-// waited long: a short hold makes a device's every few pings late) of a
-// device whose live pings go on waits for the next one to say which:
-// placed on the old clock, a step's first ping lands among the pings
-// fixed before the step.
+// lateDue reports whether d's batch is to be reconciled at now
+// (history.Batch.DueTelling).
 func (p *Processor) lateDue(d *device, now int64) bool {
-	wait := int64(p.cfg.HistoryWait)
-	pending := d.clk.Pending()
-	live := d.highAt > d.Late.First // a live ping came since the batch began
-	if (pending <= -2 || pending < 0 && live && now-d.Late.Last < wait) && now-d.Late.First < 8*wait {
-		return false
-	}
-	return d.Late.Due(now, wait)
+	return d.Late.DueTelling(now, int64(p.cfg.HistoryWait), d.clk.Pending(), d.highAt > d.Late.First)
 }
 
 // commit records a released ping in the device's history (see
@@ -222,9 +209,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		st := &d.states[i]
 		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st))
 	}
-	if o := p.owed[d]; o != nil {
-		p.owed[d] = slices.DeleteFunc(o, func(o presence.Owed) bool { return history.EndedBefore(rs, m, o.Fence, o.Enter, o.At) })
-	}
+	p.owed.Settle(d, func(o presence.Owed) bool { return history.EndedBefore(rs, m, o.Fence, o.Enter, o.At) })
 	for k, r := range rs {
 		at := &m[r.At]
 		until := history.StayEnd(rs, k, m)
@@ -266,10 +251,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 func (p *Processor) payOwed(d *device, i int, now int64) {
 	st := &d.states[i]
 	if at := p.dwellAt(st); st.Owed && d.LateBefore(at) {
-		if p.owed == nil {
-			p.owed = make(map[*device][]presence.Owed)
-		}
-		p.owed[d] = append(p.owed[d], presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
+		p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
 	} else if st.Owed && len(d.Points) > 0 {
 		st.Dwelled = true
 		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], at, now)
@@ -341,20 +323,13 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 // replaced stays (see payOwed) that no late ping stamped before them
 // waits for any more, nor a moved ping placed next (before wait).
 func (p *Processor) payOwedApart(d *device, wait, now int64) {
-	o := p.owed[d]
-	if o == nil {
-		return
-	}
-	o = slices.DeleteFunc(o, func(o presence.Owed) bool {
+	p.owed.Settle(d, func(o presence.Owed) bool {
 		if o.At >= wait || d.LateBefore(o.At) || len(d.Points) == 0 {
 			return false
 		}
 		p.historic(d, o.Fence, engine.Dwell, &d.Points[len(d.Points)-1], o.At, now)
 		return true
 	})
-	if p.owed[d] = o; len(o) == 0 {
-		delete(p.owed, d)
-	}
 }
 
 // overdueDwells publishes, as historic, the DWELLs in p.dues that came due

@@ -52,9 +52,9 @@ type Processor struct {
 	out    engine.Transition
 	late   engine.Late
 	dues   []presence.Due
-	owed   map[*device][]presence.Owed // DWELLs owed to stays replaced while late pings waited (payOwed)
-	eff    []*fence.Fence              // a ping's fences after accuracy hysteresis
-	inside []*fence.Fence              // the fences a device is inside, for it
+	owed   presence.Owing[*device] // DWELLs owed to stays replaced while late pings waited (payOwed)
+	eff    []*fence.Fence          // a ping's fences after accuracy hysteresis
+	inside []*fence.Fence          // the fences a device is inside, for it
 
 	watched inspect.Watchlist[*device] // devices being inspected
 }
@@ -278,24 +278,11 @@ func (p *Processor) behindTol(d *device) int64 {
 // moveBoot moves the pings of a provisionally anchored counting clock,
 // received since arr, by delta on the timeline, wherever they wait.
 func (p *Processor) moveBoot(d *device, since, delta int64) {
-	moved := false
-	for i := range d.buf {
-		if h := &d.buf[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
-			h.Event += delta
-			h.Stamp += delta
-			moved = true
-		}
-	}
-	if moved {
+	if reorder.MoveBoot(d.buf, since, delta) {
 		d.buf.Init()
 	}
 	if d.Late != nil {
-		for i := range d.Late.Pings {
-			if h := &d.Late.Pings[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
-				h.Event += delta
-				h.Stamp += delta
-			}
-		}
+		reorder.MoveBoot(d.Late.Pings, since, delta)
 	}
 }
 

@@ -28,7 +28,7 @@ func (p *Processor) Snapshot() *snapshot.State {
 		ds.States = append([]presence.State(nil), d.states...)
 		ds.Hist = append([]history.Point(nil), d.Points...)
 		if d.Late != nil {
-			ds.Late = &history.Batch{Pings: append([]reorder.Held(nil), d.Late.Pings...), First: d.Late.First, Last: d.Late.Last}
+			ds.Late = d.Late.Clone()
 		}
 		s.Devices[i] = ds
 	}
@@ -62,7 +62,7 @@ func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Se
 		d.states = append(d.states, ds.States...)
 		d.Points = append(d.Points, ds.Hist...)
 		if ds.Late != nil {
-			d.Late = &history.Batch{Pings: append([]reorder.Held(nil), ds.Late.Pings...), First: ds.Late.First, Last: ds.Late.Last}
+			d.Late = ds.Late.Clone()
 			p.deferred += len(d.Late.Pings)
 		}
 		p.buffered += len(d.buf)

@@ -108,15 +108,7 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fe
 	if d.states.Same(hits) {
 		return hits
 	}
-	p.inside = p.inside[:0]
-	set := p.fences()
-	for i := range d.states {
-		if st := &d.states[i]; st.Inside {
-			if f := set.ByID(st.Fence); f != nil {
-				p.inside = append(p.inside, f)
-			}
-		}
-	}
+	p.inside = d.states.Fences(p.inside[:0], p.fences())
 	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
 	return p.eff
 }

@@ -187,6 +187,28 @@ func (b *Batch) Due(now int64, wait int64) bool {
 	return now-b.Last >= wait || now-b.First >= 4*wait
 }
 
+// DueTelling reports whether b is to be reconciled at now: it is Due, and
+// no backward step is being told from delayed pings (pending, the clock
+// model's clock.Model.Pending, ≤ −2: two or more agree, its pings may
+// yet move), unless that has taken twice as long as a batch may wait.
+// One behind ping alone is most often a delayed one, but a batch still
+// taking late pings (due only because its first has waited long: a short
+// hold makes a device's every few pings late) of a device whose live
+// pings go on (live: one came since the batch began) waits for the next
+// one to say which: placed on the old clock, a step's first ping lands
+// among the pings fixed before the step.
+func (b *Batch) DueTelling(now, wait int64, pending int, live bool) bool {
+	if (pending <= -2 || pending < 0 && live && now-b.Last < wait) && now-b.First < 8*wait {
+		return false
+	}
+	return b.Due(now, wait)
+}
+
+// Clone returns a copy of b that shares no memory with it.
+func (b *Batch) Clone() *Batch {
+	return &Batch{Pings: append([]reorder.Held(nil), b.Pings...), First: b.First, Last: b.Last}
+}
+
 // Pool keeps emptied batches, so that reconciling does not allocate.
 type Pool struct{ spare []*Batch }
 

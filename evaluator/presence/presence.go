@@ -4,7 +4,11 @@
 // state machine decides the transitions and changes it.
 package presence
 
-import "github.com/edgefence/edgefence/evaluator/fence"
+import (
+	"slices"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
+)
 
 // State is a device's state in one fence. Outside states linger for one
 // ping after an EXIT so that a re-ENTER can be counted as a reversal.
@@ -29,6 +33,30 @@ type State struct {
 type Owed struct {
 	Fence     string
 	Enter, At int64 // the stay's ENTER and the DWELL's instant
+}
+
+// Owing is the DWELLs owed apart (Owed), by device: rarely any, so no
+// device's record grows for them.
+type Owing[K comparable] map[K][]Owed
+
+// Add owes o to k, making the map if need be.
+func (w *Owing[K]) Add(k K, o Owed) {
+	if *w == nil {
+		*w = make(Owing[K])
+	}
+	(*w)[k] = append((*w)[k], o)
+}
+
+// Settle drops those owed to k that done reports decided (paid or not
+// owed any more), keeping the others in order.
+func (w Owing[K]) Settle(k K, done func(Owed) bool) {
+	if o, ok := w[k]; ok {
+		if o = slices.DeleteFunc(o, done); len(o) > 0 {
+			w[k] = o
+		} else {
+			delete(w, k)
+		}
+	}
 }
 
 // States is a device's states, sorted by fence ID.
@@ -63,6 +91,19 @@ func (s States) Inside() bool {
 		}
 	}
 	return false
+}
+
+// Fences appends to dst the fences of set that the device is inside, in
+// s's order (by ID), and returns it; fences no longer in set are left out.
+func (s States) Fences(dst []*fence.Fence, set *fence.Set) []*fence.Fence {
+	for i := range s {
+		if st := &s[i]; st.Inside {
+			if f := set.ByID(st.Fence); f != nil {
+				dst = append(dst, f)
+			}
+		}
+	}
+	return dst
 }
 
 // Same reports whether the fences hits (sorted by ID) are exactly those

@@ -66,3 +66,21 @@ func TestSortDues(t *testing.T) {
 		t.Fatalf("sorted: %v", d)
 	}
 }
+
+// DWELLs owed apart are kept per device in the order owed, and a device
+// whose last one is settled leaves the map.
+func TestOwingSettle(t *testing.T) {
+	var w Owing[string]
+	w.Settle("a", func(Owed) bool { return true }) // nothing owed: nothing to do
+	w.Add("a", Owed{Fence: "zone", Enter: 1, At: 4})
+	w.Add("a", Owed{Fence: "yard", Enter: 2, At: 5})
+	w.Add("b", Owed{Fence: "zone", Enter: 3, At: 6})
+	w.Settle("a", func(o Owed) bool { return o.Fence == "zone" })
+	if got := w["a"]; len(got) != 1 || got[0].Fence != "yard" {
+		t.Fatalf("a owes %+v, want the yard's", got)
+	}
+	w.Settle("a", func(Owed) bool { return true })
+	if _, ok := w["a"]; ok || len(w["b"]) != 1 {
+		t.Fatalf("after settling a: %+v", w)
+	}
+}

@@ -127,3 +127,19 @@ func (h *Heap) down(i int) {
 		i = m
 	}
 }
+
+// MoveBoot moves the pings of a provisionally anchored counting clock
+// (ClampBeforeFloor) among hs, received since since, by delta on the
+// timeline, and reports whether it moved any (a Heap must then be
+// re-established with Init).
+func MoveBoot(hs []Held, since, delta int64) bool {
+	moved := false
+	for i := range hs {
+		if h := &hs[i]; h.Arrived >= since && h.Clamp == clock.ClampBeforeFloor {
+			h.Event += delta
+			h.Stamp += delta
+			moved = true
+		}
+	}
+	return moved
+}
