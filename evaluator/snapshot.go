@@ -27,6 +27,7 @@ func (p *Processor) Snapshot() *snapshot.State {
 		}
 		ds.States = append([]presence.State(nil), d.states...)
 		ds.Hist = append([]history.Point(nil), d.Points...)
+		ds.Owed = append([]presence.Owed(nil), p.owed[d]...)
 		if d.Late != nil {
 			ds.Late = d.Late.Clone()
 		}
@@ -61,6 +62,9 @@ func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Se
 		d.buf.Init()
 		d.states = append(d.states, ds.States...)
 		d.Points = append(d.Points, ds.Hist...)
+		for _, o := range ds.Owed {
+			p.owed.Add(d, o)
+		}
 		if ds.Late != nil {
 			d.Late = ds.Late.Clone()
 			p.deferred += len(d.Late.Pings)

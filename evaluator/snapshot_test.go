@@ -153,9 +153,10 @@ func TestSnapshotCoversEveryStateField(t *testing.T) {
 		extra int // state fields the snapshot keeps elsewhere
 	}{
 		// slot is the index in snapshot.State.Devices (one more); clk is Clock;
-		// the embedded History is Hist and Late (one fewer). Fence states,
-		// history points and late batches are in it as they are.
-		{reflect.TypeFor[device](), reflect.TypeFor[snapshot.Device](), 0},
+		// the embedded History is Hist and Late (one fewer); Owed is the
+		// processor's DWELLs owed apart to the device (one fewer). Fence
+		// states, history points and late batches are in it as they are.
+		{reflect.TypeFor[device](), reflect.TypeFor[snapshot.Device](), -1},
 		{reflect.TypeFor[history.History](), reflect.TypeFor[struct{ Hist, Late int }](), 0},
 	} {
 		if got, want := c.snap.NumField()+c.extra, c.typ.NumField(); got != want {

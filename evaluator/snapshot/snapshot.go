@@ -39,6 +39,7 @@ type Device struct {
 	States  []presence.State
 	Hist    []history.Point
 	Late    *history.Batch
+	Owed    []presence.Owed // DWELLs owed apart from its states (presence.Owing)
 	Trimmed bool
 	Clock   clock.ModelSnapshot
 
