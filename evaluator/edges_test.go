@@ -359,7 +359,7 @@ func TestAccuracyHysteresisNoDwellAfterARevealedExit(t *testing.T) {
 // EXIT at the live one again.)
 func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
 	fixes := []fix{
 		{m(pos{52.505, 13.405}, -5, -5), 0.5, ms(200), ms(200)},  // in the depot: ENTER
@@ -405,7 +405,7 @@ func TestAccuracyHysteresisDwellOwedUntilLateFixesArePlaced(t *testing.T) {
 // agree on, into the stay, and show that it ended before the DWELL.
 func TestAccuracyHysteresisOwedDwellWaitsPastAReEnter(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5)   // outside every fence
 	edge := m(pos{52.505, 13.410}, -5, 0)   // in the depot and zone, on the yard's edge
 	held := m(pos{52.500, 13.410}, -2.5, 0) // within its margin (±2 m) of the depot's and zone's edges
@@ -445,7 +445,7 @@ func TestAccuracyHysteresisOwedDwellWaitsPastAReEnter(t *testing.T) {
 // still in the batch: here they show the device left the zone before it.
 func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
 	var fixes []fix
 	for i := 1; i <= 6; i++ {
@@ -463,14 +463,7 @@ func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
 	)
 	h.sendInArrivalOrder("d", fixes)
 	h.at(time.Minute)
-	if err := alternates(h.rec.trans); err != "" {
-		t.Fatalf("%s: %q", err, h.rec.lines())
-	}
-	for _, tr := range h.rec.trans {
-		if tr.Type == engine.Dwell {
-			t.Fatalf("a DWELL: %q", h.rec.lines())
-		}
-	}
+	h.wantAlternatingWithoutDwell()
 }
 
 // A batch placed at its cap while late pings still come keeps its
@@ -478,7 +471,7 @@ func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
 // for those too: here one of them shows the device left before it.
 func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5)      // outside every fence
 	edge := m(pos{52.500, 13.405}, -2.5, -2.5) // within the depot's and zone's margins
 	in := m(pos{52.505, 13.410}, -5, -5)       // in the depot and zone
@@ -507,7 +500,7 @@ func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
 // former is taken for late behind it.
 func TestAccuracyHysteresisMovedPingsPlacedInEventOrder(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
 	in := m(pos{52.505, 13.410}, -5, -5)  // in the depot and zone
 	var fixes []fix
@@ -524,14 +517,7 @@ func TestAccuracyHysteresisMovedPingsPlacedInEventOrder(t *testing.T) {
 	)
 	h.sendInArrivalOrder("d", fixes)
 	h.at(time.Minute)
-	if err := alternates(h.rec.trans); err != "" {
-		t.Fatalf("%s: %q", err, h.rec.lines())
-	}
-	for _, tr := range h.rec.trans {
-		if tr.Type == engine.Dwell {
-			t.Fatalf("a DWELL: %q", h.rec.lines())
-		}
-	}
+	h.wantAlternatingWithoutDwell()
 }
 
 // A fence's max_accuracy overrides the engine's cap; 0 switches the
@@ -751,6 +737,25 @@ func TestPropertyLateFixesNearSeveralEdgesAlternate(t *testing.T) {
 	})
 }
 
+// moved is p moved north and east by metres.
+func moved(p pos, north, east float64) pos {
+	return pos{p.lat + north/111_195, p.lon + east/mPerDegLon}
+}
+
+// wantAlternatingWithoutDwell fails unless the transitions tell a life
+// the device could have lived (alternates) and none is a DWELL.
+func (h *harness) wantAlternatingWithoutDwell() {
+	h.t.Helper()
+	if err := alternates(h.rec.trans); err != "" {
+		h.t.Fatalf("%s: %q", err, h.rec.lines())
+	}
+	for _, tr := range h.rec.trans {
+		if tr.Type == engine.Dwell {
+			h.t.Fatalf("a DWELL: %q", h.rec.lines())
+		}
+	}
+}
+
 // quantized is p as the engine keeps it (history.Quantize), as a
 // transition it causes carries it.
 func quantized(p pos) pos { return pos{history.Quantize(p.lat), history.Quantize(p.lon)} }
@@ -765,7 +770,7 @@ func itoa(n int64) string   { return strconv.FormatInt(n, 10) }
 // a fix after it revealed a second ENTER and EXIT.
 func TestAccuracyHysteresisKeptFixStaysKept(t *testing.T) {
 	h := newHarness(t, nil)
-	m := func(p pos, north, east float64) pos { return pos{p.lat + north/111_195, p.lon + east/mPerDegLon} }
+	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5)
 	var fixes []fix
 	add := func(p pos, acc float64, e, a int) { fixes = append(fixes, fix{p, acc, ms(e), ms(a)}) }
