@@ -250,13 +250,16 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 // is known only then (a clock step may move them into the stay).
 func (p *Processor) payOwed(d *device, i int, now int64) {
 	st := &d.states[i]
-	if at := p.dwellAt(st); st.Owed && d.LateBefore(at) {
+	if !st.Owed {
+		return // the common case, on every live ENTER: no fence lookup
+	}
+	st.Owed = false
+	if at := p.dwellAt(st); d.LateBefore(at) {
 		p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
-	} else if st.Owed && len(d.Points) > 0 {
+	} else if len(d.Points) > 0 {
 		st.Dwelled = true
 		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], at, now)
 	}
-	st.Owed = false
 }
 
 // dwellAt returns the instant of st's DWELL: its fence's dwell after its
