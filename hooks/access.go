@@ -275,9 +275,14 @@ func (h *Access) anyTelemetry(topic string) bool {
 	return false
 }
 
-// ownTelemetry reports whether topic is a telemetry topic of device name.
+// ownTelemetry reports whether topic is a telemetry topic of device name,
+// on a filter whose topic names the device: where the body names it
+// (ingest.TelemetryFilter.BodyNamed), a device could speak for another.
 func (h *Access) ownTelemetry(name, topic string) bool {
 	for i := range h.telemetry {
+		if h.telemetry[i].BodyNamed() {
+			continue
+		}
 		if id, ok, err := h.telemetry[i].Match(topic); ok && err == nil && id == name {
 			return true
 		}

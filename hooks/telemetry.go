@@ -56,6 +56,7 @@ var (
 	errQuotaExceeded error = packets.ErrQuotaExceeded        // 0x97
 	errRejectPacket  error = packets.ErrRejectPacket
 	errIgnore        error = packets.CodeSuccessIgnore
+	errNotAuthorized error = packets.ErrNotAuthorized // 0x87
 )
 
 // OnPublish decodes tracker telemetry and hands it to the engine. What is
@@ -68,7 +69,8 @@ var (
 //     receive a reason code (QoS 0, MQTT 3.1.1, and QoS 2, which mochi
 //     would answer with a PUBACK);
 //   - a reason code: an MQTT 5 QoS 1 publisher gets it in its PUBACK, and
-//     the packet is not routed;
+//     the packet is not routed (0x99 for a bad payload, 0x87 for a body
+//     that names a device other than the topic's);
 //   - ErrRejectPacket: dropped without an acknowledgement, so a 3.1.1 or
 //     QoS 2 tracker sends it again after it reconnects.
 func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
@@ -92,10 +94,13 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		default:
 			return pk, errRejectPacket
 		}
-	case ingest.Rejected:
+	case ingest.Rejected, ingest.Forbidden:
 		// Never routed. Not at QoS 2: mochi answers a reason code with a
 		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
 		if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 {
+			if out == ingest.Forbidden {
+				return pk, errNotAuthorized
+			}
 			return pk, errFormatInvalid
 		}
 		pk.Ignore = true

@@ -73,7 +73,7 @@ func TestPropertyFramesRestored(t *testing.T) {
 // clock: a copy 5 minutes after its frame on a worker's stream clock is
 // dropped, one 25 minutes after (a silent device, forgotten) is taken.
 func TestFramesAgeOnTheGivenClock(t *testing.T) {
-	const topic = "application/a/device/x/event/up"
+	const topic = "application/a/device/01/event/up"
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for _, after := range []time.Duration{5 * time.Minute, 25 * time.Minute} {
 		r, _, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
@@ -91,7 +91,7 @@ func TestFramesAgeOnTheGivenClock(t *testing.T) {
 // Restored windows keep their sessions: session ids reduce to the same
 // number in every reader.
 func TestFramesRestoredKeepTheirSession(t *testing.T) {
-	const topic = "application/a/device/x/event/up"
+	const topic = "application/a/device/01/event/up"
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	r, _, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
 	body := uplink("01", 9, 52.5, 13.4, at)

@@ -144,8 +144,8 @@ func TestReaderUplinks(t *testing.T) {
 	if id, out := read("v3/app1@ttn/devices/dev1/up", fixture("ttn-v3-up.json")); out != Accepted || id != "dev1" {
 		t.Fatalf("ttn: %q %v", id, out)
 	}
-	// An uplink on an auto filter is recognised.
-	if id, out := read("devices/x/telemetry", uplink("0202020202020202", 1, 52.5, 13.4, time.Time{})); out != Accepted || id != "0202020202020202" {
+	// An uplink on an auto filter is recognised, as the topic's device.
+	if id, out := read("devices/0202020202020202/telemetry", uplink("0202020202020202", 1, 52.5, 13.4, time.Time{})); out != Accepted || id != "0202020202020202" {
 		t.Fatalf("auto: %q %v", id, out)
 	}
 	// A heartbeat: routed and counted, not rejected.
@@ -159,10 +159,10 @@ func TestReaderUplinks(t *testing.T) {
 		t.Fatalf("bad: %v", out)
 	}
 	slash, _ := json.Marshal(map[string]any{"deviceInfo": map[string]any{"devEui": "a/b"}, "fCnt": 5, "object": map[string]any{"lat": 5, "lon": 1}})
-	if _, out := read("application/a/device/05/event/up", slash); out != Rejected {
+	if _, out := read("application/a/device/05/event/up", slash); out != Forbidden {
 		t.Fatalf("device id with a slash: %v", out)
 	}
-	if got := strings.Join(rej.topics, "; "); got != "a-04 lat_range; a/b device_id" {
+	if got := strings.Join(rej.topics, "; "); got != "a-04 lat_range; a-05 device_mismatch" {
 		t.Errorf("rejects: %s", got)
 	}
 	if len(eng.pings) != 3 {
@@ -183,12 +183,12 @@ func TestRefusedUplinkRetryIsNoDuplicate(t *testing.T) {
 	r, eng, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
 	body := uplink("0101010101010101", 7, 52.5, 13.4, time.Now())
 	eng.refuse = true
-	id, pos, at, out := r.Read("application/a/device/x/event/up", body, "ns")
+	id, pos, at, out := r.Read("application/a/device/0101010101010101/event/up", body, "ns")
 	if out != Accepted || r.Submit(1, true, &pos, id, at) != Retry {
 		t.Fatalf("refusal: %v", out)
 	}
 	eng.refuse = false
-	id, pos, at, out = r.Read("application/a/device/x/event/up", body, "ns")
+	id, pos, at, out = r.Read("application/a/device/0101010101010101/event/up", body, "ns")
 	if out != Accepted || r.Submit(1, true, &pos, id, at) != Taken || len(eng.pings) != 1 {
 		t.Fatalf("retry: %v, %d pings", out, len(eng.pings))
 	}
@@ -225,8 +225,9 @@ func TestPropertyEachFrameOnePing(t *testing.T) {
 		}
 		base := time.Now()
 		for _, dl := range all {
-			body := uplink(fmt.Sprintf("%016x", dl.dev), dl.fcnt, 52.5, 13.4, base.Add(time.Duration(dl.fcnt)*time.Second))
-			id, pos, at, out := r.Read("application/a/device/x/event/up", body, "ns")
+			eui := fmt.Sprintf("%016x", dl.dev)
+			body := uplink(eui, dl.fcnt, 52.5, 13.4, base.Add(time.Duration(dl.fcnt)*time.Second))
+			id, pos, at, out := r.Read("application/a/device/"+eui+"/event/up", body, "ns")
 			if out == Accepted {
 				r.Submit(1, true, &pos, id, at)
 			}
@@ -293,7 +294,7 @@ func TestReaderUplinkAllocs(t *testing.T) {
 func TestReaderEscapedDeviceID(t *testing.T) {
 	r, _, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
 	body := []byte(`{"deviceInfo":{"devEui":"truck\u002d42"},"fCnt":1,"object":{"lat":1,"lon":2}}`)
-	if id, _, _, out := r.Read("application/a/device/x/event/up", body, "ns"); out != Accepted || id != "truck-42" {
+	if id, _, _, out := r.Read("application/a/device/truck-42/event/up", body, "ns"); out != Accepted || id != "truck-42" {
 		t.Fatalf("%q %v", id, out)
 	}
 }

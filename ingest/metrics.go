@@ -40,7 +40,9 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		// r.String(), not r: fmt prefers Error() for a value that is an error.
 		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r.String()))
 	}
-	m.Rejected[reasonDeviceID] = set.NewCounter(`edgefence_rejected_total{reason="device_id"}`)
+	for _, r := range []reason{reasonDeviceID, reasonDeviceMismatch} {
+		m.Rejected[r] = set.NewCounter(fmt.Sprintf(`edgefence_rejected_total{reason=%q}`, r.String()))
+	}
 	m.NoPosition = set.NewCounter(`edgefence_uplinks_no_position_total`)
 	m.Duplicate = set.NewCounter(`edgefence_uplinks_duplicate_total`)
 	for i := range m.TimeSource {

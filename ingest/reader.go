@@ -85,6 +85,10 @@ const (
 	// Rejected: malformed or out of range, or a bad device id; already
 	// counted, reported on the reject topic and logged.
 	Rejected
+	// Forbidden: the body names a device other than the topic's (see
+	// ErrDeviceMismatch); counted, reported and logged as Rejected, and
+	// the publisher, where it can be told, is not authorised.
+	Forbidden
 )
 
 // Read matches topic against the telemetry filters, decodes and validates
@@ -120,11 +124,11 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 	dec := r.pool.Get().(*decoders)
 	defer r.pool.Put(dec)
 	if tf.Format.LoRaWAN() {
-		return r.readUplink(dec, tf, tf.Format, topic, body, client, at)
+		return r.readUplink(dec, tf, tf.Format, "", topic, body, client, at)
 	}
 	pos, err := dec.json.Decode(body, tf.Format)
 	if err == payload.Uplink {
-		return r.readUplink(dec, tf, payload.Auto, topic, body, client, at)
+		return r.readUplink(dec, tf, payload.Auto, id, topic, body, client, at)
 	}
 	if err != nil {
 		if errors.Is(err, payload.Ignored) {
@@ -145,23 +149,40 @@ func instant(at time.Time) time.Time {
 	return at
 }
 
-// readUplink is read for a LoRaWAN network server's message, whose body
-// names the device.
-func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format, topic string, body []byte, client string, at time.Time) (string, payload.Position, time.Time, Outcome) {
+// readUplink is read for a LoRaWAN network server's message. The topic's
+// device is the device: on a device's own topic (topicID, a filter of
+// format auto) the body may confirm the id but never change it; on a
+// network server's topic, the body must name the device the topic's last
+// '+' level names, and the filter's mapping then says which of its ids
+// the device goes by. Anything else is Forbidden.
+func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format, topicID, topic string, body []byte, client string, at time.Time) (string, payload.Position, time.Time, Outcome) {
 	u, err := dec.lora.Decode(body, f, &tf.Mapping)
 	if err != nil {
 		if err == payload.Ignored {
 			r.m.Ignored.Inc()
 			return "", u.Position, time.Time{}, Ignored // a join, a status report
 		}
-		id, _, _ := tf.match(topic, true) // the reject topic names the topic's device
-		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
-		return id, u.Position, time.Time{}, Rejected
+		r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonOf(err.(payload.Reason)))
+		return "", u.Position, time.Time{}, Rejected
 	}
-	id, ok := uplinkDevice(topic, &u)
-	if !ok {
-		r.reject(client, topic, body, id, reasonDeviceID)
-		return id, u.Position, time.Time{}, Rejected
+	id := topicID
+	if topicID == "" {
+		switch level := tf.deviceLevel(topic); {
+		case len(u.Named) == 0:
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID)
+			return "", u.Position, time.Time{}, Rejected
+		case !names(u.Named, u.NamedEscaped, level, true):
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceMismatch)
+			return "", u.Position, time.Time{}, Forbidden
+		}
+		var ok bool
+		if id, ok = uplinkDevice(topic, &u); !ok {
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID)
+			return "", u.Position, time.Time{}, Rejected
+		}
+	} else if len(u.Named) > 0 && !names(u.Named, u.NamedEscaped, topicID, false) {
+		r.reject(client, topic, body, topicID, reasonDeviceMismatch)
+		return "", u.Position, time.Time{}, Forbidden
 	}
 	if !u.HasPosition {
 		r.m.NoPosition.Inc() // a heartbeat or battery report: no fault
@@ -174,6 +195,39 @@ func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format
 	}
 	r.m.TimeSource[u.Position.Source].Inc()
 	return id, u.Position, now, Accepted
+}
+
+// topicDevice is the device a refused publish is reported under on the
+// reject topic: always the topic's (id when the caller has it), never one
+// a body names, which would put whatever the body holds into a topic name.
+func topicDevice(tf *TelemetryFilter, id, topic string) string {
+	if id != "" {
+		return id
+	}
+	id, _, err := tf.match(topic, true)
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// names reports whether an id as an uplink spells it (escapes undecoded
+// when escaped) is want; fold compares as network servers write EUIs, in
+// either case.
+func names(spelled []byte, escaped bool, want string, fold bool) bool {
+	s := unsafe.String(unsafe.SliceData(spelled), len(spelled))
+	if escaped {
+		quoted := append(append(append(make([]byte, 0, len(spelled)+2), '"'), spelled...), '"')
+		var dec string // on the heap, for Unmarshal: only in this rare branch
+		if json.Unmarshal(quoted, &dec) != nil {
+			return false
+		}
+		s = dec
+	}
+	if fold {
+		return strings.EqualFold(s, want)
+	}
+	return s == want
 }
 
 // uplinkDevice returns the device id an uplink names, and whether it can

@@ -5,22 +5,32 @@ import "github.com/edgefence/edgefence/evaluator/payload"
 // reason is a payload.Reason or one of the ingest path's own.
 type reason uint8
 
-var reasonDeviceID = reason(payload.NumReasons)
+// The ingest path's own reasons, past the payload's.
+var (
+	reasonDeviceID       = reason(payload.NumReasons)
+	reasonDeviceMismatch = reason(payload.NumReasons + 1)
+)
 
 const numReasons = 32
 
 func reasonOf(r payload.Reason) reason { return reason(r) }
 
 func (r reason) String() string {
-	if r == reasonDeviceID {
+	switch r {
+	case reasonDeviceID:
 		return "device_id"
+	case reasonDeviceMismatch:
+		return "device_mismatch"
 	}
 	return payload.Reason(r).String()
 }
 
 func (r reason) Error() string {
-	if r == reasonDeviceID {
+	switch r {
+	case reasonDeviceID:
 		return "telemetry topic: " + ErrDeviceID.Error()
+	case reasonDeviceMismatch:
+		return "telemetry: " + ErrDeviceMismatch.Error()
 	}
 	return payload.Reason(r).Error()
 }

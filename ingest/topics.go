@@ -128,6 +128,42 @@ func ParseTelemetryFilter(s string) (TelemetryFilter, error) {
 // or longer than MaxDeviceID.
 var ErrDeviceID = errors.New("device id level empty or too long")
 
+// ErrDeviceMismatch is why a publish whose body names a device other than
+// its topic's is refused: the topic's device is the device, the one the
+// access rules and rate limits were checked for.
+var ErrDeviceMismatch = errors.New("the body names a device other than the topic's")
+
+// BodyNamed reports whether the filter's mapping takes the device id from
+// a field of the uplink that its topic does not name (ChirpStack's
+// deviceName, The Things Stack's dev_eui): the body then names the device,
+// so only roles that may publish for any device may publish on it.
+func (tf *TelemetryFilter) BodyNamed() bool {
+	switch tf.Format {
+	case payload.ChirpStack:
+		return tf.Mapping.ID == "deviceName"
+	case payload.TTN:
+		return tf.Mapping.ID == "dev_eui"
+	}
+	return false
+}
+
+// deviceLevel returns the topic's level under the filter's last '+', where
+// network servers put the device (application/+/device/+/event/up,
+// v3/+/devices/+/up); topic matches the filter.
+func (tf *TelemetryFilter) deviceLevel(topic string) string {
+	last := 0
+	for i, l := range tf.levels {
+		if l == "+" {
+			last = i
+		}
+	}
+	for range last {
+		_, topic, _ = strings.Cut(topic, "/")
+	}
+	level, _, _ := strings.Cut(topic, "/")
+	return level
+}
+
 // Match reports whether topic matches the filter (without any $share
 // prefix) and returns the device id; err is ErrDeviceID when the id is
 // empty or too long, with ok true. For a LoRaWAN filter this is the

@@ -46,6 +46,12 @@ func TestRejectTopic(t *testing.T) {
 		"truck-1":                "edgefence/rejected/truck-1",
 		"":                       "edgefence/rejected",
 		strings.Repeat("x", 129): "edgefence/rejected",
+		"a/b":                    "edgefence/rejected", // extra levels
+		"a+":                     "edgefence/rejected",
+		"#":                      "edgefence/rejected",
+		"nul\x00":                "edgefence/rejected", // some clients drop their connection on control bytes
+		"bell\x07":               "edgefence/rejected",
+		"truck-\u00e9":           "edgefence/rejected/truck-\u00e9",
 	} {
 		if got := RejectTopic("edgefence/rejected", device); got != want {
 			t.Errorf("RejectTopic(%.10q) = %q, want %q", device, got, want)

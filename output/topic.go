@@ -16,10 +16,26 @@ func LateTopic(base, device string) string { return base + "/" + device }
 
 // RejectTopic is where a rejected publish is reported: <base>/<device>, or
 // the bare base when the device id itself is not a usable topic level
-// (empty or too long), which is also why it was rejected.
+// (empty, too long, or holding a separator, a wildcard or a control
+// character), which is also why it was rejected.
 func RejectTopic(base, device string) string {
-	if device == "" || len(device) > MaxDeviceTopicLevel {
+	if !topicLevel(device) {
 		return base
 	}
 	return base + "/" + device
+}
+
+// topicLevel reports whether id can stand as one level of a topic that
+// dashboards subscribe to: 1 to MaxDeviceTopicLevel bytes, no '/', '+',
+// '#' or control character (some clients drop their connection on one).
+func topicLevel(id string) bool {
+	if id == "" || len(id) > MaxDeviceTopicLevel {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c == 0x7f || c == '/' || c == '+' || c == '#' {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,12 @@ type Uplink struct {
 	// payload, empty when the uplink names no device.
 	Device        []byte
 	DeviceEscaped bool
+	// Named is the id the network server's own topics name the device by
+	// (ChirpStack's devEui, The Things Stack's device_id), spelled as
+	// Device is, whatever the mapping takes Device from: what a topic's
+	// device level is checked against.
+	Named        []byte
+	NamedEscaped bool
 	// Session identifies the device's LoRaWAN session (ChirpStack's
 	// devAddr, The Things Stack's session_key_id or dev_addr), a slice of
 	// the payload: the frame counter restarts with a new session.
@@ -190,6 +196,7 @@ func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 		id = dev[1]
 	}
 	u.Device, u.DeviceEscaped = stringBody(id)
+	u.Named, u.NamedEscaped = stringBody(dev[0])
 	u.Session, _ = stringBody(top[tDevAddr])
 	p := &u.Position
 	var err error
@@ -270,6 +277,7 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 		id = ids[1]
 	}
 	u.Device, u.DeviceEscaped = stringBody(id)
+	u.Named, u.NamedEscaped = stringBody(ids[0])
 	var up [6][]byte
 	if err := fields(top[tUplink], 1, ttUplinkNames, up[:]); err != nil {
 		return err
