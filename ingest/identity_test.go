@@ -121,3 +121,34 @@ func TestBodyNamedFilter(t *testing.T) {
 		t.Errorf("rejects: %s", got)
 	}
 }
+
+// FuzzReaderTopicIsTheDevice: whatever the body, a publish on a device's
+// topic is accepted as that device or not at all, and is never reported
+// under an id that is not a usable topic level.
+func FuzzReaderTopicIsTheDevice(f *testing.F) {
+	f.Add("truck-1", []byte(`{"deviceInfo":{"devEui":"truck-2"},"fCnt":1,"object":{"lat":1,"lon":2}}`))
+	f.Add("dev-a", []byte(`{"end_device_ids":{"device_id":"dev-b"},"uplink_message":{"f_cnt":1,"decoded_payload":{"lat":1,"lon":2}}}`))
+	f.Add("0101", []byte(`{"deviceInfo":{"devEui":"0101"},"fCnt":1,"object":{"lat":1,"lon":2}}`))
+	f.Add("x", []byte(`{"deviceInfo":{"devEui":"a\u002fb"},"fCnt":1,"object":{"lat":1,"lon":2}}`))
+	f.Add("t", []byte(`{"_type":"location","lat":1,"lon":2,"tst":1,"topic":"owntracks/a/b"}`))
+	f.Fuzz(func(t *testing.T, level string, body []byte) {
+		if level == "" || strings.ContainsAny(level, "/+#") || len(level) > MaxDeviceID {
+			return // not a topic with a device level
+		}
+		r, _, rej := newLoRaReader(t, "devices/+/telemetry", "application/+/device/+/event/up=chirpstack", "v3/+/devices/+/up=ttn")
+		for _, topic := range []string{"devices/" + level + "/telemetry", "application/a/device/" + level + "/event/up", "v3/a/devices/" + level + "/up"} {
+			id, _, _, out := r.Read(topic, body, "fuzz")
+			if out != Accepted {
+				continue
+			}
+			if strings.HasPrefix(topic, "devices/") && id != level || !strings.HasPrefix(topic, "devices/") && !strings.EqualFold(id, level) {
+				t.Fatalf("%s: accepted as %q", topic, id)
+			}
+		}
+		for _, rt := range rej.topics {
+			if dev := rt[:strings.LastIndexByte(rt, ' ')]; dev != "" && dev != level && dev != "a-"+level {
+				t.Fatalf("reported under %q", dev)
+			}
+		}
+	})
+}
