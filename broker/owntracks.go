@@ -55,7 +55,8 @@ func (h *owntracksHook) Provides(b byte) bool { return b == mqtt.OnPublished }
 // OnPublished notes OwnTracks locations and turns the server's
 // transitions into OwnTracks events.
 func (h *owntracksHook) OnPublished(cl *mqtt.Client, pk packets.Packet) {
-	if cl.ID == publisherID && strings.HasPrefix(pk.TopicName, h.prefix) {
+	// Inline: no network client can be, whatever id it connects with.
+	if cl.Net.Inline && cl.ID == publisherID && strings.HasPrefix(pk.TopicName, h.prefix) {
 		if topic, ev, ok := h.ev.Transition(pk.Payload); ok {
 			select {
 			case h.queue <- message{topic: topic, payload: ev}:
