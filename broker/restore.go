@@ -72,7 +72,7 @@ func (s *Server) restore() (int, error) {
 	})
 	if len(implausible) > 0 {
 		dir := s.cfg.DataDir
-		return 0, fmt.Errorf("%w: %s: %d stored transitions the engine cannot have decided: %s; the file was not changed. "+
+		return 0, fmt.Errorf("%w: %s: %d stored transitions the engine cannot have decided: %s; no record was changed. "+
 			"With the broker stopped, `edgefence store check --data-dir %s` lists them and `edgefence store repair --data-dir %s` "+
 			"sets them aside: their devices' state in those fences is then decided afresh by their next pings (docs/runbook.md)",
 			store.ErrDamaged, filepath.Join(dir, store.File), len(implausible), strings.Join(implausible[:min(3, len(implausible))], "; "), dir, dir)
