@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/stats"
+	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/store"
 )
@@ -54,7 +55,7 @@ type publisher struct {
 }
 
 // publisherID is the client id of the publisher's inline client.
-const publisherID = "edgefence-engine"
+const publisherID = hooks.EngineClientID
 
 // batchMax bounds how many queued messages the publisher persists in one
 // store commit before it publishes them.
@@ -133,7 +134,7 @@ func (p *publisher) send(batch []message) {
 			if batch[i].retain {
 				pk := p.packet(&batch[i])
 				pk.Created, pk.Origin = now, publisherID
-				ws = append(ws, store.Write{Topic: pk.TopicName, Value: store.Encode(p.cl, &pk)})
+				ws = append(ws, store.Write{Topic: pk.TopicName, Value: store.EncodeServer(publisherID, &pk)})
 			}
 		}
 		_ = p.store.Write(ws) // a failure is logged, and retried with the next

@@ -30,6 +30,9 @@ func (h *Access) RequireOwnClientIDs() { h.ownIDs = true }
 // login: a will it may publish, and a client id no other user holds.
 func (h *Access) admit(cl *mqtt.Client, pk packets.Packet) packets.Code {
 	user := cl.Properties.Username
+	if code := h.serverIDCode(cl); code != packets.CodeSuccess {
+		return code
+	}
 	if pk.Connect.WillFlag {
 		if code := h.willCode(user, pk.Connect.WillTopic); code != packets.CodeSuccess {
 			h.log.Warn("refused connection: a will on a topic the client may not publish on",

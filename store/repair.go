@@ -15,26 +15,40 @@ import (
 
 // Report is what Check or Repair found in a data dir's store.
 type Report struct {
-	Path     string
-	Records  int      // readable retained messages (Repair: copied)
-	Bad      []string // keys whose value does not decode (Repair: left behind)
-	Problems []string // what bbolt's check found
-	Stopped  []string // why reading the records stopped short of their end
-	Aside    string   // Repair: where the damaged file was moved
+	Path        string
+	Records     int      // readable retained messages (Repair: copied)
+	Meta        []string // what is wrong with bbolt's two meta pages (see checkMeta)
+	Bad         []string // keys whose value does not decode (Repair: left behind)
+	Implausible []string // the server's records Verify refused, with why (Repair: left behind)
+	Problems    []string // what bbolt's check found
+	Stopped     []string // why reading the records stopped short of their end
+	Aside       string   // Repair: where the damaged file was moved
 }
 
+// Verify judges one of the server's own records (IsServer) by its topic
+// and payload: an error makes it implausible.
+type Verify func(topic string, payload []byte) error
+
 // Damaged reports whether anything is wrong.
-func (r *Report) Damaged() bool { return len(r.Bad) > 0 || len(r.Problems) > 0 || len(r.Stopped) > 0 }
+func (r *Report) Damaged() bool {
+	return len(r.Meta) > 0 || len(r.Bad) > 0 || len(r.Implausible) > 0 || len(r.Problems) > 0 || len(r.Stopped) > 0
+}
 
 // Print writes the report as `edgefence store check|repair` shows it: a
 // line per problem, then whether the store is ok and how many records it
 // read.
 func (r *Report) Print(w io.Writer) {
+	for _, p := range r.Meta {
+		fmt.Fprintf(w, "%s: %s\n", r.Path, p)
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "%s: bbolt: %s\n", r.Path, p)
 	}
 	for _, k := range r.Bad {
 		fmt.Fprintf(w, "%s: unreadable record %.128q\n", r.Path, k)
+	}
+	for _, p := range r.Implausible {
+		fmt.Fprintf(w, "%s: implausible record %s\n", r.Path, p)
 	}
 	for _, s := range r.Stopped {
 		fmt.Fprintf(w, "%s: %s\n", r.Path, s)
@@ -47,10 +61,11 @@ func (r *Report) Print(w io.Writer) {
 }
 
 // Check opens dir's store read-only (the broker must be stopped: ErrLocked
-// otherwise), runs bbolt's consistency check and decodes every record. It
-// changes nothing. A file bbolt cannot open at all is an error wrapping
-// ErrDamaged.
-func Check(dir string) (*Report, error) {
+// otherwise), checks bbolt's two meta pages, runs bbolt's consistency
+// check, decodes every record and has verify (if not nil) judge the
+// server's own. It changes nothing. A file bbolt cannot open at all is an
+// error wrapping ErrDamaged.
+func Check(dir string, verify Verify) (*Report, error) {
 	path := filepath.Join(dir, File)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -60,18 +75,42 @@ func Check(dir string) (*Report, error) {
 		return nil, err
 	}
 	defer db.Close()
-	r := &Report{Path: path, Problems: inspect(db, path)}
-	r.Stopped = walk(db, func(k, _ []byte) error { r.Records++; return nil }, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	r := &Report{Path: path, Meta: checkMeta(path), Problems: inspect(db, path)}
+	r.Stopped = walk(db, func(k, v []byte) error {
+		if why := judge(verify, k, v); why != "" {
+			r.Implausible = append(r.Implausible, why)
+		} else {
+			r.Records++
+		}
+		return nil
+	}, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
 	return r, nil
 }
 
-// Repair copies every readable record of dir's store into a fresh file,
-// moves the damaged file aside (edgefence.db.damaged-<time>, never
-// deleted) and puts the fresh one in its place. A store Check finds
-// nothing wrong with is left alone. A file bbolt cannot open is left
-// alone too, with an error: nothing of it can be read.
-func Repair(dir string, log *slog.Logger) (*Report, error) {
-	r, err := Check(dir)
+// judge is why verify refuses the record k, v if it is the server's, or "".
+func judge(verify Verify, k, v []byte) string {
+	if verify == nil {
+		return ""
+	}
+	m, err := decode(k, v)
+	if err != nil || !IsServer(m) {
+		return ""
+	}
+	if err := verify(m.TopicName, m.Payload); err != nil {
+		return fmt.Sprintf("%.128q: %v", k, err)
+	}
+	return ""
+}
+
+// Repair copies every readable record of dir's store but the implausible
+// ones (verify, as in Check) into a fresh file, moves the damaged file
+// aside (edgefence.db.damaged-<time>, never deleted) and puts the fresh
+// one in its place. With a meta page invalid, what is copied is the
+// commit of the valid one. A store Check finds nothing wrong with is left
+// alone. A file bbolt cannot open is left alone too, with an error:
+// nothing of it can be read.
+func Repair(dir string, verify Verify, log *slog.Logger) (*Report, error) {
+	r, err := Check(dir, verify)
 	if err != nil || !r.Damaged() {
 		return r, err
 	}
@@ -87,14 +126,28 @@ func Repair(dir string, log *slog.Logger) (*Report, error) {
 		src.Close()
 		return r, fmt.Errorf("repair: %w", err)
 	}
-	r.Records, r.Bad = 0, nil
+	r.Records, r.Bad, r.Implausible = 0, nil, nil
 	var keys, values [][]byte
 	stopped := walk(src, func(k, v []byte) error {
+		if why := judge(verify, k, v); why != "" {
+			r.Implausible = append(r.Implausible, why)
+			return nil
+		}
 		keys, values = append(keys, bytes.Clone(k)), append(values, bytes.Clone(v))
 		return nil
 	}, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	format := readFormat(src)
 	src.Close()
 	copyErr := dst.Update(func(tx *bbolt.Tx) error {
+		if format != nil { // the copied records are marked as they were
+			fb, err := tx.CreateBucketIfNotExists(formatBucket)
+			if err != nil {
+				return err
+			}
+			if err := fb.Put(formatKey, format); err != nil {
+				return err
+			}
+		}
 		b, err := tx.CreateBucketIfNotExists(bucket)
 		if err != nil {
 			return err
@@ -127,7 +180,7 @@ func Repair(dir string, log *slog.Logger) (*Report, error) {
 		return r, fmt.Errorf("repair: %w", err)
 	}
 	log.Warn("store: repaired: copied the readable records into a fresh file; the damaged one is kept",
-		"file", path, "records", r.Records, "left_behind", len(r.Bad), "damaged_file", r.Aside)
+		"file", path, "records", r.Records, "left_behind", len(r.Bad)+len(r.Implausible), "damaged_file", r.Aside)
 	return r, nil
 }
 
@@ -189,4 +242,21 @@ func walkFrom(db *bbolt.DB, forward bool, until []byte, fn func(k, v []byte) err
 		return nil
 	})
 	return err == nil, err
+}
+
+// readFormat is db's format (see upgrade), nil if none or unreadable.
+func readFormat(db *bbolt.DB) (format []byte) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			format = nil
+		}
+	}()
+	_ = db.View(func(tx *bbolt.Tx) error {
+		if fb := tx.Bucket(formatBucket); fb != nil {
+			format = bytes.Clone(fb.Get(formatKey))
+		}
+		return nil
+	})
+	return format
 }

@@ -99,7 +99,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := preflight(path); err != nil {
+	if err := preflight(dir, path); err != nil {
 		return nil, err
 	}
 	db, err := openDB(path, false)
@@ -122,6 +122,10 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 	}
 	if err := s.dropStale(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.upgrade(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -155,12 +159,17 @@ func openDB(path string, readOnly bool) (db *bbolt.DB, err error) {
 	}
 }
 
-// preflight checks the file at path, if there is one, before it is opened
-// for writing, which reads pages bbolt takes on trust: ErrDamaged with
-// what is wrong.
-func preflight(path string) error {
+// preflight checks the file at path in dir, if there is one, before it is
+// opened for writing, which reads pages bbolt takes on trust: ErrDamaged
+// with what is wrong. Either meta page invalid is damage (see checkMeta).
+func preflight(dir, path string) error {
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 		return nil // none yet (or unreadable: the open says why)
+	}
+	if problems := checkMeta(path); len(problems) > 0 {
+		return fmt.Errorf("%w: %s: %s; the file was not changed. With the broker stopped, run `edgefence store repair --data-dir %s`: "+
+			"it keeps the valid meta page's commit in a fresh file and this one aside; the last commit may be lost (docs/runbook.md)",
+			ErrDamaged, path, strings.Join(problems, "; "), dir)
 	}
 	db, err := openDB(path, true)
 	if err != nil {
@@ -177,8 +186,8 @@ func preflight(path string) error {
 		problems = problems[:3]
 	}
 	ps := db.Info().PageSize
-	return fmt.Errorf("%w: %s (pages of %d bytes: page N starts at byte N×%d): %s%s; the file was not changed: see `edgefence store check` and `edgefence store repair`",
-		ErrDamaged, path, ps, ps, strings.Join(problems, "; "), more)
+	return fmt.Errorf("%w: %s (pages of %d bytes: page N starts at byte N×%d): %s%s; the file was not changed: see `edgefence store check` and `edgefence store repair --data-dir %s`",
+		ErrDamaged, path, ps, ps, strings.Join(problems, "; "), more, dir)
 }
 
 // inspect lists what is wrong with db, the file at path: a file shorter
@@ -259,7 +268,8 @@ func (s *Store) OnRetainMessage(cl *mqtt.Client, pk packets.Packet, _ int64) {
 	if cl != nil && cl.Net.Inline && cl.ID == s.own {
 		return
 	}
-	_ = s.Write([]Write{{Topic: pk.TopicName, Value: Encode(cl, &pk)}})
+	_ = s.Write([]Write{{Topic: pk.TopicName, Value: Encode(cl, &pk)}}) // never the server's mark
+
 }
 
 // OnRetainedExpired deletes a retained message mochi has expired, with
@@ -397,15 +407,32 @@ func put(b *bbolt.Bucket, k, v []byte) error {
 	return b.Put(k, v)
 }
 
-// Encode is a retained publish from cl (nil: the broker's) as mochi's
-// bbolt hook stored it; an empty payload is nil, which deletes.
+// Encode is a retained publish from client cl (nil: mochi's) as mochi's
+// bbolt hook stored it; an empty payload is nil, which deletes. It never
+// bears the server's mark (EncodeServer), whatever cl and pk say.
 func Encode(cl *mqtt.Client, pk *packets.Packet) []byte {
+	id := ""
+	if cl != nil {
+		id = cl.ID
+	}
+	return encode(id, storage.RetainedKey, pk)
+}
+
+// EncodeServer is a retained publish of the server's own, id its
+// publisher's client id, with the server's mark (IsServer). Only the
+// server's publisher calls it: no client's publish reaches it.
+func EncodeServer(id string, pk *packets.Packet) []byte {
+	return encode(id, serverType, pk)
+}
+
+func encode(client, typ string, pk *packets.Packet) []byte {
 	if len(pk.Payload) == 0 {
 		return nil
 	}
 	m := storage.Message{
 		ID:          keyPrefix + pk.TopicName,
-		T:           storage.RetainedKey,
+		T:           typ,
+		Client:      client,
 		FixedHeader: pk.FixedHeader,
 		TopicName:   pk.TopicName,
 		Payload:     pk.Payload,
@@ -420,9 +447,6 @@ func Encode(cl *mqtt.Client, pk *packets.Packet) []byte {
 			SubscriptionIdentifier: pk.Properties.SubscriptionIdentifier,
 			User:                   pk.Properties.User,
 		},
-	}
-	if cl != nil {
-		m.Client = cl.ID
 	}
 	data, _ := m.MarshalBinary() // JSON of plain fields: cannot fail
 	return data

@@ -247,11 +247,11 @@ func TestDamagedPageInTheMiddle(t *testing.T) {
 	if b, _ := os.ReadFile(path); !bytes.Equal(b, damaged) {
 		t.Fatal("the refused open changed the file")
 	}
-	r, err := Check(dir)
+	r, err := Check(dir, nil)
 	if err != nil || !r.Damaged() {
 		t.Fatalf("check: %+v, %v; want the damage reported", r, err)
 	}
-	r, err = Repair(dir, quiet)
+	r, err = Repair(dir, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,11 +293,11 @@ func TestFlippedBitInAValue(t *testing.T) {
 	if n != len(want)-1 || set.GetOrCreateCounter(`edgefence_store_errors_total`).Get() != 1 {
 		t.Fatalf("read %d of %d records, %d errors; want all but the damaged one, counted", n, len(want), set.GetOrCreateCounter(`edgefence_store_errors_total`).Get())
 	}
-	r, err := Check(dir)
+	r, err := Check(dir, nil)
 	if err != nil || len(r.Bad) != 1 || r.Bad[0] != "RET_"+victim || r.Records != len(want)-1 {
 		t.Fatalf("check: %+v, %v; want one bad record", r, err)
 	}
-	r, err = Repair(dir, quiet)
+	r, err = Repair(dir, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestGarbagePrefix(t *testing.T) {
 	if _, err := Open(dir, Options{Log: quiet}); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("open: %v, want ErrDamaged naming %s", err, path)
 	}
-	if _, err := Repair(dir, quiet); !errors.Is(err, ErrDamaged) {
+	if _, err := Repair(dir, nil, quiet); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("repair: %v, want ErrDamaged", err)
 	}
 	if b, _ := os.ReadFile(path); !bytes.Equal(b, damaged) {
@@ -345,7 +345,7 @@ func TestTornTail(t *testing.T) {
 	if _, err := Open(dir, Options{Log: quiet}); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("open: %v, want ErrDamaged: %s cut short", err, path)
 	}
-	r, err := Repair(dir, quiet)
+	r, err := Repair(dir, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

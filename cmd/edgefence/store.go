@@ -8,10 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/broker"
+	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/internal/flagvalue"
+	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/store"
 )
 
@@ -23,25 +28,27 @@ func storeCommand() *ffcli.Command {
 		Name:       "store",
 		ShortUsage: "edgefence store check|repair [--data-dir DIR]",
 		ShortHelp:  "check or repair the retained-state store (with the broker stopped)",
-		LongHelp: "check opens the data dir's store read-only, runs bbolt's consistency check, reads every\n" +
-			"record, and exits 1 if anything is damaged. repair copies every readable record into a\n" +
-			"fresh file, moves the damaged one aside (edgefence.db.damaged-<time>, never deleted) and\n" +
-			"puts the fresh one in its place; a store that checks clean is left alone.",
+		LongHelp: "check opens the data dir's store read-only, checks bbolt's two meta pages, runs bbolt's\n" +
+			"consistency check, reads every record, judges the server's transitions by the engine's\n" +
+			"stamp bounds (--max-clock-offset, --min-valid-time), and exits 1 if anything is wrong.\n" +
+			"repair copies every readable, plausible record (with a meta page invalid: of the valid\n" +
+			"page's commit) into a fresh file, moves the damaged one aside (edgefence.db.damaged-<time>,\n" +
+			"never deleted) and puts the fresh one in its place; a store that checks clean is left alone.",
 		Subcommands: []*ffcli.Command{
-			storeSubcommand("check", "check the store, changing nothing; exit 1 if damaged", func(dir string, w io.Writer) error {
-				r, err := store.Check(dir)
+			storeSubcommand("check", "check the store, changing nothing; exit 1 if damaged", func(dir string, verify store.Verify, w io.Writer) error {
+				r, err := store.Check(dir, verify)
 				if err != nil {
 					return err
 				}
 				r.Print(w)
 				if r.Damaged() {
-					fmt.Fprintf(w, "stop the broker and run `edgefence store repair --data-dir %s` to copy the readable records into a fresh file; the damaged one is kept\n", dir)
+					fmt.Fprintf(w, "stop the broker and run `edgefence store repair --data-dir %s` to copy the readable, plausible records into a fresh file; the damaged one is kept (docs/runbook.md)\n", dir)
 					return errStoreDamaged
 				}
 				return nil
 			}),
-			storeSubcommand("repair", "copy the readable records of a damaged store into a fresh one", func(dir string, w io.Writer) error {
-				r, err := store.Repair(dir, slog.New(slog.NewTextHandler(w, nil)))
+			storeSubcommand("repair", "copy the readable records of a damaged store into a fresh one", func(dir string, verify store.Verify, w io.Writer) error {
+				r, err := store.Repair(dir, verify, slog.New(slog.NewTextHandler(w, nil)))
 				if err != nil {
 					return err
 				}
@@ -58,9 +65,12 @@ func storeCommand() *ffcli.Command {
 	}
 }
 
-func storeSubcommand(name, help string, run func(dir string, w io.Writer) error) *ffcli.Command {
+func storeSubcommand(name, help string, run func(dir string, verify store.Verify, w io.Writer) error) *ffcli.Command {
 	fs := flag.NewFlagSet("edgefence store "+name, flag.ContinueOnError)
 	dir := fs.String("data-dir", broker.DefaultConfig().DataDir, "the broker's data dir")
+	e := engine.DefaultConfig()
+	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "as serve's: a transition stamped further ahead of now is implausible")
+	fs.Var(flagvalue.Time{P: &e.MinValidTime}, "min-valid-time", "as serve's: a transition stamped before this is implausible (RFC 3339)")
 	return &ffcli.Command{
 		Name:       name,
 		ShortUsage: "edgefence store " + name + " [--data-dir DIR]",
@@ -70,7 +80,21 @@ func storeSubcommand(name, help string, run func(dir string, w io.Writer) error)
 			if len(args) > 0 {
 				return fmt.Errorf("store %s: unexpected argument %q", name, args[0])
 			}
-			return run(*dir, os.Stdout)
+			return run(*dir, plausible(e.Clamper()), os.Stdout)
 		},
+	}
+}
+
+// plausible judges the server's stored transitions as restore does, by
+// the engine's stamp bounds c; a record's transition prefix is its
+// topic's but the last two levels.
+func plausible(c clock.Clamper) store.Verify {
+	return func(topic string, payload []byte) error {
+		prefix, ok := output.TransitionPrefix(topic)
+		if !ok {
+			return fmt.Errorf("%w: %s is not a transition topic", output.ErrImplausible, topic)
+		}
+		_, err := output.CheckRetained(prefix, topic, payload, c, time.Now())
+		return err
 	}
 }
