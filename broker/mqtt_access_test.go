@@ -5,8 +5,19 @@ package broker_test
 // the log, and a login flood does not turn away legitimate logins.
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 )
@@ -72,5 +83,96 @@ func TestHomeAssistantTopicsFromEffectiveConfig(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// A device publishing at QoS 1 over MQTT 3.1.1 on a topic it may not is
+// disconnected (3.1.1 has no way to say "not authorised"), and such a
+// device reconnects and tries again: 5 s of that with 3 KB payloads, from
+// 4 connections at once, must not flood the log (mochi logged each refused
+// packet whole: 118 MB in 5 s). Each refusal is counted; the log names the
+// client, topic and reason, at most once a second, and never the payload.
+func TestRefusedPublishesDoNotFloodTheLog(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "edgefence.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() }) // after the server's close (cleanups run last first)
+	cfg := testConfig(t)
+	cfg.Auth = writeUsers(t, aclUsers...)
+	cfg.Log = slog.New(slog.NewTextHandler(logFile, nil))
+	srv := start(t, cfg)
+	addr := srv.MQTTAddr()
+	// Log in once: the password is cached, as a reconnecting device's is.
+	mustDial5(t, addr, "warm", login("truck-1")).Paho.Disconnect(&paho.Disconnect{})
+
+	const topic = "devices/truck-2/telemetry" // another device's
+	payload := bytes.Repeat([]byte("SECRET-PAYLOAD-"), 3<<10/15)
+	pub, err := encodePacket(4, publishPacket(1, 1, topic, payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := logFile.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int64
+	deadline := time.Now().Add(5 * time.Second)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				conn, err := net.DialTimeout("tcp", addr, wait)
+				if err != nil {
+					t.Errorf("dial: %v", err)
+					return
+				}
+				rc, err := connect311(conn, connectPacket(fmt.Sprintf("flooder-%d", i), login("truck-1"), 30))
+				if err == nil && rc == 0 {
+					_, err = conn.Write(pub)
+				}
+				if err == nil {
+					// Refused: the server closes the connection.
+					_ = conn.SetReadDeadline(time.Now().Add(wait))
+					if _, rerr := io.Copy(io.Discard, conn); rerr == nil {
+						refused.Add(1)
+					}
+				}
+				conn.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	after, err := logFile.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	growth := after.Size() - before.Size()
+	t.Logf("%d refused 3 KB publishes in 5 s, log grew %d bytes", refused.Load(), growth)
+	if refused.Load() < 20 {
+		t.Fatalf("only %d refused publishes in 5 s: the test did not flood", refused.Load())
+	}
+	if growth >= 100<<10 {
+		t.Errorf("log grew %d bytes in 5 s of refused publishes, want under 100 KB", growth)
+	}
+	waitMetric(t, srv, `edgefence_refused_total{reason="not_authorized"}`, float64(refused.Load()))
+	logged, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(logged, []byte("SECRET-PAYLOAD")) {
+		t.Error("the log holds the refused payload")
+	}
+	var named bool
+	for _, line := range strings.Split(string(logged), "\n") {
+		if strings.Contains(line, "client=flooder-") && strings.Contains(line, "topic="+topic) && strings.Contains(line, "not authorized") {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("no log line names the client, topic and reason of the refusals:\n%.2000s", logged)
 	}
 }
