@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // With Home Assistant discovery on at its defaults, the topics the server
@@ -175,4 +176,109 @@ func TestRefusedPublishesDoNotFloodTheLog(t *testing.T) {
 	if !named {
 		t.Errorf("no log line names the client, topic and reason of the refusals:\n%.2000s", logged)
 	}
+}
+
+// A user who takes a fixed client id first and keeps a session holds it
+// against every other user, but not for ever: the session, and with it
+// the claim, ends at most --max-session-expiry after the connection
+// (1 h by default), whatever expiry the client asked for, MQTT 5 or 3.1.1.
+// Squatting another client's id locked its owner out until a restart.
+// The owner then starts afresh: it never gets the squatter's session.
+func TestSquattedClientIDIsFreedWhenTheClaimExpires(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Auth = writeUsers(t, aclUsers...)
+	cfg.MaxSessionExpiry = 2 * time.Second
+	srv := start(t, cfg)
+	addr := srv.MQTTAddr()
+	for _, v := range versions {
+		id := "wall-display-" + v.name // the dashboard's usual id
+		// truck-2 squats it with a session it asks to keep for a day.
+		squat := dialRaw(t, addr, v.v)
+		ack := squat.connect(id, login("truck-2"), 30, func(pk *packets.Packet) {
+			pk.Connect.Clean = false
+			pk.Properties.SessionExpiryInterval, pk.Properties.SessionExpiryIntervalFlag = 86400, true
+		})
+		if ack.ReasonCode != 0 {
+			t.Fatalf("%s: truck-2 takes the free id %s: CONNACK %#x", v.name, id, ack.ReasonCode)
+		}
+		if v.v == 5 && (!ack.Properties.SessionExpiryIntervalFlag || ack.Properties.SessionExpiryInterval != 2) {
+			t.Errorf("%s: CONNACK session expiry %d (set %v), want the server's 2 s", v.name,
+				ack.Properties.SessionExpiryInterval, ack.Properties.SessionExpiryIntervalFlag)
+		}
+		// Subscribed as itself, so that a session handed over would show.
+		squat.subscribe(1, "geofence/+/truck-2")
+		if err := squat.send(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Disconnect}}); err != nil {
+			t.Fatal(err)
+		}
+		squat.closed("squatter's DISCONNECT")
+
+		// While the session is kept, the id is truck-2's: wall is refused.
+		if _, ca, err := session5(t, dialTCP(t, addr), id, login("wall"), false, 300); err == nil || ca == nil || ca.ReasonCode != 0x85 {
+			t.Errorf("%s: wall with the squatted id, session kept: %v (%+v), want CONNACK 0x85", v.name, err, ca)
+		}
+		// Then the session expires, and the claim with it.
+		deadline := time.Now().Add(2 * wait)
+		for {
+			wall, ca, err := session5(t, dialTCP(t, addr), id, login("wall"), false, 300)
+			if err == nil {
+				if ca.SessionPresent {
+					t.Errorf("%s: wall got truck-2's session with the id", v.name)
+				}
+				_ = wall.Paho.Disconnect(&paho.Disconnect{})
+				break
+			}
+			if ca == nil || ca.ReasonCode != 0x85 {
+				t.Fatalf("%s: wall with the id: %v (%+v), want 0x85 until the claim expires", v.name, err, ca)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the id is still truck-2's %v after its connection ended", v.name, 2*wait)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		// wall's own kept session is now wall's: truck-2 cannot take it.
+		for _, clean := range []bool{true, false} {
+			if _, ca, err := session5(t, dialTCP(t, addr), id, login("truck-2"), clean, 300); err == nil || ca == nil || ca.ReasonCode != 0x85 {
+				t.Errorf("%s: truck-2 (clean %v) takes wall's session: %v (%+v), want CONNACK 0x85", v.name, clean, err, ca)
+			}
+		}
+	}
+}
+
+// With --strict-client-ids a device's name is its own client id: no other
+// user, a dashboard or an admin included, may connect with it, or with
+// "name/…", even while the device is away; the device always may.
+func TestStrictClientIDsAreTheDevicesOwn(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Auth = writeUsers(t, aclUsers...)
+	cfg.StrictClientIDs = true
+	srv := start(t, cfg)
+	addr := srv.MQTTAddr()
+	for _, user := range []string{"wall", "ops", "truck-1"} {
+		for _, id := range []string{"truck-2", "truck-2/cab"} {
+			if _, ca, err := session5(t, dialTCP(t, addr), id, login(user), false, 300); err == nil || ca == nil || ca.ReasonCode != 0x85 {
+				t.Errorf("%s connects with device truck-2's id %s: %v (%+v), want CONNACK 0x85", user, id, err, ca)
+			}
+			conn := dialTCP(t, addr)
+			pk := connectPacket(id, login(user), 30)
+			pk.Connect.Clean = false
+			if rc, err := connect311(conn, pk); err != nil || rc != 0x02 {
+				t.Errorf("3.1.1 %s with device truck-2's id %s: CONNACK %#x (%v), want 0x02", user, id, rc, err)
+			}
+			conn.Close()
+		}
+	}
+	truck, ca, err := session5(t, dialTCP(t, addr), "truck-2", login("truck-2"), false, 300)
+	if err != nil {
+		t.Fatalf("truck-2 with its own id: %v (%+v)", err, ca)
+	}
+	if ca.SessionPresent {
+		t.Error("truck-2 got a session another user left under its id")
+	}
+	_ = truck.Paho.Disconnect(&paho.Disconnect{})
+	// Ids that are no device's stay first come, first served.
+	wall, ca, err := session5(t, dialTCP(t, addr), "wall-display", login("wall"), false, 300)
+	if err != nil {
+		t.Fatalf("wall with an id of no device: %v (%+v)", err, ca)
+	}
+	_ = wall.Paho.Disconnect(&paho.Disconnect{})
 }
