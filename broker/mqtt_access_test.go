@@ -5,6 +5,7 @@ package broker_test
 // the log, and a login flood does not turn away legitimate logins.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -281,4 +283,79 @@ func TestStrictClientIDsAreTheDevicesOwn(t *testing.T) {
 		t.Fatalf("wall with an id of no device: %v (%+v)", err, ca)
 	}
 	_ = wall.Paho.Disconnect(&paho.Disconnect{})
+}
+
+// A flood of bogus logins spread over 40 addresses (each within its
+// back-off allowance) keeps the verification slots busy; logins of users
+// in the file whose logins have not been failing go ahead of it, so 5
+// cold legitimate logins (their passwords not verified yet) arriving
+// during the flood all get in. They were turned away with 0x89 server
+// busy, waiting behind the flood.
+func TestColdLoginsGetInDuringALoginFlood(t *testing.T) {
+	users := slices.Clone(aclUsers)
+	for i := range 5 {
+		users = append(users, testUser{name: fmt.Sprintf("fleet-%d", i), role: "device"})
+	}
+	cfg := testConfig(t)
+	cfg.Auth = writeUsers(t, users...)
+	srv := start(t, cfg)
+	addr := srv.MQTTAddr()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var floodAcks sync.Map // CONNACK reason -> *atomic.Int64
+	for a := range 40 {
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+a))}
+		for g := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := net.Dialer{LocalAddr: local, Timeout: wait}
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					conn, err := d.Dial("tcp", addr)
+					if err != nil {
+						t.Errorf("flood from %v: %v", local, err)
+						return
+					}
+					r := &rawClient{conn: conn, br: bufio.NewReader(conn)}
+					rc, err := r.connect(fmt.Sprintf("bogus-%d-%d-%d", a, g, n), creds{user: fmt.Sprintf("bogus-%d", n%7), pass: "guess"}, 30)
+					conn.Close()
+					if err == nil {
+						c, _ := floodAcks.LoadOrStore(rc, new(atomic.Int64))
+						c.(*atomic.Int64).Add(1)
+					}
+				}
+			}()
+		}
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		floodAcks.Range(func(k, v any) bool {
+			t.Logf("bogus logins answered %#x: %d", k, v.(*atomic.Int64).Load())
+			return true
+		})
+	}()
+	// The flood fills the slots: logins are told the server is busy.
+	deadline := time.Now().Add(2 * wait)
+	for metric(t, srv, `edgefence_logins_total{result="busy"}`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no login told the server is busy within %v of flooding", 2*wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := range 5 {
+		name := fmt.Sprintf("fleet-%d", i)
+		cl, ca, err := dialMQTT5(t, dialTCP(t, addr), name, login(name))
+		if err != nil {
+			t.Errorf("cold login of %s during the flood: %v (%+v), want accepted", name, err, ca)
+			continue
+		}
+		_ = cl.Paho.Disconnect(&paho.Disconnect{})
+	}
 }
