@@ -161,7 +161,7 @@ func TestRefusedPublishesDoNotFloodTheLog(t *testing.T) {
 	if growth >= 100<<10 {
 		t.Errorf("log grew %d bytes in 5 s of refused publishes, want under 100 KB", growth)
 	}
-	waitMetric(t, srv, `edgefence_refused_total{reason="not_authorized"}`, float64(refused.Load()))
+	waitMetric(t, srv, `edgefence_publishes_not_authorized_total`, float64(refused.Load()))
 	logged, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // refusedMetric counts the publishes the access hook refuses.
-const refusedMetric = `edgefence_refused_total{reason="not_authorized"}`
+const refusedMetric = `edgefence_publishes_not_authorized_total`
 
 // logTopicMax bounds the topic a refusal's log line quotes: a topic may be
 // as long as a packet.
