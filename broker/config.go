@@ -51,6 +51,12 @@ type Config struct {
 	PublishRate    float64       // publishes per second per client; 0 disables the limit
 	PublishBurst   int           // burst above the rate
 
+	// MaxSessionExpiry bounds how long a session is kept after its
+	// connection ends, whatever the client asks (MQTT 3.1.1 sessions are
+	// kept exactly this long); with --auth a fixed client id is its
+	// user's as long as its session is kept.
+	MaxSessionExpiry time.Duration
+
 	// StrictClientIDs requires a device's client id to be its username
 	// or to start with "username/" (hooks.Access.RequireOwnClientIDs).
 	StrictClientIDs bool
@@ -92,6 +98,7 @@ func DefaultConfig() Config {
 		MaxPacketSize:     64 << 10,
 		MaxConnections:    100_000,
 		ConnectTimeout:    10 * time.Second,
+		MaxSessionExpiry:  time.Hour,
 		PublishRate:       50,
 		PublishBurst:      100,
 		ClientReadBuffer:  DefaultClientReadBuffer,

@@ -328,8 +328,8 @@ func TestRandomClientIDsStillConnect(t *testing.T) {
 
 // With --strict-client-ids a device's client id must be its username or
 // start with "username/" (a device name has no '/', so no other device's
-// name does): other devices' ids are refused even when nobody holds them.
-// Other roles, and ids the broker assigns, are not held to it.
+// name does): other devices' ids are refused even when nobody holds them,
+// to every role. Ids the broker assigns are not held to it.
 func TestStrictClientIDs(t *testing.T) {
 	_, listeners := everyListener(t, func(c *broker.Config) { c.StrictClientIDs = true })
 	for _, ln := range listeners {
@@ -345,7 +345,9 @@ func TestStrictClientIDs(t *testing.T) {
 			{"truck-1", "truck-1-cab", false},
 			{"truck-1", "random-4711", false},
 			{"wall", "random-4712-" + ln.name, true},
-			{"ops", "truck-2", true},
+			{"ops", "truck-2", false}, // a device's id is its own
+			{"wall", "truck-1/cab", false},
+			{"ops", "ops-console", true},
 		} {
 			cp := &paho.Connect{ClientID: c.id, KeepAlive: 30, CleanStart: true,
 				Username: c.user, UsernameFlag: true, Password: []byte(secret), PasswordFlag: true}

@@ -71,6 +71,9 @@ func Start(cfg Config) (*Server, error) {
 	if err := cfg.validateClients(); err != nil {
 		return nil, err
 	}
+	if cfg.MaxSessionExpiry < 0 || cfg.MaxSessionExpiry > math.MaxUint32*time.Second {
+		return nil, fmt.Errorf("--max-session-expiry %v: must be between 0 and %v (an MQTT 5 expiry is whole seconds)", cfg.MaxSessionExpiry, math.MaxUint32*time.Second)
+	}
 	if cfg.StrictClientIDs && cfg.Auth == "" {
 		return nil, errors.New("--strict-client-ids needs --auth: without users, a client id is nobody's")
 	}
@@ -100,6 +103,9 @@ func Start(cfg Config) (*Server, error) {
 	caps.MaximumMessageExpiryInterval = 0
 	caps.MaximumPacketSize = cfg.MaxPacketSize
 	caps.MaximumClients = cfg.MaxConnections
+	// A kept session, and with --auth the claim on its client id, ends at
+	// the latest this long after its connection (mochi: never).
+	caps.MaximumSessionExpiryInterval = uint32(cfg.MaxSessionExpiry / time.Second)
 	caps.MaximumClientWritesPending = cfg.ClientQueueFor()
 	caps.MaximumInflight = cfg.MaxInflight
 	// mochi would otherwise echo a publisher's User Properties in its

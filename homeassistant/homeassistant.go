@@ -78,21 +78,7 @@ type deviceState struct {
 // previous run announced (to remove those no longer there) and starts
 // the updates.
 func Start(cfg Config, eng Engine, brk Broker) (*Discovery, error) {
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
-	if cfg.Base == "" {
-		cfg.Base = DefaultBase
-	}
-	if cfg.Node == "" {
-		cfg.Node = "edgefence"
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
+	cfg = cfg.filled()
 	d := &Discovery{cfg: cfg, eng: eng, brk: brk,
 		devices: map[string]deviceState{}, fences: map[string]int{}, known: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -109,9 +95,32 @@ func Start(cfg Config, eng Engine, brk Broker) (*Discovery, error) {
 	return d, nil
 }
 
-// Topics returns the filters discovery publishes on: no client may.
+// filled is c with the defaults of what it leaves unset.
+func (c Config) filled() Config {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Base == "" {
+		c.Base = DefaultBase
+	}
+	if c.Node == "" {
+		c.Node = "edgefence"
+	}
+	if c.Interval <= 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	return c
+}
+
+// Topics returns the filters discovery publishes on, those of the
+// configuration Start runs with (defaults filled in): no client may
+// publish there.
 func (c *Config) Topics() []string {
-	return []string{c.Prefix + "/device_tracker/" + c.Node + "/#", c.Prefix + "/sensor/" + c.Node + "/#", c.Base + "/#"}
+	f := c.filled()
+	return []string{f.Prefix + "/device_tracker/" + f.Node + "/#", f.Prefix + "/sensor/" + f.Node + "/#", f.Base + "/#"}
 }
 
 func (d *Discovery) availability() string { return d.cfg.Base + "/status" }

@@ -26,6 +26,7 @@ type Access struct {
 	prefix    string
 	log       *slog.Logger
 	logins    *loginGate // nil: anonymous
+	refusals  publishRefusals
 
 	// The client ids held, by user, with a user file (see claimID).
 	idsMu  sync.Mutex
@@ -46,6 +47,7 @@ func NewAccess(users *auth.File, telemetry []ingest.TelemetryFilter, prefix, lat
 		log:       log,
 		ids:       map[string]idHolder{},
 		logins:    newLoginGate(users, nil),
+		refusals:  publishRefusals{count: new(metrics.Counter)},
 	}
 }
 
@@ -57,9 +59,12 @@ func (h *Access) ServerTopics(filters ...string) {
 	h.readable = append(h.readable, filters...)
 }
 
-// CountIn registers the login counters in set (by default they are
-// counted nowhere).
-func (h *Access) CountIn(set *metrics.Set) { h.logins = newLoginGate(h.users, set) }
+// CountIn registers the login and refusal counters in set (by default
+// they are counted nowhere).
+func (h *Access) CountIn(set *metrics.Set) {
+	h.logins = newLoginGate(h.users, set)
+	h.refusals.count = set.NewCounter(refusedMetric)
+}
 
 // ID names the hook.
 func (h *Access) ID() string { return "edgefence-access" }
@@ -85,7 +90,8 @@ func (h *Access) Provides(b byte) bool {
 //     acknowledgement, so an MQTT 5 QoS 1 or 2 publisher would wait for one
 //     forever. It is refused here as the other reserved topics are: 0x87
 //     for MQTT 5, a disconnect for 3.1.1 (what mochi does to a refused QoS
-//     1 publish); QoS 0 is left to mochi to drop.
+//     1 publish); QoS 0 is left to mochi to drop. Each is counted and
+//     logged as a refusal (publishRefusals).
 func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if pk.FixedHeader.Type == packets.Connect {
 		return emptyPassword(pk), nil
@@ -99,7 +105,11 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		pk.TopicName = cl.State.TopicAliases.Inbound.Set(pk.Properties.TopicAlias, "")
 	}
 	t := pk.TopicName
-	if pk.FixedHeader.Qos == 0 || len(t) < len(mqtt.SysPrefix) || !strings.EqualFold(t[:len(mqtt.SysPrefix)], mqtt.SysPrefix) {
+	if len(t) < len(mqtt.SysPrefix) || !strings.EqualFold(t[:len(mqtt.SysPrefix)], mqtt.SysPrefix) {
+		return pk, nil
+	}
+	h.refusals.refused(h.log, cl, t)
+	if pk.FixedHeader.Qos == 0 {
 		return pk, nil
 	}
 	if cl.Properties.ProtocolVersion < 5 {
@@ -219,9 +229,14 @@ func certName(cl *mqtt.Client) string {
 
 // OnACLCheck decides publishes (write) and subscriptions (read). A
 // refused MQTT 5 QoS 1 publish gets 0x87 from mochi; a refused filter gets
-// 0x87 in the SUBACK.
+// 0x87 in the SUBACK. A refused publish is counted and logged here
+// (publishRefusals).
 func (h *Access) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
-	return h.allows(cl.Properties.Username, topic, write)
+	ok := h.allows(cl.Properties.Username, topic, write)
+	if write && !ok {
+		h.refusals.refused(h.log, cl, topic)
+	}
+	return ok
 }
 
 // allows is OnACLCheck for the user named user.

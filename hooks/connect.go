@@ -22,8 +22,9 @@ type idHolder struct {
 
 // RequireOwnClientIDs makes a device's client id its own: its username,
 // or the username, '/' and anything (a device name has no '/', so no
-// other device's id starts that way). An id the broker assigns, for a
-// CONNECT without one, is random and nobody's: it is let through.
+// other device's id starts that way), and no other user's, whatever its
+// role. An id the broker assigns, for a CONNECT without one, is random
+// and nobody's: it is let through.
 func (h *Access) RequireOwnClientIDs() { h.ownIDs = true }
 
 // admit decides what an authenticated client's CONNECT asks beyond the
@@ -44,7 +45,7 @@ func (h *Access) admit(cl *mqtt.Client, pk packets.Packet) packets.Code {
 		return packets.CodeSuccess // anonymous: nobody to hold an id
 	}
 	if h.ownIDs && pk.Connect.ClientIdentifier != "" && !h.ownID(string(user), cl.ID) {
-		h.log.Warn("refused connection: a device's client id must be its username, or start with username/",
+		h.log.Warn("refused connection: a device's client id must be its username, or start with username/, and no other user may use a device's",
 			"client", cl.ID, "username", string(user), "remote", cl.Net.Remote)
 		return packets.ErrClientIdentifierNotValid
 	}
@@ -69,12 +70,16 @@ func (h *Access) willCode(user []byte, topic string) packets.Code {
 	return packets.CodeSuccess
 }
 
-// ownID reports whether id may be used by user under RequireOwnClientIDs.
+// ownID reports whether id may be used by user under RequireOwnClientIDs:
+// an id that is a device's (its name, or its name and '/…') by that
+// device only, any other id by any user but a device.
 func (h *Access) ownID(user, id string) bool {
-	if u := h.users.User(user); u == nil || u.Role != auth.RoleDevice {
-		return true
+	name, _, _ := strings.Cut(id, "/")
+	if d := h.users.User(name); d != nil && d.Role == auth.RoleDevice {
+		return name == user
 	}
-	return id == user || strings.HasPrefix(id, user+"/")
+	u := h.users.User(user)
+	return u == nil || u.Role != auth.RoleDevice
 }
 
 // claimID holds cl's id for user, unless another user holds it: it

@@ -33,14 +33,21 @@ const (
 	// dropped once its allowance has refilled, and new addresses share
 	// one allowance while the table is full.
 	backoffMax = 10_000
+	// A user in the file none of whose logins failed for standingAfter is
+	// in good standing: its logins wait for a verification slot ahead of
+	// all others (verifySlots).
+	standingAfter = time.Minute
 )
 
 // loginGate bounds the cost of logins: at most slots verifications at
 // once, one verification per login (a success is cached by auth.File), and
-// a per-source-address back-off after failures.
+// a per-source-address back-off after failures. Failures are charged to
+// the username too: a login for a user in the file whose logins have not
+// failed lately waits ahead of the others, so that a flood of bogus logins
+// does not turn away cold legitimate ones.
 type loginGate struct {
 	users *auth.File
-	slots chan struct{}
+	slots *verifySlots
 	wait  time.Duration // loginWait; tests shorten it
 	every rate.Limit    // an address's failures refill at backoffEvery; tests slow it
 	hash  uint64        // bytes one verification allocates
@@ -49,6 +56,7 @@ type loginGate struct {
 	addrs     map[string]*rate.Limiter // source address -> failure allowance
 	overflow  *rate.Limiter            // shared by new addresses while addrs is full
 	lastSweep time.Time
+	failedAt  map[string]time.Time // user in the file -> its last failed login
 
 	ok, bad, busy, backoff, verified *metrics.Counter
 	logged                           atomic.Int64 // second of the last refusal logged
@@ -71,8 +79,9 @@ func newLoginGate(users *auth.File, set *metrics.Set) *loginGate {
 		wait:     loginWait,
 		every:    rate.Every(backoffEvery),
 		hash:     uint64(users.VerifyMemory()) << 10,
-		slots:    make(chan struct{}, users.VerifySlots(runtime.GOMAXPROCS(0))),
+		slots:    newVerifySlots(users.VerifySlots(runtime.GOMAXPROCS(0))),
 		addrs:    map[string]*rate.Limiter{},
+		failedAt: map[string]time.Time{},
 		overflow: rate.NewLimiter(rate.Every(backoffEvery), backoffBurst),
 		ok:       counter(`edgefence_logins_total{result="ok"}`),
 		bad:      counter(`edgefence_logins_total{result="bad"}`),
@@ -93,20 +102,16 @@ func (g *loginGate) check(name string, password []byte, remote string) packets.C
 		g.backoff.Inc()
 		return packets.ErrConnectionRateExceeded
 	}
-	t := time.NewTimer(g.wait)
-	select {
-	case g.slots <- struct{}{}:
-		t.Stop()
-	case <-t.C:
+	if !g.slots.acquire(g.wait, g.standing(name)) {
 		g.busy.Inc()
 		return packets.ErrServerBusy
 	}
 	u := g.users.Verify(name, password)
 	g.giveBack()
-	<-g.slots
+	g.slots.release()
 	g.verified.Inc()
 	if u == nil {
-		g.failed(host)
+		g.failed(host, name)
 		g.bad.Inc()
 		return packets.ErrBadUsernameOrPassword
 	}
@@ -143,11 +148,28 @@ func (g *loginGate) mayTry(host string) bool {
 	return l.Tokens() >= 1
 }
 
-// failed takes one failure from host's allowance.
-func (g *loginGate) failed(host string) {
+// standing reports whether name is a user in the file none of whose
+// logins failed for standingAfter.
+func (g *loginGate) standing(name string) bool {
+	if g.users.User(name) == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	at, ok := g.failedAt[name]
+	return !ok || time.Since(at) >= standingAfter
+}
+
+// failed takes one failure from host's allowance, and notes it against
+// name if that is a user in the file (bounded by the file: other names
+// are never in good standing).
+func (g *loginGate) failed(host, name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := time.Now()
+	if g.users.User(name) != nil {
+		g.failedAt[name] = now
+	}
 	l := g.addrs[host]
 	if l == nil {
 		if len(g.addrs) >= backoffMax {

@@ -81,8 +81,7 @@ func TestLoginOneVerificationAndBackOff(t *testing.T) {
 // cannot follow).
 func TestLoginBusyConnack(t *testing.T) {
 	a, set := loginRig(t)
-	for range cap(a.logins.slots) {
-		a.logins.slots <- struct{}{}
+	for a.logins.slots.acquire(0, true) { // take every slot
 	}
 	srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.DiscardHandler)})
 	for _, c := range []struct {
@@ -133,5 +132,71 @@ func TestLoginBusyConnack(t *testing.T) {
 	}
 	if v := count(t, set, "edgefence_password_verifications_total"); v != 0 {
 		t.Errorf("%d verifications while every slot was taken", v)
+	}
+}
+
+// A login of a user in good standing waits for a verification slot ahead
+// of the others, which arrived before it; a user whose login failed
+// lately, and a name not in the file, are not in good standing.
+func TestLoginSlotsGoFirstToUsersInGoodStanding(t *testing.T) {
+	a, _ := loginRig(t)
+	g := a.logins
+	if !g.standing("u") || g.standing("nobody") {
+		t.Fatalf("standing: u %v, nobody %v; want true, false", g.standing("u"), g.standing("nobody"))
+	}
+	s := newVerifySlots(1)
+	if !s.acquire(0, false) {
+		t.Fatal("a free slot was not taken")
+	}
+	order := make(chan string, 2)
+	rest := make(chan struct{})
+	go func() {
+		close(rest)
+		if s.acquire(time.Minute, false) {
+			order <- "rest"
+			s.release()
+		}
+	}()
+	<-rest
+	for { // wait until the other login is queued
+		s.mu.Lock()
+		n := len(s.rest)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if s.acquire(time.Minute, true) {
+			order <- "first"
+			s.release()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		n := len(s.first)
+		s.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.release()
+	if got := <-order; got != "first" {
+		t.Errorf("the slot went to the %s login, want the one in good standing", got)
+	}
+	<-order
+	<-done
+	if code := a.login("u", []byte("wrong"), "192.0.2.9:1"); code != packets.ErrBadUsernameOrPassword {
+		t.Fatalf("wrong password: %v", code)
+	}
+	if g.standing("u") {
+		t.Error("u is in good standing right after a failed login")
+	}
+	if s.acquire(0, true) != true || s.acquire(0, false) {
+		t.Error("slot count wrong after the waiters left")
 	}
 }

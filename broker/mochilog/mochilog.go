@@ -14,6 +14,12 @@ import (
 //   - "publish packet error"/"rejected" (one per publish a hook refuses) are
 //     dropped: the telemetry hook logs refusals itself, rate-limited, and
 //     counts every one;
+//   - "error processing packet" (one per packet mochi refuses and closes the
+//     connection on, with the whole packet, payload included: a 3.1.1
+//     device retrying a refused QoS 1 publish wrote 118 MB in 5 s) is
+//     dropped for a publish the ACL refused (the access hook logs and
+//     counts those), and otherwise let through once a second per error,
+//     naming the client, packet type and topic, never the packet;
 //   - "client store quota reached" (one per outbound QoS 1 message mochi
 //     drops because a subscriber has --max-inflight messages unacknowledged)
 //     is let through once per second, naming the metric that counts them all;
@@ -26,13 +32,14 @@ import (
 //     malformed packet) is named and let through once per second.
 type quietHandler struct {
 	slog.Handler
-	quota *atomic.Int64 // Unix second of the last quota line let through
-	ended *atomic.Int64 // Unix second of the last connection-end line
+	quota  *atomic.Int64 // Unix second of the last quota line let through
+	ended  *atomic.Int64 // Unix second of the last connection-end line
+	errors *kinds        // packet errors, by error
 }
 
 // Quiet wraps the handler mochi's logger writes to.
 func Quiet(h slog.Handler) slog.Handler {
-	return quietHandler{Handler: h, quota: new(atomic.Int64), ended: new(atomic.Int64)}
+	return quietHandler{Handler: h, quota: new(atomic.Int64), ended: new(atomic.Int64), errors: &kinds{last: map[string]int64{}}}
 }
 
 // once reports whether the line of second now is the first since *last.
@@ -45,6 +52,8 @@ func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
 	case "publish packet error", "publish packet rejected":
 		return nil
+	case "error processing packet":
+		return h.packetError(ctx, r)
 	case "":
 		if refusedLogin(r) || !once(h.ended, r.Time.Unix()) {
 			return nil
@@ -76,9 +85,9 @@ func refusedLogin(r slog.Record) (refused bool) {
 }
 
 func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{h.Handler.WithAttrs(as), h.quota, h.ended}
+	return quietHandler{h.Handler.WithAttrs(as), h.quota, h.ended, h.errors}
 }
 
 func (h quietHandler) WithGroup(name string) slog.Handler {
-	return quietHandler{h.Handler.WithGroup(name), h.quota, h.ended}
+	return quietHandler{h.Handler.WithGroup(name), h.quota, h.ended, h.errors}
 }

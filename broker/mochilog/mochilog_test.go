@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // A tracker that drops its connection without DISCONNECT (a cellular
@@ -28,5 +30,37 @@ func TestQuietHandlerNamesAndLimitsDroppedConnections(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], "client connection ended") || !strings.Contains(lines[0], "error=EOF") {
 		t.Errorf("the line does not say what happened: %s", lines[0])
+	}
+}
+
+// mochi logged every packet it refused whole, payload included, once per
+// packet: a device retrying a refused publish wrote 118 MB in 5 s. A
+// refusal by the ACL is not logged here (the access hook logs and counts
+// it); any other error is logged once a second per error, naming the
+// packet's type and topic, never its payload.
+func TestQuietHandlerLimitsPacketErrorsAndDropsThePacket(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Quiet(slog.NewTextHandler(&buf, nil))).With("component", "mqtt")
+	at := time.Unix(1_800_000_000, 0)
+	pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		TopicName: "devices/truck-2/telemetry", Payload: bytes.Repeat([]byte("SECRET"), 512)}
+	for i := range 100 {
+		for _, err := range []error{packets.ErrNotAuthorized, packets.ErrProtocolViolation, packets.ErrPacketTooLarge} {
+			r := slog.NewRecord(at.Add(time.Duration(i)*5*time.Millisecond), slog.LevelWarn, "error processing packet", 0)
+			r.AddAttrs(slog.Any("error", err), slog.String("client", "truck-1"), slog.Any("pk", pk))
+			_ = log.Handler().Handle(t.Context(), r)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("300 packet errors of 3 kinds within 0.5 s logged %d lines, want 2 (one a kind, none for the ACL's):\n%.3000s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "SECRET") || strings.Contains(l, "not authorized") {
+			t.Errorf("line holds the payload or an ACL refusal: %.300s", l)
+		}
+		if !strings.Contains(l, "client=truck-1") || !strings.Contains(l, "topic=devices/truck-2/telemetry") || !strings.Contains(l, "packet=Publish") {
+			t.Errorf("line does not name the client, topic and packet: %s", l)
+		}
 	}
 }
