@@ -17,6 +17,8 @@ import (
 type Config struct {
 	MQTTAddr         string        // TCP listener; ":0" picks a free port
 	HTTPAddr         string        // metrics and health; "" disables
+	HTTPIdleTimeout  time.Duration // closes idle keep-alive HTTP connections; 0: ops.DefaultIdleTimeout
+	HTTPMaxConns     int           // HTTP connections served at once; 0: ops.DefaultMaxConns
 	Fences           string        // GeoJSON fence file
 	FencesPoll       time.Duration // reload the fence file when it changes, checked this often; 0 disables
 	DataDir          string        // retained state store; "" keeps it in memory

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net/http"
 	"sync/atomic"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/edgefence/edgefence/dashboard"
 	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ops"
 )
 
 // startDashboard mounts the live page on the HTTP port. It subscribes
@@ -29,8 +31,12 @@ func (s *Server) startDashboard(access *hooks.Access) error {
 		return err
 	}
 	s.dash = d
+	var page http.Handler = d
+	if s.cfg.Auth == "" {
+		page = ops.CheckHost(s.cfg.HTTPAddr, d) // anonymous: no DNS rebinding
+	}
 	for _, p := range d.Patterns() {
-		s.http.Handle(p, d)
+		s.http.Handle(p, page)
 	}
 	return nil
 }

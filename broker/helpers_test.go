@@ -269,10 +269,25 @@ func httpGet(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// metrics returns the broker's /metrics as series -> value.
+// metrics returns the broker's /metrics as series -> value, read as the
+// admin scraper (which a server without --auth ignores).
 func metrics(t *testing.T, srv *broker.Server) map[string]float64 {
 	t.Helper()
-	code, body := httpGet(t, "http://"+srv.HTTPAddr()+"/metrics")
+	req, err := http.NewRequest("GET", "http://"+srv.HTTPAddr()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(scraper, secret)
+	resp, err := (&http.Client{Timeout: wait}).Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	code, body := resp.StatusCode, string(raw)
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: status %d", code)
 	}

@@ -34,7 +34,7 @@ func (c *Config) checkExposure() error {
 		}
 	}
 	if c.HTTPAddr != "" && !loopback(c.HTTPAddr) {
-		return fmt.Errorf("%w: --http-addr %s would show anyone the metrics (and with --pprof, profiles); give --auth FILE, or --allow-anonymous if this network is trusted", ErrExposed, c.HTTPAddr)
+		return fmt.Errorf("%w: --http-addr %s would show anyone the metrics (and with --pprof, profiles); give --auth FILE (then /metrics and pprof need an admin user, the page a dashboard or admin user; /healthz and /readyz stay open), or --allow-anonymous if this network is trusted", ErrExposed, c.HTTPAddr)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (s *Server) listen(tc *tls.Config) error {
 		}
 	}
 	if s.cfg.WSAddr != "" {
-		s.ws = newWSListener("ws", s.cfg.WSAddr, tc)
+		s.ws = newWSListener("ws", s.cfg.WSAddr, tc, s.cfg.Auth == "")
 		if err := add(s.ws, s.cfg.WSAddr); err != nil {
 			return err
 		}

@@ -1,15 +1,36 @@
 package broker
 
-import "github.com/edgefence/edgefence/ops"
+import (
+	"github.com/edgefence/edgefence/hooks"
+	"github.com/edgefence/edgefence/ops"
+)
 
-func (s *Server) startHTTP() error {
+// startHTTP serves the operational endpoints. With --auth, /metrics and
+// pprof need an admin user, checked by access like an MQTT login.
+func (s *Server) startHTTP(access *hooks.Access) error {
 	if s.cfg.HTTPAddr == "" {
 		return nil
 	}
-	h, err := ops.Start(s.cfg.HTTPAddr, s.set, s.ready.Load, s.cfg.Pprof, s.log)
+	cfg := ops.Config{Addr: s.cfg.HTTPAddr, Metrics: s.set, Ready: s.ready.Load, Pprof: s.cfg.Pprof,
+		IdleTimeout: s.cfg.HTTPIdleTimeout, MaxConns: s.cfg.HTTPMaxConns, Log: s.log}
+	if s.cfg.Auth != "" {
+		cfg.Login = access.Login
+	}
+	h, err := ops.New(cfg)
 	if err != nil {
 		return err
 	}
 	s.http = h
 	return nil
+}
+
+// httpAuth says in the start-up line what the HTTP port asks of whom.
+func (s *Server) httpAuth() string {
+	switch {
+	case s.cfg.HTTPAddr == "":
+		return "off"
+	case s.cfg.Auth == "":
+		return "none (the page: local Host names only)"
+	}
+	return "/metrics and pprof: admin; the page: dashboard or admin; /healthz, /readyz: open"
 }

@@ -64,13 +64,17 @@ type testUser struct {
 	noPass  bool // certificate-only
 }
 
+// scraper is the admin user every test user file has, as whom metrics()
+// reads /metrics (with --auth it needs an admin).
+const scraper = "scraper"
+
 // writeUsers writes a user file with the given users, every one with a
-// password but noPass ones, and returns its path.
+// password but noPass ones, and the admin scraper, and returns its path.
 func writeUsers(t *testing.T, users ...testUser) string {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("users:\n")
-	for _, u := range users {
+	for _, u := range append(users, testUser{name: scraper, role: "admin"}) {
 		fmt.Fprintf(&b, "  - username: %s\n    role: %s\n", u.name, u.role)
 		if !u.noPass {
 			fmt.Fprintf(&b, "    password: %q\n", secretHashed(t))

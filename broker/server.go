@@ -93,9 +93,6 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: ff}
-	if err := s.startHTTP(); err != nil {
-		return nil, err
-	}
 	caps := mqtt.NewDefaultServerCapabilities()
 	// mochi would delete every retained message older than this, erasing
 	// the state of a device parked in a fence for a day; EXITs carry their
@@ -124,6 +121,9 @@ func Start(cfg Config) (*Server, error) {
 	// allow-all hook beside it would open everything.
 	access := hooks.NewAccess(users, cfg.Telemetry, cfg.TransitionPrefix, cfg.LateTopic, cfg.RejectTopic, cfg.Log)
 	access.CountIn(s.set)
+	if err := s.startHTTP(access); err != nil {
+		return nil, s.abort(err)
+	}
 	if cfg.StrictClientIDs {
 		access.RequireOwnClientIDs()
 	}
@@ -216,7 +216,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.ready.Store(true)
 	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
-		"auth", cfg.Auth != "", "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
+		"auth", cfg.Auth != "", "http_auth", s.httpAuth(), "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/edgefence/edgefence/ops"
 )
 
 // wsListener serves MQTT over WebSocket (subprotocol "mqtt") for browser
@@ -26,12 +28,13 @@ type wsListener struct {
 	establish listeners.EstablishFn
 	log       *slog.Logger
 	closeOnce sync.Once
+	anonymous bool // no --auth: the Host must name this machine (ops.CheckHost)
 }
 
 var _ listeners.Listener = (*wsListener)(nil)
 
-func newWSListener(id, addr string, tc *tls.Config) *wsListener {
-	return &wsListener{id: id, addr: addr, tlsConfig: tc}
+func newWSListener(id, addr string, tc *tls.Config, anonymous bool) *wsListener {
+	return &wsListener{id: id, addr: addr, tlsConfig: tc, anonymous: anonymous}
 }
 
 func (l *wsListener) ID() string { return l.id }
@@ -67,21 +70,30 @@ func (l *wsListener) Init(log *slog.Logger) error {
 		CheckOrigin:      func(*http.Request) bool { return true },
 		HandshakeTimeout: 10 * time.Second,
 	}
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return // the upgrader has answered
+		}
+		defer c.Close()
+		if err := l.establish(l.id, &wsConn{Conn: c.UnderlyingConn(), c: c}); err != nil {
+			l.log.Debug("websocket client ended", "error", err)
+		}
+	})
+	if l.anonymous {
+		handler = ops.CheckHost(l.addr, handler)
+	}
 	l.srv = &http.Server{
+		// Until the upgrade: the upgrader clears the deadlines, and MQTT's
+		// keep-alive governs the connection from then on. A connection
+		// kept alive without upgrading is closed when idle.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       ops.DefaultIdleTimeout,
 		// Failed handshakes of scanners and plain-ws clients on a wss
 		// port: at debug level, not unconditionally on stderr.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c, err := upgrader.Upgrade(w, r, nil)
-			if err != nil {
-				return // the upgrader has answered
-			}
-			defer c.Close()
-			if err := l.establish(l.id, &wsConn{Conn: c.UnderlyingConn(), c: c}); err != nil {
-				l.log.Debug("websocket client ended", "error", err)
-			}
-		}),
+		Handler:  handler,
 	}
 	return nil
 }

@@ -8,10 +8,10 @@ package capture
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/internal/jsonstr"
 )
 
 // Record is one accepted ping as captured: the engine's Ping with both of
@@ -81,7 +81,7 @@ func AppendJSON(b []byte, r *Record) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
 	b = append(b, `,"device":`...)
-	b = appendString(b, r.Device)
+	b = jsonstr.Append(b, r.Device)
 	b = append(b, `,"lat":`...)
 	b = strconv.AppendFloat(b, r.Lat, 'f', -1, 64)
 	b = append(b, `,"lon":`...)
@@ -98,57 +98,9 @@ func AppendJSON(b []byte, r *Record) []byte {
 	b = strconv.AppendInt(b, r.Event, 10)
 	if r.Clamp != clock.ClampNone {
 		b = append(b, `,"clamp":`...)
-		b = appendString(b, r.Clamp.String())
+		b = jsonstr.Append(b, r.Clamp.String())
 	}
 	b = append(b, `,"ingest":`...)
 	b = strconv.AppendInt(b, r.Ingest, 10)
 	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. strconv.AppendQuote would not
-// do: its \x escapes are not JSON. Bytes that are not UTF-8 become U+FFFD,
-// as encoding/json would read them anyway (MQTT topics, where device ids
-// come from, must be UTF-8).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			default:
-				b = append(b, `\u00`...)
-				b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

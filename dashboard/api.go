@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/inspect"
+	"github.com/edgefence/edgefence/internal/jsonstr"
 )
 
-func quote(s string) string { return strconv.Quote(s) }
+// quote is s as the output payloads quote it, to find a device's in them.
+func quote(s string) string { return string(jsonstr.Append(nil, s)) }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -20,6 +20,9 @@ const (
 	// viewerQueue events wait for a slow page; beyond it the page is cut
 	// off, and its EventSource reconnects to a fresh snapshot.
 	viewerQueue = 1024
+	// eventWriteTimeout is how long one write to a page's event stream
+	// may take before the page is cut off.
+	eventWriteTimeout = 30 * time.Second
 	// mapDevices is how many devices (the most recently heard) a page is
 	// sent each tick: a map of more is unreadable, and the fleet view
 	// finds the rest.
@@ -250,6 +253,10 @@ func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	defer h.leave(v)
 
+	// The server's WriteTimeout bounds a whole answer; a stream extends
+	// it per write, so a stalled page is cut off and a live one is not.
+	extend := func() { _ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout)) }
+	extend()
 	for _, ev := range first {
 		if _, err := w.Write(ev); err != nil {
 			return
@@ -264,6 +271,7 @@ func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case ev := <-v.ch:
+			extend()
 			if _, err := w.Write(ev); err != nil {
 				return
 			}
@@ -278,6 +286,7 @@ func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		case <-keep.C:
+			extend()
 			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
 				return
 			}

@@ -534,7 +534,8 @@ func TestCompose(t *testing.T) {
 	mounted := map[string]string{} // target → source
 	for _, v := range pr.Volumes {
 		parts := strings.Split(v, ":")
-		if strings.HasPrefix(parts[0], ".") {
+		// config/ is the operator's (its header says what goes there).
+		if strings.HasPrefix(parts[0], ".") && !strings.HasPrefix(parts[0], "./config/") {
 			if _, err := os.Stat(filepath.Join(dir, parts[0])); err != nil {
 				t.Errorf("prometheus volume %s: %v", v, err)
 			}
@@ -553,6 +554,11 @@ func TestCompose(t *testing.T) {
 		target := filepath.Join("/etc/prometheus", rf)
 		if src, ok := mounted[target]; !ok || filepath.Base(src) != filepath.Base(rf) {
 			t.Errorf("rule file %s (in prometheus.yml) is not mounted at %s", rf, target)
+		}
+	}
+	if pf := promPasswordFile(t); pf != "" {
+		if _, ok := mounted[pf]; !ok {
+			t.Errorf("basic_auth password_file %s (in prometheus.yml) is not mounted", pf)
 		}
 	}
 	for _, v := range append(ef.Volumes, pr.Volumes...) {
@@ -583,8 +589,12 @@ type promConf struct {
 	} `yaml:"global"`
 	RuleFiles     []string `yaml:"rule_files"`
 	ScrapeConfigs []struct {
-		JobName       string `yaml:"job_name"`
-		MetricsPath   string `yaml:"metrics_path"`
+		JobName     string `yaml:"job_name"`
+		MetricsPath string `yaml:"metrics_path"`
+		BasicAuth   *struct {
+			Username     string `yaml:"username"`
+			PasswordFile string `yaml:"password_file"`
+		} `yaml:"basic_auth"`
 		StaticConfigs []struct {
 			Targets []string `yaml:"targets"`
 		} `yaml:"static_configs"`
@@ -594,6 +604,21 @@ type promConf struct {
 			Port  int      `yaml:"port"`
 		} `yaml:"dns_sd_configs"`
 	} `yaml:"scrape_configs"`
+}
+
+// promPasswordFile is the edgefence job's basic_auth password file, or "".
+func promPasswordFile(t *testing.T) string {
+	t.Helper()
+	var pc promConf
+	if err := yaml.Unmarshal(read(t, promConfig), &pc); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range pc.ScrapeConfigs {
+		if sc.JobName == "edgefence" && sc.BasicAuth != nil {
+			return sc.BasicAuth.PasswordFile
+		}
+	}
+	return ""
 }
 
 func promRuleFiles(t *testing.T) []string {
@@ -628,6 +653,10 @@ func TestPrometheusConfig(t *testing.T) {
 		found = true
 		if sc.MetricsPath != "/metrics" {
 			t.Errorf("metrics_path %q", sc.MetricsPath)
+		}
+		// The image runs with --auth, where /metrics needs an admin.
+		if sc.BasicAuth == nil || sc.BasicAuth.Username == "" || sc.BasicAuth.PasswordFile == "" {
+			t.Errorf("job edgefence has no basic_auth with a username and password_file: /metrics needs an admin under --auth")
 		}
 		for _, s := range sc.StaticConfigs {
 			for _, tg := range s.Targets {
@@ -1263,9 +1292,14 @@ func TestShippedConfigServes(t *testing.T) {
 		t.Fatalf("/healthz: %d %v", code, err)
 	}
 
+	// With --auth, /metrics needs an admin (Prometheus' basic_auth).
+	metricsURL := strings.Replace(base, "http://", "http://ops:not-a-real-password@", 1) + "/metrics"
+	if code, _, err := get(base + "/metrics"); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("anonymous /metrics under --auth: %d %v, want 401", code, err)
+	}
 	scrape := func() exposition {
 		t.Helper()
-		code, body, err := get(base + "/metrics")
+		code, body, err := get(metricsURL)
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("/metrics: %d %v", code, err)
 		}
@@ -1289,7 +1323,7 @@ func TestShippedConfigServes(t *testing.T) {
 	}
 	ok := selector{"edgefence_fence_reloads_total", []matcher{{"result", "=", "ok"}}}
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		_, body, _ := get(base + "/metrics")
+		_, body, _ := get(metricsURL)
 		if strings.Contains(body, `edgefence_fence_reloads_total{result="ok"} 1`) {
 			break
 		}

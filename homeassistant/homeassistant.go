@@ -8,10 +8,11 @@
 package homeassistant
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -273,29 +274,44 @@ func (d *Discovery) publishDevice(id string, st deviceState, inside int, first b
 		d.brk.Publish(base+"/state", []byte(st.state), true))
 }
 
+// maxObjectID bounds an object id so that the entity id Home Assistant
+// derives from it ("device_tracker.<node>_<object id>") stays within its
+// 255 characters for a node id of up to 40.
+const maxObjectID = 200
+
 // objectID is a device or fence id as Home Assistant's object ids allow
-// ([a-zA-Z0-9_-]), with a hash of the id when characters were replaced,
-// so that two ids never share one.
+// ([a-zA-Z0-9_-]), escaped so that two ids never share one: an id's entity
+// can be nobody else's. kind_<escaped id>, or, when that is longer than
+// maxObjectID, kindh_<128-bit hash of the id> (which no escaped form
+// spells: it has h where the other has _).
 func objectID(kind, id string) string {
-	var b strings.Builder
-	b.WriteString(kind)
-	b.WriteByte('_')
-	changed := false
-	for _, c := range id {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-			b.WriteRune(c)
+	b := make([]byte, 0, len(kind)+1+len(id))
+	b = append(b, kind...)
+	b = append(b, '_')
+	b = escape(b, id)
+	if len(b) <= maxObjectID {
+		return string(b)
+	}
+	sum := sha256.Sum256([]byte(id))
+	return kind + "h_" + hex.EncodeToString(sum[:16])
+}
+
+// escape appends id with every byte outside [a-zA-Z0-9-] written as _XX
+// (hex) and '_' as __: reversible, so injective, and ids of letters,
+// digits and '-' (most ids) read as themselves.
+func escape(b []byte, id string) []byte {
+	const hexDigits = "0123456789abcdef"
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-':
+			b = append(b, c)
+		case c == '_':
+			b = append(b, '_', '_')
 		default:
-			b.WriteByte('_')
-			changed = true
+			b = append(b, '_', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 	}
-	if changed {
-		h := fnv.New32a()
-		h.Write([]byte(id))
-		fmt.Fprintf(&b, "_%08x", h.Sum32())
-	}
-	return b.String()
+	return b
 }
 
 func (d *Discovery) trackerTopic(id string) string {

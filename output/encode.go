@@ -11,10 +11,12 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/internal/jsonstr"
 )
 
-// The output payloads are built with strconv appends: one allocation per
-// message, no reflection.
+// The output payloads are built with strconv and jsonstr appends: one
+// allocation per message, no reflection. Strings go through jsonstr, not
+// strconv.AppendQuote, whose Go escapes (\x01) are not JSON.
 
 const msTime = "2006-01-02T15:04:05.000Z07:00"
 
@@ -30,7 +32,7 @@ func appendString(b []byte, key, v string) []byte {
 	b = append(b, `,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
-	return strconv.AppendQuote(b, v)
+	return jsonstr.Append(b, v)
 }
 
 func appendFloat(b []byte, key string, v float64) []byte {
@@ -60,7 +62,7 @@ func appendBool(b []byte, key string, v bool) []byte {
 func TransitionJSON(t *engine.Transition, decided time.Time) []byte {
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
-	b = strconv.AppendQuote(b, t.Device)
+	b = jsonstr.Append(b, t.Device)
 	b = appendString(b, "fence", t.Fence)
 	b = appendString(b, "type", t.Type.String())
 	stamp := t.Stamp
@@ -103,7 +105,7 @@ func LateJSON(l *engine.Late) []byte {
 	p := &l.Ping
 	b := make([]byte, 0, 320)
 	b = append(b, `{"device":`...)
-	b = strconv.AppendQuote(b, p.Device)
+	b = jsonstr.Append(b, p.Device)
 	b = appendFloat(b, "lat", p.Lat)
 	b = appendFloat(b, "lon", p.Lon)
 	if p.HasAcc {
@@ -134,7 +136,7 @@ const MaxEcho = 512
 func RejectJSON(device, topic, reason, message string, body []byte) []byte {
 	b := make([]byte, 0, 192+min(len(body), MaxEcho)*2)
 	b = append(b, `{"device":`...)
-	b = strconv.AppendQuote(b, device)
+	b = jsonstr.Append(b, device)
 	b = appendString(b, "topic", topic)
 	b = appendString(b, "reason", reason)
 	b = appendString(b, "error", message)

@@ -109,7 +109,7 @@ func serveFlags(cfg *broker.Config, topics *flagvalue.Strings, proc *processFlag
 	e := &cfg.Engine
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off); beyond loopback it needs --auth or --allow-anonymous")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz, the page (empty: off); --auth: /metrics needs admin")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
 	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
@@ -120,7 +120,7 @@ func serveFlags(cfg *broker.Config, topics *flagvalue.Strings, proc *processFlag
 	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
 	fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
 	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
-	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
+	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
 	fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
 	fs.StringVar(&cfg.Capture, "capture", cfg.Capture, "append every accepted ping to this JSON Lines file, for edgefence replay (empty: off)")
 	fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")

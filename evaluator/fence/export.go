@@ -2,6 +2,8 @@ package fence
 
 import (
 	"strconv"
+
+	"github.com/edgefence/edgefence/internal/jsonstr"
 )
 
 // AppendGeoJSON appends f as a GeoJSON Feature: its id, properties name,
@@ -10,12 +12,12 @@ import (
 // map draws; parsing it gives the same fence.
 func (f *Fence) AppendGeoJSON(b []byte) []byte {
 	b = append(b, `{"type":"Feature","id":`...)
-	b = strconv.AppendQuote(b, f.ID)
+	b = jsonstr.Append(b, f.ID)
 	b = append(b, `,"properties":{"id":`...)
-	b = strconv.AppendQuote(b, f.ID)
+	b = jsonstr.Append(b, f.ID)
 	if f.Name != "" {
 		b = append(b, `,"name":`...)
-		b = strconv.AppendQuote(b, f.Name)
+		b = jsonstr.Append(b, f.Name)
 	}
 	if f.HasDwell {
 		b = append(b, `,"dwell":`...)

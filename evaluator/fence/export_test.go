@@ -57,3 +57,24 @@ func TestAppendGeoJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A fence whose id and name hold bytes Go quotes as \x01 and \x7f is
+// written as JSON, and reads back the same.
+func TestAppendGeoJSONEscapes(t *testing.T) {
+	set, err := Parse([]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","id":"a\u0001\u007f\u2028\"\\","properties":{"name":"\u0007 \u00e9","radius":5},"geometry":{"type":"Point","coordinates":[13.4,52.5]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := set.Fences()[0]
+	out := f.AppendGeoJSON(nil)
+	if !json.Valid(out) {
+		t.Fatalf("not JSON: %s", out)
+	}
+	again, err := Parse([]byte(`{"type":"FeatureCollection","features":[` + string(out) + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := again.Fences()[0]; g.ID != f.ID || g.Name != f.Name {
+		t.Fatalf("read back %q %q, want %q %q", g.ID, g.Name, f.ID, f.Name)
+	}
+}

@@ -1,6 +1,7 @@
 package fence
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,6 +16,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"id":"m"},"geometry":{"type":"MultiPolygon","coordinates":[[[[0,0],[1,0],[1,1],[0,0]]],[[[5,5],[6,5],[6,6],[5,5]]]]}}]}`))
 	f.Add([]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","id":"$x","geometry":{"type":"LineString","coordinates":[[0,0],[1,1]]}}]}`))
 	f.Add([]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","id":"r","geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}}]}`))
+	f.Add([]byte(`{"type":"FeatureCollection","features":[{"type":"Feature","id":"\u0001\u007f\u2028","properties":{"name":"\u0007\"","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}]}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
@@ -31,6 +33,9 @@ func FuzzParse(f *testing.F) {
 			}
 			if i > 0 && s.Fences()[i-1].ID >= fe.ID {
 				t.Fatalf("Fences not sorted by unique id: %q then %q", s.Fences()[i-1].ID, fe.ID)
+			}
+			if out := fe.AppendGeoJSON(nil); !json.Valid(out) {
+				t.Fatalf("%q: its GeoJSON is not JSON: %s", fe.ID, out)
 			}
 			if s.ByID(fe.ID) != fe {
 				t.Fatalf("ByID(%q) is not the fence from Fences", fe.ID)
