@@ -17,9 +17,9 @@ import (
 // wsListener serves MQTT over WebSocket (subprotocol "mqtt") for browser
 // dashboards. mochi has one, but it binds only when it starts serving, so
 // a port taken is a log line rather than a start-up error and ":0" cannot
-// be used; this one binds in Init like the TCP listener.
+// be used; this one serves a listener bound before, like the TCP one.
 type wsListener struct {
-	id, addr  string
+	id        string
 	tlsConfig *tls.Config
 	ln        net.Listener
 	srv       *http.Server
@@ -30,18 +30,16 @@ type wsListener struct {
 
 var _ listeners.Listener = (*wsListener)(nil)
 
-func newWSListener(id, addr string, tc *tls.Config) *wsListener {
-	return &wsListener{id: id, addr: addr, tlsConfig: tc}
+func newWSListener(id string, ln net.Listener, tc *tls.Config) *wsListener {
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	return &wsListener{id: id, ln: ln, tlsConfig: tc}
 }
 
 func (l *wsListener) ID() string { return l.id }
 
-func (l *wsListener) Address() string {
-	if l.ln != nil {
-		return l.ln.Addr().String()
-	}
-	return l.addr
-}
+func (l *wsListener) Address() string { return l.ln.Addr().String() }
 
 func (l *wsListener) Protocol() string {
 	if l.tlsConfig != nil {
@@ -52,14 +50,6 @@ func (l *wsListener) Protocol() string {
 
 func (l *wsListener) Init(log *slog.Logger) error {
 	l.log = log
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return err
-	}
-	if l.tlsConfig != nil {
-		ln = tls.NewListener(ln, l.tlsConfig)
-	}
-	l.ln = ln
 	upgrader := &websocket.Upgrader{
 		Subprotocols: []string{"mqtt"},
 		// Dashboards are served from anywhere; the MQTT credentials, not

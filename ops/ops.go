@@ -24,9 +24,22 @@ type Server struct {
 	mux *http.ServeMux
 }
 
+// ErrNotReady is the readiness of a server starting or shutting down.
+var ErrNotReady = errors.New("fences or retained state not loaded yet, or shutting down")
+
+// ReadyWhen is a readiness for Start: ErrNotReady while ready reports false.
+func ReadyWhen(ready func() bool) func() error {
+	return func() error {
+		if !ready() {
+			return ErrNotReady
+		}
+		return nil
+	}
+}
+
 // Start listens on addr and serves the metrics of set; /readyz answers
-// 200 while ready reports true, 503 otherwise.
-func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log *slog.Logger) (*Server, error) {
+// 200 while ready returns nil, 503 with its error otherwise.
+func Start(addr string, set *metrics.Set, ready func() error, withPprof bool, log *slog.Logger) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
@@ -37,8 +50,8 @@ func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log
 		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "not ready: fences or retained state not loaded yet, or shutting down", http.StatusServiceUnavailable)
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n")
