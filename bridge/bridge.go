@@ -115,7 +115,7 @@ func Start(cfg Config) (*Bridge, error) {
 	b.registerMetrics(b.set)
 	go b.writeLoop(b.sink.in, b.stopWriter)
 	if cfg.HTTPAddr != "" {
-		if b.http, err = ops.Start(cfg.HTTPAddr, b.set, b.isReady.Load, cfg.Pprof, cfg.Log); err != nil {
+		if b.http, err = ops.Start(cfg.HTTPAddr, b.set, ops.ReadyWhen(b.isReady.Load), cfg.Pprof, cfg.Log); err != nil {
 			b.engine.Close()
 			close(b.stopWriter)
 			<-b.writerDone

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/edgefence/edgefence/broker/acceptwatch"
 )
 
 // ErrExposed is returned when an anonymous broker would listen beyond
@@ -140,28 +142,51 @@ func (s *Server) listen(tc *tls.Config) error {
 	}
 	add := func(l listeners.Listener, addr string) error {
 		if err := s.mqtt.AddListener(l); err != nil {
+			l.Close(func(string) {}) // its socket is bound
 			return fmt.Errorf("%s listener %s: %w", l.ID(), addr, err)
 		}
 		s.mqtt.Listeners.Serve(l.ID(), establish)
 		return nil
 	}
-	s.tcp = listeners.NewTCP(listeners.Config{ID: "tcp", Address: s.cfg.MQTTAddr})
+	ln, err := s.bind("tcp", s.cfg.MQTTAddr)
+	if err != nil {
+		return err
+	}
+	s.tcp = listeners.NewNet("tcp", ln)
 	if err := add(s.tcp, s.cfg.MQTTAddr); err != nil {
 		return err
 	}
 	if tc != nil {
-		s.tls = listeners.NewTCP(listeners.Config{ID: "tls", Address: s.cfg.TLSAddr, TLSConfig: tc})
+		if ln, err = s.bind("tls", s.cfg.TLSAddr); err != nil {
+			return err
+		}
+		s.tls = listeners.NewNet("tls", tls.NewListener(ln, tc))
 		if err := add(s.tls, s.cfg.TLSAddr); err != nil {
 			return err
 		}
 	}
 	if s.cfg.WSAddr != "" {
-		s.ws = newWSListener("ws", s.cfg.WSAddr, tc, s.cfg.Auth == "")
+		if ln, err = s.bind("ws", s.cfg.WSAddr); err != nil {
+			return err
+		}
+		s.ws = newWSListener("ws", s.cfg.WSAddr, ln, tc, s.cfg.Auth == "")
 		if err := add(s.ws, s.cfg.WSAddr); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bind listens on addr for the MQTT listener id, watching its Accept
+// errors for /readyz, the log and edgefence_accept_errors_total.
+func (s *Server) bind(id, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s listener %s: %w", id, addr, err)
+	}
+	w := acceptwatch.Wrap(ln, id, s.set, s.log)
+	s.accepting = append(s.accepting, w)
+	return w, nil
 }
 
 // TLSAddr returns the MQTTS listener's address, or "".

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"errors"
+
 	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/ops"
 )
@@ -11,7 +13,7 @@ func (s *Server) startHTTP(access *hooks.Access) error {
 	if s.cfg.HTTPAddr == "" {
 		return nil
 	}
-	cfg := ops.Config{Addr: s.cfg.HTTPAddr, Metrics: s.set, Ready: s.ready.Load, Pprof: s.cfg.Pprof,
+	cfg := ops.Config{Addr: s.cfg.HTTPAddr, Metrics: s.set, Ready: s.readiness, Pprof: s.cfg.Pprof,
 		IdleTimeout: s.cfg.HTTPIdleTimeout, MaxConns: s.cfg.HTTPMaxConns, Log: s.log}
 	if s.cfg.Auth != "" {
 		cfg.Login = access.Login
@@ -33,4 +35,17 @@ func (s *Server) httpAuth() string {
 		return "none (the page: local Host names only)"
 	}
 	return "/metrics and pprof: admin; the page: dashboard or admin; /healthz, /readyz: open"
+}
+
+// readiness is /readyz's answer: nil once the state is restored and the
+// listeners serve, and while every MQTT listener can accept connections.
+func (s *Server) readiness() error {
+	if !s.ready.Load() {
+		return ops.ErrNotReady
+	}
+	var err error // s.accepting is complete before ready is set
+	for _, l := range s.accepting {
+		err = errors.Join(err, l.Err())
+	}
+	return err
 }

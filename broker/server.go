@@ -16,6 +16,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/broker/acceptwatch"
 	"github.com/edgefence/edgefence/broker/mochilog"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/dashboard"
@@ -39,8 +40,8 @@ type Server struct {
 	capture   *capture.Writer // nil without --capture
 	pub       *publisher
 	store     *store.Store // nil without --data-dir
-	tcp       *listeners.TCP
-	tls       *listeners.TCP
+	tcp       *listeners.Net
+	tls       *listeners.Net
 	ws        *wsListener
 	http      *ops.Server              // nil without --http-addr
 	dash      *dashboard.Dashboard     // nil without --http-addr or with --engine=off
@@ -53,6 +54,8 @@ type Server struct {
 
 	notOurs *metrics.Counter // stored transitions the server did not write, refused at restore
 	conns   connSet          // the MQTT listeners' connections
+
+	accepting []*acceptwatch.Listener // the MQTT listeners' sockets, for /readyz
 }
 
 // Start loads the fences, opens the store, restores the retained fence

@@ -19,9 +19,9 @@ import (
 // wsListener serves MQTT over WebSocket (subprotocol "mqtt") for browser
 // dashboards. mochi has one, but it binds only when it starts serving, so
 // a port taken is a log line rather than a start-up error and ":0" cannot
-// be used; this one binds in Init like the TCP listener.
+// be used; this one serves a listener bound before, like the TCP one.
 type wsListener struct {
-	id, addr  string
+	id, addr  string // addr as configured: its host name is this machine's (ops.CheckHost)
 	tlsConfig *tls.Config
 	ln        net.Listener
 	srv       *http.Server
@@ -33,18 +33,16 @@ type wsListener struct {
 
 var _ listeners.Listener = (*wsListener)(nil)
 
-func newWSListener(id, addr string, tc *tls.Config, anonymous bool) *wsListener {
-	return &wsListener{id: id, addr: addr, tlsConfig: tc, anonymous: anonymous}
+func newWSListener(id, addr string, ln net.Listener, tc *tls.Config, anonymous bool) *wsListener {
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	return &wsListener{id: id, addr: addr, ln: ln, tlsConfig: tc, anonymous: anonymous}
 }
 
 func (l *wsListener) ID() string { return l.id }
 
-func (l *wsListener) Address() string {
-	if l.ln != nil {
-		return l.ln.Addr().String()
-	}
-	return l.addr
-}
+func (l *wsListener) Address() string { return l.ln.Addr().String() }
 
 func (l *wsListener) Protocol() string {
 	if l.tlsConfig != nil {
@@ -55,14 +53,6 @@ func (l *wsListener) Protocol() string {
 
 func (l *wsListener) Init(log *slog.Logger) error {
 	l.log = log
-	ln, err := net.Listen("tcp", l.addr)
-	if err != nil {
-		return err
-	}
-	if l.tlsConfig != nil {
-		ln = tls.NewListener(ln, l.tlsConfig)
-	}
-	l.ln = ln
 	upgrader := &websocket.Upgrader{
 		Subprotocols: []string{"mqtt"},
 		// Dashboards are served from anywhere; the MQTT credentials, not

@@ -42,8 +42,8 @@ const (
 type Config struct {
 	Addr    string
 	Metrics *metrics.Set
-	// Ready reports whether /readyz answers 200 (else 503).
-	Ready func() bool
+	// Ready is nil while /readyz answers 200; otherwise 503 with its error.
+	Ready func() error
 	Pprof bool
 	// Login, when set (serve's --auth), guards /metrics and /debug/pprof/:
 	// they need HTTP Basic credentials of an admin user. /healthz and
@@ -63,9 +63,22 @@ type Server struct {
 	mux *http.ServeMux
 }
 
+// ErrNotReady is the readiness of a server starting or shutting down.
+var ErrNotReady = errors.New("fences or retained state not loaded yet, or shutting down")
+
+// ReadyWhen is a readiness for Start: ErrNotReady while ready reports false.
+func ReadyWhen(ready func() bool) func() error {
+	return func() error {
+		if !ready() {
+			return ErrNotReady
+		}
+		return nil
+	}
+}
+
 // Start listens on addr and serves the metrics of set, anonymously; /readyz
-// answers 200 while ready reports true, 503 otherwise.
-func Start(addr string, set *metrics.Set, ready func() bool, withPprof bool, log *slog.Logger) (*Server, error) {
+// answers 200 while ready returns nil, 503 with its error otherwise.
+func Start(addr string, set *metrics.Set, ready func() error, withPprof bool, log *slog.Logger) (*Server, error) {
 	return New(Config{Addr: addr, Metrics: set, Ready: ready, Pprof: withPprof, Log: log})
 }
 
@@ -92,8 +105,8 @@ func New(cfg Config) (*Server, error) {
 		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "not ready: fences or retained state not loaded yet, or shutting down", http.StatusServiceUnavailable)
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n")

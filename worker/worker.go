@@ -121,7 +121,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	if cfg.HTTPAddr != "" {
-		if w.http, err = ops.Start(cfg.HTTPAddr, w.set, w.ready.Load, cfg.Pprof, w.log); err != nil {
+		if w.http, err = ops.Start(cfg.HTTPAddr, w.set, ops.ReadyWhen(w.ready.Load), cfg.Pprof, w.log); err != nil {
 			w.closeConns()
 			return nil, err
 		}

@@ -27,6 +27,9 @@ import (
 //     password", or "connection not open" when the access hook answered
 //     the CONNECT itself) is dropped: the access hook logs refused logins
 //     once a second and counts them all;
+//   - "accept failed; retrying" (one per failed Accept of an MQTT
+//     listener, mochi patch 0016) is dropped: acceptwatch logs it once a
+//     second, saying what to do, and counts every one;
 //   - any other connection's end with an error (mochi's line has no
 //     message: a tracker dropping off without DISCONNECT, a reset, a
 //     malformed packet) is named and let through once per second.
@@ -50,7 +53,7 @@ func once(last *atomic.Int64, now int64) bool {
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	switch r.Message {
-	case "publish packet error", "publish packet rejected":
+	case "publish packet error", "publish packet rejected", "accept failed; retrying":
 		return nil
 	case "error processing packet":
 		return h.packetError(ctx, r)

@@ -64,3 +64,15 @@ func TestQuietHandlerLimitsPacketErrorsAndDropsThePacket(t *testing.T) {
 		}
 	}
 }
+
+// mochi logs each failed Accept of a listener (patch 0016), up to 200 a
+// second while its pause is short; acceptwatch logs them once a second
+// with what to do, so mochi's lines are dropped.
+func TestQuietHandlerDropsAcceptRetries(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Quiet(slog.NewTextHandler(&buf, nil))).With("component", "mqtt")
+	log.Warn("accept failed; retrying", "error", "accept tcp 127.0.0.1:1883: accept4: too many open files", "delay", "5ms")
+	if buf.Len() != 0 {
+		t.Errorf("mochi's accept retry was logged: %s", buf.String())
+	}
+}

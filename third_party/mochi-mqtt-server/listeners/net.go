@@ -15,10 +15,11 @@ import (
 // Net is a listener for establishing client connections on basic TCP protocol.
 type Net struct { // [MQTT-4.2.0-1]
 	mu       sync.Mutex
-	listener net.Listener // a net.Listener which will listen for new clients
-	id       string       // the internal id of the listener
-	log      *slog.Logger // server logger
-	end      uint32       // ensure the close methods are only called once
+	listener net.Listener  // a net.Listener which will listen for new clients
+	id       string        // the internal id of the listener
+	log      *slog.Logger  // server logger
+	end      uint32        // ensure the close methods are only called once
+	closing  acceptClosing // closed with end set, to end a pause between accepts
 }
 
 // NewNet initialises and returns a listener serving incoming connections on the given net.Listener
@@ -53,25 +54,7 @@ func (l *Net) Init(log *slog.Logger) error {
 // Serve starts waiting for new TCP connections, and calls the establish
 // connection callback for any received.
 func (l *Net) Serve(establish EstablishFn) {
-	for {
-		if atomic.LoadUint32(&l.end) == 1 {
-			return
-		}
-
-		conn, err := l.listener.Accept()
-		if err != nil {
-			return
-		}
-
-		if atomic.LoadUint32(&l.end) == 0 {
-			go func() {
-				err = establish(l.id, conn)
-				if err != nil {
-					l.log.Warn("", "error", err)
-				}
-			}()
-		}
-	}
+	serveAccept(l.id, l.listener, &l.end, l.closing.C(), l.log, establish)
 }
 
 // Close closes the listener and any client connections.
@@ -80,6 +63,7 @@ func (l *Net) Close(closeClients CloseFn) {
 	defer l.mu.Unlock()
 
 	if atomic.CompareAndSwapUint32(&l.end, 0, 1) {
+		l.closing.close()
 		closeClients(l.id)
 	}
 

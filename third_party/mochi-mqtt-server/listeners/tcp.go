@@ -24,6 +24,8 @@ type TCP struct { // [MQTT-4.2.0-1]
 	config  Config       // configuration values for the listener
 	log     *slog.Logger // server logger
 	end     uint32       // ensure the close methods are only called once
+
+	closing acceptClosing // closed with end set, to end a pause between accepts
 }
 
 // NewTCP initializes and returns a new TCP listener, listening on an address.
@@ -70,25 +72,7 @@ func (l *TCP) Init(log *slog.Logger) error {
 // Serve starts waiting for new TCP connections, and calls the establish
 // connection callback for any received.
 func (l *TCP) Serve(establish EstablishFn) {
-	for {
-		if atomic.LoadUint32(&l.end) == 1 {
-			return
-		}
-
-		conn, err := l.listen.Accept()
-		if err != nil {
-			return
-		}
-
-		if atomic.LoadUint32(&l.end) == 0 {
-			go func() {
-				err = establish(l.id, conn)
-				if err != nil {
-					l.log.Warn("", "error", err)
-				}
-			}()
-		}
-	}
+	serveAccept(l.id, l.listen, &l.end, l.closing.C(), l.log, establish)
 }
 
 // Close closes the listener and any client connections.
@@ -97,6 +81,7 @@ func (l *TCP) Close(closeClients CloseFn) {
 	defer l.Unlock()
 
 	if atomic.CompareAndSwapUint32(&l.end, 0, 1) {
+		l.closing.close()
 		closeClients(l.id)
 	}
 

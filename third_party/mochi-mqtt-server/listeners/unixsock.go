@@ -24,6 +24,8 @@ type UnixSock struct {
 	listen  net.Listener // a net.Listener which will listen for new clients.
 	log     *slog.Logger // server logger
 	end     uint32       // ensure the close methods are only called once.
+
+	closing acceptClosing // closed with end set, to end a pause between accepts
 }
 
 // NewUnixSock initializes and returns a new UnixSock listener, listening on an address.
@@ -63,25 +65,7 @@ func (l *UnixSock) Init(log *slog.Logger) error {
 // Serve starts waiting for new UnixSock connections, and calls the establish
 // connection callback for any received.
 func (l *UnixSock) Serve(establish EstablishFn) {
-	for {
-		if atomic.LoadUint32(&l.end) == 1 {
-			return
-		}
-
-		conn, err := l.listen.Accept()
-		if err != nil {
-			return
-		}
-
-		if atomic.LoadUint32(&l.end) == 0 {
-			go func() {
-				err = establish(l.id, conn)
-				if err != nil {
-					l.log.Warn("", "error", err)
-				}
-			}()
-		}
-	}
+	serveAccept(l.id, l.listen, &l.end, l.closing.C(), l.log, establish)
 }
 
 // Close closes the listener and any client connections.
@@ -90,6 +74,7 @@ func (l *UnixSock) Close(closeClients CloseFn) {
 	defer l.Unlock()
 
 	if atomic.CompareAndSwapUint32(&l.end, 0, 1) {
+		l.closing.close()
 		closeClients(l.id)
 	}
 
