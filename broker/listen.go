@@ -13,6 +13,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 
 	"github.com/edgefence/edgefence/broker/acceptwatch"
+	"github.com/edgefence/edgefence/broker/wslistener"
 )
 
 // ErrExposed is returned when an anonymous broker would listen beyond
@@ -169,7 +170,7 @@ func (s *Server) listen(tc *tls.Config) error {
 		if ln, err = s.bind("ws", s.cfg.WSAddr); err != nil {
 			return err
 		}
-		s.ws = newWSListener("ws", s.cfg.WSAddr, ln, tc, s.cfg.Auth == "")
+		s.ws = wslistener.New("ws", s.cfg.WSAddr, ln, tc, s.cfg.Auth == "")
 		if err := add(s.ws, s.cfg.WSAddr); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/broker/acceptwatch"
 	"github.com/edgefence/edgefence/broker/mochilog"
+	"github.com/edgefence/edgefence/broker/wslistener"
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/dashboard"
 	"github.com/edgefence/edgefence/evaluator/sharded"
@@ -42,7 +43,7 @@ type Server struct {
 	store     *store.Store // nil without --data-dir
 	tcp       *listeners.Net
 	tls       *listeners.Net
-	ws        *wsListener
+	ws        *wslistener.Listener
 	http      *ops.Server              // nil without --http-addr
 	dash      *dashboard.Dashboard     // nil without --http-addr or with --engine=off
 	ha        *homeassistant.Discovery // nil without --homeassistant

@@ -1,4 +1,6 @@
-package broker
+// Package wslistener serves MQTT over WebSocket (subprotocol "mqtt") as a
+// mochi listener, for browser dashboards.
+package wslistener
 
 import (
 	"crypto/tls"
@@ -16,11 +18,10 @@ import (
 	"github.com/edgefence/edgefence/ops"
 )
 
-// wsListener serves MQTT over WebSocket (subprotocol "mqtt") for browser
-// dashboards. mochi has one, but it binds only when it starts serving, so
+// Listener serves MQTT over WebSocket for browser dashboards. mochi has one, but it binds only when it starts serving, so
 // a port taken is a log line rather than a start-up error and ":0" cannot
 // be used; this one serves a listener bound before, like the TCP one.
-type wsListener struct {
+type Listener struct {
 	id, addr  string // addr as configured: its host name is this machine's (ops.CheckHost)
 	tlsConfig *tls.Config
 	ln        net.Listener
@@ -31,27 +32,34 @@ type wsListener struct {
 	anonymous bool // no --auth: the Host must name this machine (ops.CheckHost)
 }
 
-var _ listeners.Listener = (*wsListener)(nil)
+var _ listeners.Listener = (*Listener)(nil)
 
-func newWSListener(id, addr string, ln net.Listener, tc *tls.Config, anonymous bool) *wsListener {
+// New returns the listener id serving ln, bound to addr as configured,
+// with TLS when tc is set. anonymous (no --auth) makes it answer only a
+// Host that names this machine (ops.CheckHost).
+func New(id, addr string, ln net.Listener, tc *tls.Config, anonymous bool) *Listener {
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
 	}
-	return &wsListener{id: id, addr: addr, ln: ln, tlsConfig: tc, anonymous: anonymous}
+	return &Listener{id: id, addr: addr, ln: ln, tlsConfig: tc, anonymous: anonymous}
 }
 
-func (l *wsListener) ID() string { return l.id }
+// ID names the listener.
+func (l *Listener) ID() string { return l.id }
 
-func (l *wsListener) Address() string { return l.ln.Addr().String() }
+// Address is the address listened on.
+func (l *Listener) Address() string { return l.ln.Addr().String() }
 
-func (l *wsListener) Protocol() string {
+// Protocol is ws, or wss with TLS.
+func (l *Listener) Protocol() string {
 	if l.tlsConfig != nil {
 		return "wss"
 	}
 	return "ws"
 }
 
-func (l *wsListener) Init(log *slog.Logger) error {
+// Init prepares the HTTP server that upgrades connections.
+func (l *Listener) Init(log *slog.Logger) error {
 	l.log = log
 	upgrader := &websocket.Upgrader{
 		Subprotocols: []string{"mqtt"},
@@ -88,14 +96,16 @@ func (l *wsListener) Init(log *slog.Logger) error {
 	return nil
 }
 
-func (l *wsListener) Serve(establish listeners.EstablishFn) {
+// Serve serves until Close, handing each upgraded connection to establish.
+func (l *Listener) Serve(establish listeners.EstablishFn) {
 	l.establish = establish
 	if err := l.srv.Serve(l.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		l.log.Error("websocket listener stopped", "error", err)
 	}
 }
 
-func (l *wsListener) Close(closeClients listeners.CloseFn) {
+// Close stops serving and closes the listener's clients.
+func (l *Listener) Close(closeClients listeners.CloseFn) {
 	l.closeOnce.Do(func() {
 		_ = l.srv.Close() // hijacked connections are closed by closeClients
 		closeClients(l.id)
