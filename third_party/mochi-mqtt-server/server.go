@@ -867,6 +867,15 @@ func (s *Server) InjectPacket(cl *Client, pk packets.Packet) error {
 
 // processPublish processes a Publish packet.
 func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
+	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
+		// Resolved before anything looks at the topic: the checks below and
+		// the ACL see the topic the alias stands for.
+		pk.TopicName = cl.State.TopicAliases.Inbound.Set(pk.Properties.TopicAlias, "")
+		if pk.TopicName == "" {
+			return packets.ErrProtocolViolationUnknownTopicAlias // [MQTT-3.3.4] an alias this connection never set
+		}
+	}
+
 	if !cl.Net.Inline && !IsValidFilter(pk.TopicName, true) {
 		return nil
 	}

@@ -2302,6 +2302,74 @@ func TestPublishToClientNoConn(t *testing.T) {
 	require.ErrorIs(t, err, packets.CodeDisconnect)
 }
 
+// aclTopicsHook allows every topic and records the ones asked about.
+type aclTopicsHook struct {
+	HookBase
+	topics []string
+}
+
+func (h *aclTopicsHook) ID() string { return "acl-topics" }
+
+func (h *aclTopicsHook) Provides(b byte) bool { return b == OnACLCheck }
+
+func (h *aclTopicsHook) OnACLCheck(cl *Client, topic string, write bool) bool {
+	h.topics = append(h.topics, topic)
+	return true
+}
+
+// A publish by a topic alias alone is checked against the ACL by the
+// topic the alias stands for, not by its empty topic name.
+func TestProcessPublishWithTopicAliasACL(t *testing.T) {
+	s := New(&Options{Logger: logger})
+	acl := new(aclTopicsHook)
+	require.NoError(t, s.AddHook(acl, nil))
+	cl, _, _ := newTestClient()
+	cl.Properties.ProtocolVersion = 5
+	cl.State.TopicAliases.Inbound.Set(1, "a/b/c")
+
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish},
+		Properties:  packets.Properties{TopicAlias: 1, TopicAliasFlag: true},
+		Payload:     []byte("hello"),
+	}
+	require.NoError(t, s.processPacket(cl, pk))
+	require.Equal(t, []string{"a/b/c"}, acl.topics)
+}
+
+// A publish by a topic alias the client never set names no topic: a
+// protocol error [MQTT-3.3.4], answered with DISCONNECT 0x82 and the
+// connection closed, not acknowledged and dropped. The alias stays unset.
+func TestServerReceivePacketUnknownTopicAlias(t *testing.T) {
+	s := newServer()
+	cl, r, w := newTestClient()
+	cl.Properties.ProtocolVersion = 5
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		PacketID:    1,
+		Properties:  packets.Properties{TopicAlias: 7, TopicAliasFlag: true},
+		Payload:     []byte("hello"),
+	}
+	errs := make(chan error, 1)
+	go func() {
+		errs <- s.receivePacket(cl, pk)
+		_ = w.Close()
+	}()
+
+	buf, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.ErrorIs(t, <-errs, packets.ErrProtocolViolationUnknownTopicAlias)
+	want := packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Disconnect},
+		ProtocolVersion: 5,
+		ReasonCode:      packets.ErrProtocolViolationUnknownTopicAlias.Code,
+		Properties:      packets.Properties{ReasonString: packets.ErrProtocolViolationUnknownTopicAlias.Reason},
+	}
+	var wb bytes.Buffer
+	require.NoError(t, want.DisconnectEncode(&wb))
+	require.Equal(t, wb.Bytes(), buf)
+	require.Equal(t, "", cl.State.TopicAliases.Inbound.Set(7, ""))
+}
+
 func TestProcessPublishWithTopicAlias(t *testing.T) {
 	s := newServer()
 	cl, r, w := newTestClient()
