@@ -511,10 +511,12 @@ func (s *Server) endSession(cl *Client) {
 		s.sessions.Unlock()
 		return
 	}
-	cl.ClearInflights()
 	filters, _ := s.unsubscribeClient(cl)
 	s.sessions.Unlock()
-	s.hooks.OnUnsubscribed(cl, unsubscribePacket(filters)) // not under s.sessions: hooks may be slow
+	// No longer under its id: nothing else reaches its inflights. Hooks
+	// (OnQosDropped, OnUnsubscribed) may be slow, so not under s.sessions.
+	cl.ClearInflights()
+	s.hooks.OnUnsubscribed(cl, unsubscribePacket(filters))
 }
 
 // readConnectionPacket reads the first incoming header for a connection, and if
@@ -610,9 +612,9 @@ func (s *Server) inheritClientSession(pk packets.Packet, cl *Client) bool {
 
 	if pk.Connect.Clean || (existing.Properties.Clean && existing.Properties.ProtocolVersion < 5) { // [MQTT-3.1.2-4] [MQTT-3.1.4-4]
 		filters, _ := s.unsubscribeClient(existing)
-		existing.ClearInflights()
 		existing.State.isTakenOver.Store(true) // only set isTakenOver after unsubscribe has occurred
 		s.sessions.Unlock()
+		existing.ClearInflights()
 		s.hooks.OnUnsubscribed(existing, unsubscribePacket(filters))
 		return false // [MQTT-3.2.2-3]
 	}
@@ -637,8 +639,8 @@ func (s *Server) inheritClientSession(pk packets.Packet, cl *Client) bool {
 	// Clean the state of the existing client to prevent sequential take-overs
 	// from increasing memory usage by inflights + subs * client-id.
 	s.UnsubscribeClient(existing) // taken over: calls no hook
-	existing.ClearInflights()
 	s.sessions.Unlock()
+	existing.ClearInflights()
 
 	s.Log.Debug("session taken over", "client", cl.ID, "old_remote", existing.Net.Remote, "new_remote", cl.Net.Remote)
 
