@@ -83,9 +83,8 @@ func (h *Access) Provides(b byte) bool {
 // (emptyPassword), and readies a client's PUBLISH for mochi's ACL check,
 // which sees the packet as it was sent:
 //   - an MQTT 5 publish by topic alias alone has no topic name: the alias
-//     is resolved here (as mochi would, later), so that the ACL decides on
-//     the topic it stands for; otherwise a device's aliased telemetry would
-//     be refused.
+//     is resolved here (as mochi does before its ACL check), so that the
+//     $SYS check below sees the topic it stands for.
 //   - mochi drops a publish on $SYS before asking the ACL, without an
 //     acknowledgement, so an MQTT 5 QoS 1 or 2 publisher would wait for one
 //     forever. It is refused here as the other reserved topics are: 0x87
@@ -100,8 +99,9 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		return pk, nil
 	}
 	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
-		// Set with an empty topic returns the alias's topic, or registers
-		// "" as mochi's own resolution would.
+		// Set with an empty topic only looks the alias up (mochi patch
+		// 0017): an alias never set stays unset and its topic empty, and
+		// mochi disconnects the client with 0x82, Protocol Error.
 		pk.TopicName = cl.State.TopicAliases.Inbound.Set(pk.Properties.TopicAlias, "")
 	}
 	t := pk.TopicName

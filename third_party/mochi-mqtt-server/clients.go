@@ -106,6 +106,19 @@ func (cl *Clients) Delete(id string) {
 	delete(cl.internal, id)
 }
 
+// deleteIf removes a client from the internal map if it is still the client
+// under its id, and reports whether it was: a newer connection with the same
+// client id may have replaced it.
+func (cl *Clients) deleteIf(val *Client) bool {
+	cl.Lock()
+	defer cl.Unlock()
+	if cur, ok := cl.internal[val.ID]; !ok || cur != val {
+		return false
+	}
+	delete(cl.internal, val.ID)
+	return true
+}
+
 // GetByListener returns clients matching a listener id.
 func (cl *Clients) GetByListener(id string) []*Client {
 	cl.RLock()

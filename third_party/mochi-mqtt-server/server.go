@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -145,6 +146,7 @@ type Server struct {
 	Log          *slog.Logger         // minimal no-alloc logger
 	hooks        *Hooks               // hooks contains hooks for extra functionality such as auth and persistent storage
 	inlineClient *Client              // inlineClient is a special client used for inline subscriptions and inline Publish
+	sessions     sync.Mutex           // held to take a client id over and to end its session, see endSession
 }
 
 // loop contains interval tickers for the system events loop.
@@ -456,8 +458,7 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 
 	s.hooks.OnSessionEstablish(cl, pk)
 
-	sessionPresent := s.inheritClientSession(pk, cl)
-	s.Clients.Add(cl) // [MQTT-4.1.0-1]
+	sessionPresent := s.inheritClientSession(pk, cl) // and adds cl to s.Clients [MQTT-4.1.0-1]
 
 	err = s.SendConnack(cl, code, sessionPresent, nil) // [MQTT-3.1.4-5] [MQTT-3.2.0-1] [MQTT-3.2.0-2] &[MQTT-3.14.0-1]
 	if err != nil {
@@ -488,13 +489,34 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 	expire := (cl.Properties.ProtocolVersion == 5 && cl.Properties.Props.SessionExpiryInterval == 0) || (cl.Properties.ProtocolVersion < 5 && cl.Properties.Clean)
 	s.hooks.OnDisconnect(cl, err, expire)
 
-	if expire && !cl.IsTakenOver() {
-		cl.ClearInflights()
-		s.UnsubscribeClient(cl)
-		s.Clients.Delete(cl.ID) // [MQTT-4.1.0-2] ![MQTT-3.1.2-23]
+	if expire {
+		s.endSession(cl) // [MQTT-4.1.0-2] ![MQTT-3.1.2-23]
 	}
 
 	return err
+}
+
+// endSession ends the session of a client whose connection has ended and
+// whose session ends with it, unless a newer connection with the same
+// client id has taken the session over: the client is removed from
+// s.Clients only if it is still the one under its id, and only then are
+// its inflights cleared and its subscriptions, which the topics index
+// keeps by client id, removed. Both under s.sessions, as is the takeover
+// in inheritClientSession, so that a new connection with the id is
+// registered either before (and this client is left alone) or after (and
+// starts with nothing of it), never between.
+func (s *Server) endSession(cl *Client) {
+	s.sessions.Lock()
+	if !s.Clients.deleteIf(cl) {
+		s.sessions.Unlock()
+		return
+	}
+	filters, _ := s.unsubscribeClient(cl)
+	s.sessions.Unlock()
+	// No longer under its id: nothing else reaches its inflights. Hooks
+	// (OnQosDropped, OnUnsubscribed) may be slow, so not under s.sessions.
+	cl.ClearInflights()
+	s.hooks.OnUnsubscribed(cl, unsubscribePacket(filters))
 }
 
 // readConnectionPacket reads the first incoming header for a connection, and if
@@ -561,49 +583,68 @@ func (s *Server) validateConnect(cl *Client, pk packets.Packet) packets.Code {
 
 // inheritClientSession inherits the state of an existing client sharing the same
 // connection ID. If clean is true, the state of any previously existing client
-// session is abandoned.
+// session is abandoned. It adds cl to s.Clients, in the place of the existing
+// client, under s.sessions (see endSession).
 func (s *Server) inheritClientSession(pk packets.Packet, cl *Client) bool {
-	if existing, ok := s.Clients.Get(cl.ID); ok {
-		_ = s.DisconnectClient(existing, packets.ErrSessionTakenOver)                                   // [MQTT-3.1.4-3]
-		if pk.Connect.Clean || (existing.Properties.Clean && existing.Properties.ProtocolVersion < 5) { // [MQTT-3.1.2-4] [MQTT-3.1.4-4]
-			s.UnsubscribeClient(existing)
-			existing.ClearInflights()
-			existing.State.isTakenOver.Store(true) // only set isTakenOver after unsubscribe has occurred
-			return false                           // [MQTT-3.2.2-3]
+	var existing, disconnected *Client
+	for {
+		s.sessions.Lock()
+		existing, _ = s.Clients.Get(cl.ID)
+		if existing == nil || existing == disconnected {
+			break // the session to take over, if any, still under s.sessions
+		}
+		s.sessions.Unlock()
+		// Not under s.sessions: sending the DISCONNECT may wait on a slow
+		// connection. Another connection may take the id meanwhile, so look again.
+		_ = s.DisconnectClient(existing, packets.ErrSessionTakenOver) // [MQTT-3.1.4-3]
+		disconnected = existing
+	}
+	s.Clients.Add(cl) // [MQTT-4.1.0-1]
+
+	if existing == nil {
+		s.sessions.Unlock()
+		if atomic.LoadInt64(&s.Info.ClientsConnected) > atomic.LoadInt64(&s.Info.ClientsMaximum) {
+			atomic.AddInt64(&s.Info.ClientsMaximum, 1)
 		}
 
-		existing.State.isTakenOver.Store(true)
-		if existing.State.Inflight.Len() > 0 {
-			cl.State.Inflight = existing.State.Inflight.Clone() // [MQTT-3.1.2-5]
-			if cl.State.Inflight.maximumReceiveQuota == 0 && cl.ops.options.Capabilities.ReceiveMaximum != 0 {
-				cl.State.Inflight.ResetReceiveQuota(int32(cl.ops.options.Capabilities.ReceiveMaximum)) // server receive max per client
-				cl.State.Inflight.ResetSendQuota(int32(cl.Properties.Props.ReceiveMaximum))            // client receive max
-			}
-		}
+		return false // [MQTT-3.2.2-2]
+	}
 
-		for _, sub := range existing.State.Subscriptions.GetAll() {
-			existed := !s.Topics.Subscribe(cl.ID, sub) // [MQTT-3.8.4-3]
-			if !existed {
-				atomic.AddInt64(&s.Info.Subscriptions, 1)
-			}
-			cl.State.Subscriptions.Add(sub.Filter, sub)
-		}
-
-		// Clean the state of the existing client to prevent sequential take-overs
-		// from increasing memory usage by inflights + subs * client-id.
-		s.UnsubscribeClient(existing)
+	if pk.Connect.Clean || (existing.Properties.Clean && existing.Properties.ProtocolVersion < 5) { // [MQTT-3.1.2-4] [MQTT-3.1.4-4]
+		filters, _ := s.unsubscribeClient(existing)
+		existing.State.isTakenOver.Store(true) // only set isTakenOver after unsubscribe has occurred
+		s.sessions.Unlock()
 		existing.ClearInflights()
-
-		s.Log.Debug("session taken over", "client", cl.ID, "old_remote", existing.Net.Remote, "new_remote", cl.Net.Remote)
-
-		return true // [MQTT-3.2.2-3]
+		s.hooks.OnUnsubscribed(existing, unsubscribePacket(filters))
+		return false // [MQTT-3.2.2-3]
 	}
 
-	if atomic.LoadInt64(&s.Info.ClientsConnected) > atomic.LoadInt64(&s.Info.ClientsMaximum) {
-		atomic.AddInt64(&s.Info.ClientsMaximum, 1)
+	existing.State.isTakenOver.Store(true)
+	if existing.State.Inflight.Len() > 0 {
+		cl.State.Inflight = existing.State.Inflight.Clone() // [MQTT-3.1.2-5]
+		if cl.State.Inflight.maximumReceiveQuota == 0 && cl.ops.options.Capabilities.ReceiveMaximum != 0 {
+			cl.State.Inflight.ResetReceiveQuota(int32(cl.ops.options.Capabilities.ReceiveMaximum)) // server receive max per client
+			cl.State.Inflight.ResetSendQuota(int32(cl.Properties.Props.ReceiveMaximum))            // client receive max
+		}
 	}
 
-	return false // [MQTT-3.2.2-2]
+	for _, sub := range existing.State.Subscriptions.GetAll() {
+		existed := !s.Topics.Subscribe(cl.ID, sub) // [MQTT-3.8.4-3]
+		if !existed {
+			atomic.AddInt64(&s.Info.Subscriptions, 1)
+		}
+		cl.State.Subscriptions.Add(sub.Filter, sub)
+	}
+
+	// Clean the state of the existing client to prevent sequential take-overs
+	// from increasing memory usage by inflights + subs * client-id.
+	s.UnsubscribeClient(existing) // taken over: calls no hook
+	s.sessions.Unlock()
+	existing.ClearInflights()
+
+	s.Log.Debug("session taken over", "client", cl.ID, "old_remote", existing.Net.Remote, "new_remote", cl.Net.Remote)
+
+	return true // [MQTT-3.2.2-3]
 }
 
 // SendConnack returns a Connack packet to a client.
@@ -867,6 +908,15 @@ func (s *Server) InjectPacket(cl *Client, pk packets.Packet) error {
 
 // processPublish processes a Publish packet.
 func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
+	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
+		// Resolved before anything looks at the topic: the checks below and
+		// the ACL see the topic the alias stands for.
+		pk.TopicName = cl.State.TopicAliases.Inbound.Set(pk.Properties.TopicAlias, "")
+		if pk.TopicName == "" {
+			return packets.ErrProtocolViolationUnknownTopicAlias // [MQTT-3.3.4] an alias this connection never set
+		}
+	}
+
 	if !cl.Net.Inline && !IsValidFilter(pk.TopicName, true) {
 		return nil
 	}
@@ -1432,6 +1482,15 @@ func (s *Server) processUnsubscribe(cl *Client, pk packets.Packet) error {
 
 // UnsubscribeClient unsubscribes a client from all of their subscriptions.
 func (s *Server) UnsubscribeClient(cl *Client) {
+	if filters, ok := s.unsubscribeClient(cl); ok {
+		s.hooks.OnUnsubscribed(cl, unsubscribePacket(filters))
+	}
+}
+
+// unsubscribeClient is UnsubscribeClient without the OnUnsubscribed hook: it
+// returns the subscriptions removed, and false for a client taken over, whose
+// client id's subscriptions in the topics index are the new connection's.
+func (s *Server) unsubscribeClient(cl *Client) ([]packets.Subscription, bool) {
 	i := 0
 	filterMap := cl.State.Subscriptions.GetAll()
 	filters := make([]packets.Subscription, len(filterMap))
@@ -1440,7 +1499,7 @@ func (s *Server) UnsubscribeClient(cl *Client) {
 	}
 
 	if cl.IsTakenOver() {
-		return
+		return nil, false
 	}
 
 	for k, v := range filterMap {
@@ -1450,7 +1509,12 @@ func (s *Server) UnsubscribeClient(cl *Client) {
 		filters[i] = v
 		i++
 	}
-	s.hooks.OnUnsubscribed(cl, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Unsubscribe}, Filters: filters})
+	return filters, true
+}
+
+// unsubscribePacket is the packet OnUnsubscribed is given for filters.
+func unsubscribePacket(filters []packets.Subscription) packets.Packet {
+	return packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Unsubscribe}, Filters: filters}
 }
 
 // processAuth processes an Auth packet.
@@ -1781,7 +1845,6 @@ func (s *Server) clearExpiredClients(dt int64) {
 	clients := s.sweepClients()
 	defer clear(clients)
 	for _, client := range clients {
-		id := client.ID
 		disconnected := client.StopTime()
 		if disconnected == 0 {
 			continue
@@ -1793,8 +1856,14 @@ func (s *Server) clearExpiredClients(dt int64) {
 		}
 
 		if disconnected+int64(expire) < dt {
-			s.hooks.OnClientExpired(client)
-			s.Clients.Delete(id) // [MQTT-4.1.0-2]
+			// Not if a new connection has taken the client id over since
+			// (see endSession).
+			s.sessions.Lock()
+			expired := s.Clients.deleteIf(client) // [MQTT-4.1.0-2]
+			s.sessions.Unlock()
+			if expired {
+				s.hooks.OnClientExpired(client)
+			}
 		}
 	}
 }

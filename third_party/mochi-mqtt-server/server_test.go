@@ -1294,6 +1294,7 @@ func TestInheritClientSession(t *testing.T) {
 	s.Clients.Add(existing)
 
 	cl, _, _ := newTestClient()
+	cl.Net.Conn = nil // it takes existing's place, and is taken over below
 	cl.Properties.ProtocolVersion = 5
 
 	require.Equal(t, 0, cl.State.Inflight.Len())
@@ -2300,6 +2301,74 @@ func TestPublishToClientNoConn(t *testing.T) {
 	_, err := s.publishToClient(cl, packets.Subscription{Filter: "a/b/c"}, *packets.TPacketData[packets.Publish].Get(packets.TPublishQos1).Packet)
 	require.Error(t, err)
 	require.ErrorIs(t, err, packets.CodeDisconnect)
+}
+
+// aclTopicsHook allows every topic and records the ones asked about.
+type aclTopicsHook struct {
+	HookBase
+	topics []string
+}
+
+func (h *aclTopicsHook) ID() string { return "acl-topics" }
+
+func (h *aclTopicsHook) Provides(b byte) bool { return b == OnACLCheck }
+
+func (h *aclTopicsHook) OnACLCheck(cl *Client, topic string, write bool) bool {
+	h.topics = append(h.topics, topic)
+	return true
+}
+
+// A publish by a topic alias alone is checked against the ACL by the
+// topic the alias stands for, not by its empty topic name.
+func TestProcessPublishWithTopicAliasACL(t *testing.T) {
+	s := New(&Options{Logger: logger})
+	acl := new(aclTopicsHook)
+	require.NoError(t, s.AddHook(acl, nil))
+	cl, _, _ := newTestClient()
+	cl.Properties.ProtocolVersion = 5
+	cl.State.TopicAliases.Inbound.Set(1, "a/b/c")
+
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish},
+		Properties:  packets.Properties{TopicAlias: 1, TopicAliasFlag: true},
+		Payload:     []byte("hello"),
+	}
+	require.NoError(t, s.processPacket(cl, pk))
+	require.Equal(t, []string{"a/b/c"}, acl.topics)
+}
+
+// A publish by a topic alias the client never set names no topic: a
+// protocol error [MQTT-3.3.4], answered with DISCONNECT 0x82 and the
+// connection closed, not acknowledged and dropped. The alias stays unset.
+func TestServerReceivePacketUnknownTopicAlias(t *testing.T) {
+	s := newServer()
+	cl, r, w := newTestClient()
+	cl.Properties.ProtocolVersion = 5
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		PacketID:    1,
+		Properties:  packets.Properties{TopicAlias: 7, TopicAliasFlag: true},
+		Payload:     []byte("hello"),
+	}
+	errs := make(chan error, 1)
+	go func() {
+		errs <- s.receivePacket(cl, pk)
+		_ = w.Close()
+	}()
+
+	buf, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.ErrorIs(t, <-errs, packets.ErrProtocolViolationUnknownTopicAlias)
+	want := packets.Packet{
+		FixedHeader:     packets.FixedHeader{Type: packets.Disconnect},
+		ProtocolVersion: 5,
+		ReasonCode:      packets.ErrProtocolViolationUnknownTopicAlias.Code,
+		Properties:      packets.Properties{ReasonString: packets.ErrProtocolViolationUnknownTopicAlias.Reason},
+	}
+	var wb bytes.Buffer
+	require.NoError(t, want.DisconnectEncode(&wb))
+	require.Equal(t, wb.Bytes(), buf)
+	require.Equal(t, "", cl.State.TopicAliases.Inbound.Set(7, ""))
 }
 
 func TestProcessPublishWithTopicAlias(t *testing.T) {
@@ -4347,4 +4416,143 @@ func waitWritten(t *testing.T, cl *Client) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// unsubscribeGateHook holds the first OnUnsubscribed call until released.
+type unsubscribeGateHook struct {
+	HookBase
+	held    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *unsubscribeGateHook) ID() string { return "unsubscribe-gate" }
+
+func (h *unsubscribeGateHook) Provides(b byte) bool { return b == OnUnsubscribed }
+
+func (h *unsubscribeGateHook) OnUnsubscribed(cl *Client, pk packets.Packet) {
+	if h.held.CompareAndSwap(false, true) {
+		close(h.entered)
+		<-h.release
+	}
+}
+
+// pipeClient is an MQTT 5 client on one end of a net.Pipe whose other end
+// is served by EstablishConnection.
+type pipeClient struct {
+	t    *testing.T
+	conn net.Conn
+	br   *bufio.Reader
+	done chan error // EstablishConnection's result
+}
+
+func dialPipe(t *testing.T, s *Server) *pipeClient {
+	r, w := net.Pipe()
+	pc := &pipeClient{t: t, conn: w, br: bufio.NewReader(w), done: make(chan error, 1)}
+	go func() { pc.done <- s.EstablishConnection("tcp", r) }()
+	return pc
+}
+
+func (pc *pipeClient) send(pk packets.Packet) {
+	pk.ProtocolVersion = 5
+	var buf bytes.Buffer
+	var err error
+	switch pk.FixedHeader.Type {
+	case packets.Connect:
+		err = pk.ConnectEncode(&buf)
+	case packets.Subscribe:
+		err = pk.SubscribeEncode(&buf)
+	}
+	require.NoError(pc.t, err)
+	require.NoError(pc.t, pc.conn.SetWriteDeadline(time.Now().Add(5*time.Second)))
+	_, err = pc.conn.Write(buf.Bytes())
+	require.NoError(pc.t, err)
+}
+
+// expect reads the next packet, which must be of type typ.
+func (pc *pipeClient) expect(typ byte) packets.Packet {
+	require.NoError(pc.t, pc.conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	var pk packets.Packet
+	b, err := pc.br.ReadByte()
+	require.NoError(pc.t, err)
+	require.NoError(pc.t, pk.FixedHeader.Decode(b))
+	n, _, err := packets.DecodeLength(pc.br)
+	require.NoError(pc.t, err)
+	body := make([]byte, n)
+	_, err = io.ReadFull(pc.br, body)
+	require.NoError(pc.t, err)
+	require.Equal(pc.t, typ, pk.FixedHeader.Type)
+	pk.ProtocolVersion = 5
+	switch typ {
+	case packets.Connack:
+		err = pk.ConnackDecode(body)
+	case packets.Suback:
+		err = pk.SubackDecode(body)
+	case packets.Publish:
+		err = pk.PublishDecode(body)
+	}
+	require.NoError(pc.t, err)
+	return pk
+}
+
+// A client that disconnects and at once connects again with the same
+// client id keeps the new connection's session. The old connection's
+// teardown decided to end its session (clean, no expiry) and, held in
+// OnUnsubscribed, had not yet removed it when the new connection took the
+// id over and subscribed; it then removed the client id from Clients,
+// which was the new connection's, so the new one received nothing, and
+// a third connection would not take it over.
+func TestServerReconnectDuringTeardownKeepsNewSession(t *testing.T) {
+	s := newServer()
+	gate := &unsubscribeGateHook{entered: make(chan struct{}), release: make(chan struct{})}
+	require.NoError(t, s.AddHook(gate, nil))
+	defer s.Close()
+
+	connect := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Connect},
+		Connect: packets.ConnectParams{
+			ProtocolName:     []byte("MQTT"),
+			Clean:            true,
+			Keepalive:        30,
+			ClientIdentifier: "zen",
+		},
+	}
+	subscribe := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1},
+		PacketID:    1,
+		Filters:     packets.Subscriptions{{Filter: "a/b", Qos: 0}},
+	}
+
+	old := dialPipe(t, s)
+	old.send(connect)
+	old.expect(packets.Connack)
+	old.send(subscribe)
+	old.expect(packets.Suback)
+	require.NoError(t, old.conn.Close())
+	select {
+	case <-gate.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the old connection's teardown did not unsubscribe it")
+	}
+
+	cl := dialPipe(t, s)
+	defer cl.conn.Close() // before s.Close, had the test failed
+	cl.send(connect)
+	require.False(t, cl.expect(packets.Connack).SessionPresent)
+	cl.send(subscribe)
+	cl.expect(packets.Suback)
+	close(gate.release)
+	require.Error(t, <-old.done)
+
+	_, ok := s.Clients.Get("zen")
+	require.True(t, ok, "the new connection is not in Clients")
+	require.Len(t, s.Topics.Subscribers("a/b").Subscriptions, 1)
+	go s.publishToSubscribers(packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish},
+		TopicName:   "a/b",
+		Payload:     []byte("hello"),
+	})
+	require.Equal(t, []byte("hello"), cl.expect(packets.Publish).Payload)
+	require.NoError(t, cl.conn.Close())
+	<-cl.done
 }

@@ -46,7 +46,8 @@ type InboundTopicAliases struct {
 	maximum uint16
 }
 
-// Set sets a new alias for a specific topic.
+// Set sets a new alias for a specific topic. With an empty topic it only
+// looks the alias up, and returns "" for an alias never set.
 func (a *InboundTopicAliases) Set(id uint16, topic string) string {
 	a.Lock()
 	defer a.Unlock()
@@ -55,8 +56,8 @@ func (a *InboundTopicAliases) Set(id uint16, topic string) string {
 		return topic // ?
 	}
 
-	if existing, ok := a.internal[id]; ok && topic == "" {
-		return existing
+	if topic == "" {
+		return a.internal[id] // an unknown alias stays unknown [MQTT-3.3.4]
 	}
 
 	a.internal[id] = topic

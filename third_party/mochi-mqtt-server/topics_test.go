@@ -800,6 +800,12 @@ func TestInboundAliasesSet(t *testing.T) {
 	require.Equal(t, topic, a.Set(id, ""))
 }
 
+func TestInboundAliasesSetUnknown(t *testing.T) {
+	a := NewInboundTopicAliases(5)
+	require.Equal(t, "", a.Set(2, ""))
+	require.NotContains(t, a.internal, uint16(2)) // still unknown: not set to ""
+}
+
 func TestInboundAliasesSetMaxZero(t *testing.T) {
 	topic := "test"
 	id := uint16(1)

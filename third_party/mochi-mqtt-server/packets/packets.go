@@ -697,12 +697,12 @@ func (pk *Packet) PublishValidate(topicAliasMaximum uint16) Code {
 		return ErrTopicAliasInvalid // [MQTT-3.2.2-17] [MQTT-3.3.2-9] ~[MQTT-3.3.2-10] [MQTT-3.3.2-12]
 	}
 
-	if pk.TopicName == "" && pk.Properties.TopicAlias == 0 {
-		return ErrProtocolViolationNoTopic // ~[MQTT-3.3.2-8]
+	if pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias == 0 {
+		return ErrTopicAliasInvalid // [MQTT-3.3.2-8] even without a topic name [MQTT-3.3.4]
 	}
 
-	if pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias == 0 {
-		return ErrTopicAliasInvalid // [MQTT-3.3.2-8]
+	if pk.TopicName == "" && pk.Properties.TopicAlias == 0 {
+		return ErrProtocolViolationNoTopic // ~[MQTT-3.3.2-8]
 	}
 
 	if len(pk.Properties.SubscriptionIdentifier) > 0 {

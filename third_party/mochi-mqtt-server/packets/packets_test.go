@@ -524,3 +524,13 @@ func TestMergeSubscription(t *testing.T) {
 	}
 	require.Equal(t, expect, sub.Merge(sub2))
 }
+
+// A topic alias of 0 is invalid (0x94) with or without a topic name
+// [MQTT-3.3.4], not a publish without a topic (0x82).
+func TestPublishValidateTopicAliasZeroNoTopic(t *testing.T) {
+	pk := Packet{
+		FixedHeader: FixedHeader{Type: Publish},
+		Properties:  Properties{TopicAliasFlag: true},
+	}
+	require.Equal(t, ErrTopicAliasInvalid, pk.PublishValidate(1024))
+}
