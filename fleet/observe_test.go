@@ -127,6 +127,11 @@ func TestAPassWithinTwoSigmaOutsideIsAmbiguous(t *testing.T) {
 	if v.phantoms != 0 || v.missed != 0 {
 		t.Errorf("grazing stay: %+v, want nothing counted", v)
 	}
+	// …also when the run ends during it.
+	open := track(time.Second, -60, -20, 2, 4, 2, 3)
+	if v := judgeOf(t, open, dev, ev("a", E, 3), ev("a", X, 4), ev("a", E, 5)); v.phantoms != 0 || v.missed != 0 {
+		t.Errorf("grazing stay open at the end: %+v, want nothing counted", v)
+	}
 	// An observable stay missed is missed.
 	deep := track(time.Second, -60, 20, 40, 40, 20, -60)
 	if v := judgeOf(t, deep, dev); v.missed != 2 {

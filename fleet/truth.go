@@ -96,7 +96,10 @@ func (tr *truthRun) run(samples []sample, set *fence.Set, q *fence.Searcher, dwe
 		}
 		st = st[:k]
 	}
-	end := int64(1<<63 - 1)
+	var end int64 // a stay open at the end lasts past the last fix
+	if len(samples) > 0 {
+		end = samples[len(samples)-1].at + 1
+	}
 	for k := range st {
 		tr.close(out, &st[k], end)
 	}
