@@ -54,14 +54,6 @@ type verdict struct {
 	flips    int64 // …of them, ENTER/EXIT pairs (an odd one counts as a pair)
 }
 
-func (v *verdict) add(o verdict) {
-	v.phantoms += o.phantoms
-	v.missed += o.missed
-	v.excused += o.excused
-	v.parked += o.parked
-	v.flips += o.flips
-}
-
 // judge scores a device's aligned transitions (align has marked the
 // matched ones and grouped both by fence, each group in order). An
 // unmatched emitted transition is, in this order: parked, when its fix

@@ -208,12 +208,8 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 			r.Matched += sc.matched
 			r.Phantoms += sc.emitted - sc.matched
 			r.Missed += sc.truth - sc.matched
-			o := &res.Observable[si]
-			o.Phantoms += p.obs[si].Phantoms
-			o.Missed += p.obs[si].Missed
-			o.Excused += p.obs[si].Excused
-			o.ParkedPhantoms += p.obs[si].ParkedPhantoms
-			o.FlipFlops += p.obs[si].FlipFlops
+			o, x := &res.Observable[si], &p.obs[si]
+			o.add(verdict{x.Phantoms, x.Missed, x.Excused, x.ParkedPhantoms, x.FlipFlops})
 		}
 	}
 	return res, nil
