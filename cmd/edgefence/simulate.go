@@ -138,10 +138,12 @@ func simulateCommand() *ffcli.Command {
 		Name:       "simulate",
 		ShortUsage: "edgefence simulate [flags]",
 		ShortHelp:  "measure phantom transitions on a simulated fleet, against ground truth",
-		LongHelp: "Generate a seeded fleet with clock and network faults, compute each device's true\n" +
-			"fence transitions, and run the same stream through the engine in virtual time under\n" +
-			"each hold (0 = arrival order), reporting phantom, reversal, missed, late and lost rates\n" +
-			"and the historic transitions late pings revealed.",
+		LongHelp: "Generate a seeded fleet with real fixes (GPS noise, outliers, parked devices) and\n" +
+			"clock and network faults, compute each device's true fence transitions, and run the\n" +
+			"same stream through the engine in virtual time under each hold (0 = arrival order),\n" +
+			"reporting phantom, reversal, missed, late and lost rates and the historic transitions\n" +
+			"late pings revealed; phantoms and missed both raw and on what the fixes can show,\n" +
+			"and the parked devices' flip-flops.",
 		FlagSet: fs,
 		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
 		Exec: func(ctx context.Context, args []string) error {
