@@ -88,7 +88,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&c.OutageMin, "outage-min", c.OutageMin, "shortest outage")
 	fs.DurationVar(&c.OutageMax, "outage-max", c.OutageMax, "longest outage")
 	fs.Float64Var(&c.NewestFirst, "newest-first", c.NewestFirst, "share of backlogs flushed newest-first")
-	fs.Var(flagvalue.On{P: &c.GPSNoise}, "gps-noise", "on: real fixes (noise, drift, outliers, parking; the flags below); off: exact fixes, ordering effects alone")
+	fs.Var(flagvalue.On{P: &c.GPSNoise}, "gps-noise", "on: real fixes (noise, drift, outliers, parking: the flags below); off: exact fixes")
 	fs.Float64Var(&c.AccMin, "acc-min", c.AccMin, "a device's true 68% error radius, metres, uniform from this…")
 	fs.Float64Var(&c.AccMax, "acc-max", c.AccMax, "…to this")
 	fs.Float64Var(&c.PoorShare, "poor-share", c.PoorShare, "share of devices with a poor receiver, whose radius is…")
