@@ -17,7 +17,8 @@ type score struct {
 // late pings or an outage delayed is still correct, not a phantom).
 // Within a fence the longest order-preserving matching is taken, so a
 // phantom EXIT + ENTER pair inside a true stay is two phantoms and nothing
-// else. Both inputs are reordered in place (by fence, stably).
+// else. Both inputs are reordered in place (by fence, stably), and the
+// transitions of one longest matching are marked matched.
 func align(truth, emitted []event, early, late int64, dp []int32) (score, []int32) {
 	sc := score{truth: int64(len(truth)), emitted: int64(len(emitted))}
 	byFence := func(a, b event) int { return cmp.Compare(a.fence, b.fence) }
@@ -47,7 +48,7 @@ func align(truth, emitted []event, early, late int64, dp []int32) (score, []int3
 }
 
 // lcs is the longest common subsequence of two short transition logs
-// under the matching rule.
+// under the matching rule; it marks the pairs of one such subsequence.
 func lcs(a, b []event, early, late int64, dp []int32) (int64, []int32) {
 	w := len(b) + 1
 	need := (len(a) + 1) * w
@@ -60,13 +61,30 @@ func lcs(a, b []event, early, late int64, dp []int32) (int64, []int32) {
 		dp[i*w] = 0
 		for j := 1; j <= len(b); j++ {
 			best := max(dp[(i-1)*w+j], dp[i*w+j-1])
-			if x, y := &a[i-1], &b[j-1]; x.typ == y.typ && y.at >= x.at-early && y.at <= x.at+late {
+			if pairs(&a[i-1], &b[j-1], early, late) {
 				best = max(best, dp[(i-1)*w+j-1]+1)
 			}
 			dp[i*w+j] = best
 		}
 	}
+	for i, j := len(a), len(b); i > 0 && j > 0; {
+		switch {
+		case pairs(&a[i-1], &b[j-1], early, late) && dp[i*w+j] == dp[(i-1)*w+j-1]+1:
+			a[i-1].matched, b[j-1].matched = true, true
+			i, j = i-1, j-1
+		case dp[i*w+j] == dp[(i-1)*w+j]:
+			i--
+		default:
+			j--
+		}
+	}
 	return int64(dp[len(a)*w+len(b)]), dp
+}
+
+// pairs is the matching rule: the same type, and the emitted transition's
+// causing fix at most early before and late after the true change.
+func pairs(x, y *event, early, late int64) bool {
+	return x.typ == y.typ && y.at >= x.at-early && y.at <= x.at+late
 }
 
 // placeHistoric puts historic transitions where they happened among the

@@ -10,7 +10,7 @@ import (
 const sec = int64(time.Second)
 
 func ev(fence string, typ engine.Type, s float64) event {
-	return event{fence, typ, int64(s * float64(sec))}
+	return event{fence: fence, typ: typ, at: int64(s * float64(sec))}
 }
 
 func TestAlignCountsPhantomsAndMisses(t *testing.T) {

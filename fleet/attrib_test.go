@@ -53,8 +53,8 @@ func TestAttributePhantoms(t *testing.T) {
 	}
 	for _, i := range list {
 		var f faults
-		samples := cfg.generate(i, Start, nil, &f)
-		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
+		samples, _ := cfg.generate(i, Start, set.Fences(), nil, &f)
+		truthEv := trueEvents(samples, set, eng.Dwell)
 		byArrival(samples)
 		out := runner.Device(arrivalsOf(clamp, i, samples))[0]
 		var emitted []event
@@ -63,7 +63,7 @@ func TestAttributePhantoms(t *testing.T) {
 		for k := range out {
 			tr := &out[k]
 			at, c := causeOf(samples, tr)
-			emitted = append(emitted, event{tr.Fence, tr.Type, at})
+			emitted = append(emitted, event{fence: tr.Fence, typ: tr.Type, at: at})
 			cause = append(cause, c)
 			hist = append(hist, tr.Historic)
 		}
@@ -365,7 +365,7 @@ func TestAttributeLost(t *testing.T) {
 	kinds := map[string]int{}
 	for i := range n {
 		var f faults
-		samples := cfg.generate(i, Start, nil, &f)
+		samples, _ := cfg.generate(i, Start, set.Fences(), nil, &f)
 		byArrival(samples)
 		sink := &lateSink{}
 		p, err := evaluator.NewProcessor(eng, Start, func() *fence.Set { return set }, sink, nil)

@@ -37,13 +37,36 @@ type Config struct {
 	OutageMin    time.Duration // …lasting [OutageMin, OutageMax]; the backlog is then
 	OutageMax    time.Duration // flushed in a burst
 	NewestFirst  float64       // share of backlogs flushed newest-first (the rest oldest-first)
-	GPSNoise     bool          // report positions with 3–30 m of noise (off: ordering effects alone)
-	// GPSNoiseCorr, with GPSNoise, makes a device's position error drift
-	// (a first-order autoregressive error with this correlation time), as
-	// a real receiver's does, and its reported accuracy the 68 % radius of
-	// that error, as phones report it. Zero: the error is independent per
-	// fix and its per-axis deviation is the reported accuracy.
-	GPSNoiseCorr time.Duration
+	// GPSNoise switches on the real world's fixes (noise.go, park.go):
+	// per-device receiver quality, drifting and white error, optimistic
+	// accuracies, outliers and devices parked at fence edges. Off: every
+	// fix is exactly where the device was (ordering effects alone).
+	GPSNoise bool
+	// A device's true 68 % error radius is uniform in [AccMin, AccMax]
+	// metres, or in [PoorAccMin, PoorAccMax] for a PoorShare of devices.
+	AccMin, AccMax         float64
+	PoorShare              float64
+	PoorAccMin, PoorAccMax float64
+	// GPSNoiseCorr is the correlation time of the error's drifting part
+	// (first-order autoregressive); GPSNoiseWhite the share of the error's
+	// variance that is white (independent per fix). Zero correlation: all
+	// white.
+	GPSNoiseCorr  time.Duration
+	GPSNoiseWhite float64
+	// An OptimisticShare of devices report acc as their true 68 % radius
+	// divided by OptimisticFactor; the rest report it honestly.
+	OptimisticShare  float64
+	OptimisticFactor float64
+	// An OutlierShare of fixes land [OutlierMin, OutlierMax] metres off
+	// in a random direction, reported with the device's ordinary acc.
+	OutlierShare           float64
+	OutlierMin, OutlierMax float64
+	// A ParkShare of devices, at a time in the run's first third, drive to
+	// a spot within ParkNear metres of the nearest fence edge (inside or
+	// outside, uniformly) and stand still there for [ParkMin, ParkMax].
+	ParkShare        float64
+	ParkNear         float64
+	ParkMin, ParkMax time.Duration
 	// An emitted transition matches a true one of its type when its
 	// causing ping was fixed at most MatchEarly before, or MatchLate after,
 	// the true change.
@@ -79,6 +102,24 @@ func DefaultConfig() Config {
 		NewestFirst:  0.5,
 		MatchEarly:   5 * time.Second,
 		MatchLate:    15 * time.Minute,
+
+		GPSNoise:         true,
+		AccMin:           3,
+		AccMax:           10,
+		PoorShare:        0.1,
+		PoorAccMin:       20,
+		PoorAccMax:       50,
+		GPSNoiseCorr:     30 * time.Second,
+		GPSNoiseWhite:    0.2,
+		OptimisticShare:  0.1,
+		OptimisticFactor: 2,
+		OutlierShare:     0.001,
+		OutlierMin:       100,
+		OutlierMax:       500,
+		ParkShare:        0.05,
+		ParkNear:         30,
+		ParkMin:          2 * time.Minute,
+		ParkMax:          10 * time.Minute,
 	}
 }
 
@@ -97,6 +138,19 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("fleet: a fault's max is below its min")
 	case c.NewestFirst < 0 || c.NewestFirst > 1:
 		return fmt.Errorf("fleet: newest-first share %v is outside [0, 1]", c.NewestFirst)
+	case !c.GPSNoise:
+		return nil
+	case c.AccMin <= 0 || c.AccMax < c.AccMin || c.PoorAccMin <= 0 || c.PoorAccMax < c.PoorAccMin:
+		return fmt.Errorf("fleet: accuracy ranges [%v, %v] and [%v, %v] m must be positive ranges", c.AccMin, c.AccMax, c.PoorAccMin, c.PoorAccMax)
+	case c.OutlierMin < 0 || c.OutlierMax < c.OutlierMin || c.ParkNear < 0 || c.ParkMin <= 0 || c.ParkMax < c.ParkMin:
+		return fmt.Errorf("fleet: outlier [%v, %v] m, park distance %v m and park time [%v, %v] must be positive ranges", c.OutlierMin, c.OutlierMax, c.ParkNear, c.ParkMin, c.ParkMax)
+	case c.OptimisticFactor < 1:
+		return fmt.Errorf("fleet: optimistic factor %v is below 1", c.OptimisticFactor)
+	}
+	for _, x := range []float64{c.PoorShare, c.GPSNoiseWhite, c.OptimisticShare, c.OutlierShare, c.ParkShare} {
+		if x < 0 || x > 1 {
+			return fmt.Errorf("fleet: share %v is outside [0, 1]", x)
+		}
 	}
 	return nil
 }

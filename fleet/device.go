@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/edgefence/edgefence/evaluator/fence"
 )
 
 // epoch0 and gps1980 are the stamps a cold-booted tracker counts from
@@ -23,6 +25,7 @@ type sample struct {
 	rlat     float64 // reported position (with GPS noise when on)
 	rlon     float64
 	acc      float64
+	outlier  bool  // the reported position is an outlier
 	stamp    int64 // the device's stamp, Unix ns (ms resolution, as trackers send)
 	arrival  int64 // when the server received it
 }
@@ -32,6 +35,8 @@ type faults struct {
 	Steps, BootPings, Outages, BacklogPings, NewestFirstBacklogs int64
 	Reordered                                                    int64 // pings that arrived after a later-fixed ping
 	DelayedPastHold                                              int64 // transport delay over 500 ms
+	Outliers, Parked                                             int64 // outlier fixes; devices that parked at an edge
+	ParkedNs                                                     int64 // how long they stood there, in all
 }
 
 func (f *faults) add(o *faults) {
@@ -42,14 +47,30 @@ func (f *faults) add(o *faults) {
 	f.NewestFirstBacklogs += o.NewestFirstBacklogs
 	f.Reordered += o.Reordered
 	f.DelayedPastHold += o.DelayedPastHold
+	f.Outliers += o.Outliers
+	f.Parked += o.Parked
+	f.ParkedNs += o.ParkedNs
+}
+
+// device is what the scoring needs to know of a device beyond its pings.
+type device struct {
+	period int64    // between fixes, ns
+	sigma  float64  // per-axis deviation of its true position error, metres (0: no noise)
+	park   *parking // its stop at a fence edge, or nil
+}
+
+// parked reports whether the device stood at its parking spot at true time at.
+func (d *device) parked(at int64) bool {
+	return d.park != nil && d.park.from >= 0 && at >= d.park.from && at < d.park.to
 }
 
 const mPerDegLat = 111_320.0
 
 // generate fills out with device i's pings in true-time order. Each
-// device has its own random stream, seeded by (seed, i), so a device's
-// pings do not depend on how devices are spread over workers.
-func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sample {
+// device has its own random streams, seeded by (seed, i), so a device's
+// pings do not depend on how devices are spread over workers. fences are
+// where a parking device looks for an edge.
+func (c *Config) generate(i int, start time.Time, fences []*fence.Fence, out []sample, f *faults) ([]sample, device) {
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
 	out = out[:0]
 	dur := int64(c.Duration)
@@ -71,11 +92,28 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 	nextBoot, bootEnd, bootEpoch := poisson(rng, c.ColdBootPerH, 0), int64(-1), int64(0)
 	nextOutage, outageEnd, backlog := poisson(rng, c.OutagePerH, 0), int64(-1), 0
 	newestFirst := false
-	var ex, ey float64 // the drifting position error, metres east and north (GPSNoiseCorr)
+	dev := device{period: period}
+	var rx *receiver
+	if c.GPSNoise {
+		rx = c.newReceiver(i)
+		dev.sigma = rx.sigma
+		dev.park = c.newParking(rx.rng)
+	}
+	pk := dev.park
 
 	for t := rng.Int64N(period); t < dur; t += period {
-		// Move toward the waypoint; pick a new one on arrival.
-		for step := speed * float64(period) / 1e9; step > 0; {
+		if pk != nil && pk.from < 0 && !pk.heading && t >= pk.start {
+			// Head for a spot near the nearest edge, inside or outside.
+			var ok bool
+			if pk.x, pk.y, ok = c.spot(fences, x, y, (rx.rng.Float64()*2-1)*c.ParkNear); ok {
+				wx, wy, pk.heading = pk.x, pk.y, true
+			} else {
+				pk, dev.park = nil, nil
+			}
+		}
+		// Move toward the waypoint; pick a new one on arrival. A parked
+		// device stands still.
+		for step := speed * float64(period) / 1e9; step > 0 && !dev.parked(t); {
 			dx, dy := wx-x, wy-y
 			d := math.Hypot(dx, dy)
 			if d > step {
@@ -83,6 +121,12 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 				break
 			}
 			x, y, step = wx, wy, step-d
+			if pk != nil && pk.heading {
+				pk.heading, pk.from, pk.to = false, t, t+pk.dur
+				f.Parked++
+				f.ParkedNs += min(pk.to, dur) - t
+				break
+			}
 			wx, wy = (rng.Float64()*2-1)*half, (rng.Float64()*2-1)*half
 		}
 		for nextStep <= t {
@@ -107,18 +151,15 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 		s.lat = c.CenterLat + y/mPerDegLat
 		s.lon = c.CenterLon + x/(mPerDegLat*cosLat)
 		s.rlat, s.rlon = s.lat, s.lon
-		if c.GPSNoise {
-			s.acc = 3 + rng.Float64()*27
-			ny, nx := rng.NormFloat64(), rng.NormFloat64() // north first, as before
-			if c.GPSNoiseCorr > 0 {
-				// The 68 % radius of a 2-D normal error is 1.515 σ per axis.
-				rho := math.Exp(-float64(period) / float64(c.GPSNoiseCorr))
-				sd := s.acc / 1.515 * math.Sqrt(1-rho*rho)
-				ex, ey = rho*ex+sd*nx, rho*ey+sd*ny
-				nx, ny = ex/s.acc, ey/s.acc
+		if rx != nil {
+			nx, ny, outlier := rx.fix(period)
+			if outlier {
+				s.outlier = true
+				f.Outliers++
 			}
-			s.rlat += ny * s.acc / mPerDegLat
-			s.rlon += nx * s.acc / (mPerDegLat * cosLat)
+			s.acc = rx.acc
+			s.rlat += ny / mPerDegLat
+			s.rlon += nx / (mPerDegLat * cosLat)
 		}
 		if t < bootEnd {
 			s.stamp = bootEpoch + t
@@ -162,7 +203,7 @@ func (c *Config) generate(i int, start time.Time, out []sample, f *faults) []sam
 		}
 		latest = max(latest, out[i].arrival)
 	}
-	return out
+	return out, dev
 }
 
 // flushBacklog gives queued pings their burst arrival times.

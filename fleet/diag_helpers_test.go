@@ -57,3 +57,10 @@ func causeOf(samples []sample, tr *engine.Transition) (at int64, cause int) {
 	}
 	return at, cause
 }
+
+// trueEvents returns the true transitions of samples (in true-time order).
+func trueEvents(samples []sample, set *fence.Set, dwell time.Duration) []event {
+	var tr truthRun
+	tr.run(samples, set, fence.NewSearcher(), dwell, observable{fixes: minFixes})
+	return tr.events
+}

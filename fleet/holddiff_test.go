@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -41,8 +40,8 @@ func TestHoldDiff(t *testing.T) {
 		first = n - 1
 	}
 	for i := first; i < n; i++ {
-		samples = cfg.generate(i, Start, samples, &f)
-		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
+		samples, _ = cfg.generate(i, Start, set.Fences(), samples, &f)
+		truthEv := trueEvents(samples, set, eng.Dwell)
 		byArrival(samples)
 		var ph [2]int64
 		outs := runner.Device(arrivalsOf(clamp, i, samples))
@@ -52,9 +51,9 @@ func TestHoldDiff(t *testing.T) {
 				tr := &out[k]
 				at, _ := causeOf(samples, tr)
 				if tr.Historic {
-					past = append(past, event{tr.Fence, tr.Type, at})
+					past = append(past, event{fence: tr.Fence, typ: tr.Type, at: at})
 				} else {
-					live = append(live, event{tr.Fence, tr.Type, at})
+					live = append(live, event{fence: tr.Fence, typ: tr.Type, at: at})
 				}
 			}
 			theirs := placeHistoric(live, past, &merged)

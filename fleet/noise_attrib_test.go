@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/engine"
-	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/shadow"
 )
 
@@ -19,7 +18,7 @@ import (
 // stays by how deep they went, the phantoms by the true distance of
 // their causing ping from the fence's edge (in units of its accuracy,
 // positive inside) and the missed transitions by how deep the stay
-// around them went. EDGEFENCE_NOISE_CORR=30s makes the error drift.
+// around them went. EDGEFENCE_NOISE_CORR=0 makes the error white.
 // Skipped otherwise.
 func TestAttributeNoise(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("EDGEFENCE_NOISE"))
@@ -40,15 +39,15 @@ func TestAttributeNoise(t *testing.T) {
 	stays := map[string]int{} // true stays by depth
 	for i := range n {
 		var f faults
-		samples := cfg.generate(i, Start, nil, &f)
-		truthEv, _ := truth(samples, set, fence.NewSearcher(), eng.Dwell, nil, nil)
+		samples, _ := cfg.generate(i, Start, set.Fences(), nil, &f)
+		truthEv := trueEvents(samples, set, eng.Dwell)
 		out := runner.Device(arrivalsOf(clamp, i, samples))[0]
 		var emitted []event
 		var cause []int
 		for k := range out {
 			tr := &out[k]
 			at, c := causeOf(samples, tr)
-			emitted = append(emitted, event{tr.Fence, tr.Type, at})
+			emitted = append(emitted, event{fence: tr.Fence, typ: tr.Type, at: at})
 			cause = append(cause, c)
 		}
 		truthN += len(truthEv)

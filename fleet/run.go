@@ -28,12 +28,35 @@ func Monotonic(t time.Time) time.Time {
 
 // Result is a simulation's outcome.
 type Result struct {
-	Rows   []shadow.Row // one per strategy, in the order given
-	Faults faults
-	Pings  int64
-	Truth  int64 // ground-truth transitions
-	Wall   time.Duration
+	Rows       []shadow.Row // one per strategy, in the order given: the raw scoring
+	Observable []Observable // one per strategy: the scoring on what the fixes can show
+	Faults     faults
+	Pings      int64
+	Truth      int64 // ground-truth transitions
+	Ambiguous  int64 // …of them, of stays the fixes cannot show (observe.go)
+	Wall       time.Duration
 }
+
+// Observable is a strategy's score on what the fixes can show, beside its
+// raw score in Rows (docs/simulation.md, Scoring).
+type Observable struct {
+	Phantoms       int64 // emitted, unmatched, and explained by no ambiguous true event nor parking
+	Missed         int64 // true transitions of observable stays, unmatched
+	Excused        int64 // emitted, unmatched, explained by an ambiguous true event
+	ParkedPhantoms int64 // emitted, unmatched, caused by a fix of a device standing parked
+	FlipFlops      int64 // …of them, ENTER/EXIT pairs
+}
+
+func (o *Observable) add(v verdict) {
+	o.Phantoms += v.phantoms
+	o.Missed += v.missed
+	o.Excused += v.excused
+	o.ParkedPhantoms += v.parked
+	o.FlipFlops += v.flips
+}
+
+// ParkedHours is how long devices stood parked at fence edges, in all.
+func (r *Result) ParkedHours() float64 { return float64(r.Faults.ParkedNs) / float64(time.Hour) }
 
 // Faults returns what was injected, as the report prints it.
 func (r *Result) FaultCounts() map[string]int64 {
@@ -46,6 +69,8 @@ func (r *Result) FaultCounts() map[string]int64 {
 		"backlog_pings":            f.BacklogPings,
 		"reordered_pings":          f.Reordered,
 		"delayed_over_500ms_pings": f.DelayedPastHold,
+		"outlier_fixes":            f.Outliers,
+		"parked_devices":           f.Parked,
 	}
 }
 
@@ -65,9 +90,11 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 	type part struct {
 		stats  []shadow.Stats
 		scores []score
+		obs    []Observable
 		faults faults
 		pings  int64
 		truth  int64
+		hidden int64
 		err    error
 	}
 	parts := make([]part, workers)
@@ -83,6 +110,7 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 				return
 			}
 			p.scores = make([]score, len(strategies))
+			p.obs = make([]Observable, len(strategies))
 			var (
 				q        = fence.NewSearcher()
 				clamp    = eng.Clamper()
@@ -90,8 +118,8 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 				arrivals []engine.Ping
 				arrAt    []int64
 				trueAt   []int64
-				truthEv  []event
-				tstate   []truthState
+				tr       truthRun
+				track    []sample
 				mine     []event
 				theirs   []event
 				live     []event
@@ -100,9 +128,17 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 				dp       []int32
 			)
 			for i := w; i < cfg.Devices; i += workers {
-				samples = cfg.generate(i, Start, samples, &p.faults)
-				truthEv, tstate = truth(samples, set, q, eng.Dwell, truthEv, tstate)
-				p.truth += int64(len(truthEv))
+				var dev device
+				samples, dev = cfg.generate(i, Start, set.Fences(), samples, &p.faults)
+				rule := ruleFor(&dev)
+				tr.run(samples, set, q, eng.Dwell, rule)
+				p.truth += int64(len(tr.events))
+				for k := range tr.events {
+					if tr.events[k].hidden {
+						p.hidden++
+					}
+				}
+				track = append(track[:0], samples...)
 				byArrival(samples)
 				id := fmt.Sprintf("dev-%06d", i)
 				arrivals, arrAt, trueAt = arrivals[:0], arrAt[:0], trueAt[:0]
@@ -130,18 +166,19 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 							}
 						}
 						if t.Historic {
-							past = append(past, event{t.Fence, t.Type, at})
+							past = append(past, event{fence: t.Fence, typ: t.Type, at: at})
 						} else {
-							live = append(live, event{t.Fence, t.Type, at})
+							live = append(live, event{fence: t.Fence, typ: t.Type, at: at})
 						}
 					}
 					theirs = placeHistoric(live, past, &merged)
-					mine = append(mine[:0], truthEv...)
+					mine = append(mine[:0], tr.events...)
 					var sc score
 					sc, dp = align(mine, theirs, int64(cfg.MatchEarly), int64(cfg.MatchLate), dp)
 					p.scores[si].truth += sc.truth
 					p.scores[si].emitted += sc.emitted
 					p.scores[si].matched += sc.matched
+					p.obs[si].add(rule.judge(mine, theirs, tr.hidden, track, &dev, set, int64(cfg.MatchEarly)))
 				}
 			}
 			p.stats = runner.Stats()
@@ -157,9 +194,11 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 		res.Faults.add(&p.faults)
 		res.Pings += p.pings
 		res.Truth += p.truth
+		res.Ambiguous += p.hidden
 		for si := range strategies {
 			if w == 0 {
 				res.Rows = append(res.Rows, shadow.Row{Stats: p.stats[si], HasTruth: true})
+				res.Observable = append(res.Observable, Observable{})
 			} else {
 				res.Rows[si].Merge(&p.stats[si])
 			}
@@ -169,6 +208,8 @@ func Run(cfg Config, eng engine.Config, set *fence.Set, strategies []shadow.Stra
 			r.Matched += sc.matched
 			r.Phantoms += sc.emitted - sc.matched
 			r.Missed += sc.truth - sc.matched
+			o, x := &res.Observable[si], &p.obs[si]
+			o.add(verdict{x.Phantoms, x.Missed, x.Excused, x.ParkedPhantoms, x.FlipFlops})
 		}
 	}
 	return res, nil

@@ -74,8 +74,9 @@ func ratio(first, r float64) string {
 
 func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
-// jsonRow is a Row as --json prints it.
-type jsonRow struct {
+// JSONRow is a Row as --json prints it; the simulator embeds it to add
+// its own columns.
+type JSONRow struct {
 	Strategy       string   `json:"strategy"`
 	HoldMs         int64    `json:"hold_ms"`
 	Adaptive       bool     `json:"adaptive,omitempty"`
@@ -103,27 +104,38 @@ type jsonRow struct {
 
 // WriteJSON prints rows, with meta (the run's parameters), as one JSON object.
 func WriteJSON(w io.Writer, meta any, rows []Row) error {
-	out := struct {
-		Run        any       `json:"run"`
-		Strategies []jsonRow `json:"strategies"`
-	}{Run: meta}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	js := make([]any, len(rows))
 	for i := range rows {
-		r := &rows[i]
-		j := jsonRow{
-			Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Adaptive: r.Adaptive, NoAccuracy: r.NoAccuracy, Pings: r.Pings, Transitions: r.Transitions,
-			Reversals: r.Reversals, ReversalRate: r.ReversalRate(), Late: r.Late, LateRate: Rate(r.Late, r.Pings),
-			Historic: r.Historic, Lost: r.Lost, LostRate: Rate(r.Lost, r.Pings),
-			Overflow: r.Overflow, AddedMeanMs: ms(r.Mean()), AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
-			AddedMaxMs: ms(r.Percentile(100)), PingsPerSecond: r.PingsPerSecond(),
-		}
-		if r.HasTruth {
-			pr := r.PhantomRate()
-			j.TruthTotal, j.Phantoms, j.PhantomRate, j.Missed = &r.Truth, &r.Phantoms, &pr, &r.Missed
-		}
-		out.Strategies = append(out.Strategies, j)
+		js[i] = NewJSONRow(&rows[i])
 	}
+	return WriteJSONRows(w, meta, js)
+}
+
+// WriteJSONRows prints rows (JSONRows, or structs embedding one), with
+// meta, as WriteJSON does.
+func WriteJSONRows(w io.Writer, meta any, rows []any) error {
+	out := struct {
+		Run        any   `json:"run"`
+		Strategies []any `json:"strategies"`
+	}{Run: meta, Strategies: rows}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// NewJSONRow is r as --json prints it.
+func NewJSONRow(r *Row) JSONRow {
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	j := JSONRow{
+		Strategy: r.Name, HoldMs: r.Hold.Milliseconds(), Adaptive: r.Adaptive, NoAccuracy: r.NoAccuracy, Pings: r.Pings, Transitions: r.Transitions,
+		Reversals: r.Reversals, ReversalRate: r.ReversalRate(), Late: r.Late, LateRate: Rate(r.Late, r.Pings),
+		Historic: r.Historic, Lost: r.Lost, LostRate: Rate(r.Lost, r.Pings),
+		Overflow: r.Overflow, AddedMeanMs: ms(r.Mean()), AddedP50Ms: ms(r.Percentile(50)), AddedP99Ms: ms(r.Percentile(99)),
+		AddedMaxMs: ms(r.Percentile(100)), PingsPerSecond: r.PingsPerSecond(),
+	}
+	if r.HasTruth {
+		pr := r.PhantomRate()
+		j.TruthTotal, j.Phantoms, j.PhantomRate, j.Missed = &r.Truth, &r.Phantoms, &pr, &r.Missed
+	}
+	return j
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/fleet"
+	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
@@ -87,8 +88,23 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&c.OutageMin, "outage-min", c.OutageMin, "shortest outage")
 	fs.DurationVar(&c.OutageMax, "outage-max", c.OutageMax, "longest outage")
 	fs.Float64Var(&c.NewestFirst, "newest-first", c.NewestFirst, "share of backlogs flushed newest-first")
-	fs.BoolVar(&c.GPSNoise, "gps-noise", c.GPSNoise, "add 3–30 m of position noise (off: ordering effects alone)")
-	fs.DurationVar(&c.GPSNoiseCorr, "gps-noise-corr", c.GPSNoiseCorr, "with --gps-noise: the position error drifts with this correlation time and acc is its 68% radius (0: independent per fix, acc its per-axis deviation)")
+	fs.Var(flagvalue.On{P: &c.GPSNoise}, "gps-noise", "on: real fixes (noise, drift, outliers, parking: the flags below); off: exact fixes")
+	fs.Float64Var(&c.AccMin, "acc-min", c.AccMin, "a device's true 68% error radius, metres, uniform from this…")
+	fs.Float64Var(&c.AccMax, "acc-max", c.AccMax, "…to this")
+	fs.Float64Var(&c.PoorShare, "poor-share", c.PoorShare, "share of devices with a poor receiver, whose radius is…")
+	fs.Float64Var(&c.PoorAccMin, "poor-acc-min", c.PoorAccMin, "…uniform from this…")
+	fs.Float64Var(&c.PoorAccMax, "poor-acc-max", c.PoorAccMax, "…to this, metres")
+	fs.DurationVar(&c.GPSNoiseCorr, "gps-noise-corr", c.GPSNoiseCorr, "correlation time of the error's drift (0: all white, independent per fix)")
+	fs.Float64Var(&c.GPSNoiseWhite, "gps-noise-white", c.GPSNoiseWhite, "share of the error's variance that is white, the rest drifting")
+	fs.Float64Var(&c.OptimisticShare, "optimistic-share", c.OptimisticShare, "share of devices whose acc is their true radius divided by --optimistic-factor")
+	fs.Float64Var(&c.OptimisticFactor, "optimistic-factor", c.OptimisticFactor, "how optimistic those devices' acc is")
+	fs.Float64Var(&c.OutlierShare, "outlier-share", c.OutlierShare, "share of fixes that are outliers, reported with an ordinary acc…")
+	fs.Float64Var(&c.OutlierMin, "outlier-min", c.OutlierMin, "…off by at least this…")
+	fs.Float64Var(&c.OutlierMax, "outlier-max", c.OutlierMax, "…and at most this, metres")
+	fs.Float64Var(&c.ParkShare, "park-share", c.ParkShare, "share of devices that park within --park-near metres of a fence edge, inside or out…")
+	fs.Float64Var(&c.ParkNear, "park-near", c.ParkNear, "…this close, metres…")
+	fs.DurationVar(&c.ParkMin, "park-min", c.ParkMin, "…for at least this…")
+	fs.DurationVar(&c.ParkMax, "park-max", c.ParkMax, "…and at most this")
 	fs.DurationVar(&c.MatchEarly, "match-early", c.MatchEarly, "an emitted transition matches a true one if its ping was fixed at most this before the true change…")
 	fs.DurationVar(&c.MatchLate, "match-late", c.MatchLate, "…or at most this after it (a delayed but correct transition is not a phantom)")
 	fs.Var(&o.holds, "holds", "strategies: comma-separated holds (0 is arrival order) or 'adaptive'; a '-noacc' suffix ignores the pings' accuracy (no edge hysteresis)")
@@ -122,10 +138,12 @@ func simulateCommand() *ffcli.Command {
 		Name:       "simulate",
 		ShortUsage: "edgefence simulate [flags]",
 		ShortHelp:  "measure phantom transitions on a simulated fleet, against ground truth",
-		LongHelp: "Generate a seeded fleet with clock and network faults, compute each device's true\n" +
-			"fence transitions, and run the same stream through the engine in virtual time under\n" +
-			"each hold (0 = arrival order), reporting phantom, reversal, missed, late and lost rates\n" +
-			"and the historic transitions late pings revealed.",
+		LongHelp: "Generate a seeded fleet with real fixes (GPS noise, outliers, parked devices) and\n" +
+			"clock and network faults, compute each device's true fence transitions, and run the\n" +
+			"same stream through the engine in virtual time under each hold (0 = arrival order),\n" +
+			"reporting phantom, reversal, missed, late and lost rates and the historic transitions\n" +
+			"late pings revealed; phantoms and missed both raw and on what the fixes can show,\n" +
+			"and the parked devices' flip-flops.",
 		FlagSet: fs,
 		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
 		Exec: func(ctx context.Context, args []string) error {

@@ -161,6 +161,29 @@ func (f Off) Set(v string) error {
 	return nil
 }
 
+// On is an on|off flag stored as whether it is on. Unlike a bool flag it
+// takes its value after a space too (--gps-noise off), so it always needs
+// one.
+type On struct{ P *bool }
+
+// String is "on" or "off".
+func (f On) String() string {
+	if f.P != nil && *f.P {
+		return "on"
+	}
+	return "off"
+}
+
+// Set takes on, true or 1, and off, false or 0.
+func (f On) Set(v string) error {
+	var off bool
+	if err := (Off{P: &off}).Set(v); err != nil {
+		return err
+	}
+	*f.P = !off
+	return nil
+}
+
 // Time is an RFC 3339 instant.
 type Time struct{ P *time.Time }
 

@@ -78,3 +78,22 @@ func TestValues(t *testing.T) {
 		}
 	}
 }
+
+// On takes its value after a space or an equals sign, and reads back.
+func TestOn(t *testing.T) {
+	on := true
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(On{&on}, "gps-noise", "")
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{[]string{"-gps-noise", "off"}, false}, {[]string{"--gps-noise=true"}, true}, {[]string{"--gps-noise=0"}, false}, {[]string{"-gps-noise", "ON"}, true}} {
+		if err := fs.Parse(tc.args); err != nil || on != tc.want || fs.Lookup("gps-noise").Value.String() != map[bool]string{true: "on", false: "off"}[tc.want] {
+			t.Errorf("%q: %v, %v; want %v", tc.args, on, err, tc.want)
+		}
+	}
+	if err := fs.Parse([]string{"-gps-noise", "maybe"}); err == nil || !strings.Contains(err.Error(), "want on or off") {
+		t.Errorf("maybe: %v", err)
+	}
+}
