@@ -52,7 +52,8 @@ func replayCommand() *ffcli.Command {
 			"differ from arrival order's. FILE is a capture; its rotated files (FILE.N … FILE.1)\n" +
 			"are read first. Flags may also follow the files.",
 		FlagSet: fs,
-		Exec: func(_ context.Context, args []string) error {
+		Exec: func(ctx context.Context, args []string) error {
+			defer exitOnSignal(ctx, "replay")()
 			files, err := replayArgs(fs, args)
 			if err != nil {
 				return err

@@ -151,9 +151,20 @@ func simulateCommand() *ffcli.Command {
 				return fmt.Errorf("simulate takes no arguments, got %q", args)
 			}
 			o.status = progress.Stderr(o.json)
+			defer exitOnSignal(ctx, "simulate")()
 			return simulate(os.Stdout, o)
 		},
 	}
+}
+
+// exitOnSignal ends the process with status 130 when ctx (main's signal
+// context, which keeps SIGINT and SIGTERM from ending it) is done: a batch
+// run has nothing to finish. Call what it returns when the run ends.
+func exitOnSignal(ctx context.Context, name string) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		fmt.Fprintln(os.Stderr, name+": interrupted")
+		os.Exit(130)
+	})
 }
 
 // defaultSimStrategies are arrival order, the fixed holds 200 ms, 500 ms
