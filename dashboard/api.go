@@ -146,6 +146,8 @@ type committedJSON struct {
 	Ingest stamp   `json:"ingest_time"`
 	Lat    float64 `json:"lat"`
 	Lon    float64 `json:"lon"`
+	// SetAside: the speed gate set the fix aside (docs/fences.md).
+	SetAside bool `json:"set_aside,omitempty"`
 }
 
 type fenceJSON struct {
@@ -187,7 +189,7 @@ func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 		out.Received = append(out.Received, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
 	}
 	for _, c := range v.History {
-		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon})
+		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon, SetAside: c.SetAside})
 	}
 	for _, f := range v.Fences {
 		out.Fences = append(out.Fences, fenceJSON{Fence: f.Fence, Inside: f.Inside, Dwelled: f.Dwelled, Since: stamp(f.Since)})

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/presence"
@@ -25,7 +26,8 @@ type device struct {
 	// History: its committed pings, oldest first (see commit), and its
 	// late pings waiting to be reconciled (usually none).
 	history.History
-	clk clock.Model
+	clk  clock.Model
+	gate gate.State // the speed gate's: the last accepted fix, and any set aside since
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer

@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -21,15 +22,16 @@ func (p *Processor) lateDue(d *device, now int64) bool {
 }
 
 // commit records a released ping in the device's history (see
-// history.History.Commit), its membership eff settled from hits, and
-// moves what it has committed to the ping.
-func (p *Processor) commit(d *device, pg *engine.Ping, hits, eff []*fence.Fence) {
+// history.History.Commit), its membership eff settled from hits, marked
+// g by the speed gate, and moves what it has committed to the ping.
+func (p *Processor) commit(d *device, pg *engine.Ping, hits, eff []*fence.Fence, g history.Gate) {
 	d.done = max(d.done, pg.Event)
 	if p.cfg.History <= 0 || d.holdUs == 0 {
 		return
 	}
 	pt := history.PointOf(pg.Event, pg.Ingest.UnixNano(), pg.Lat, pg.Lon, reorder.AccOf(pg.Acc))
 	pt.Record(hits, eff)
+	pt.Gate = g
 	if d.Commit(pt, int64(p.cfg.History), p.cfg.HistoryPoints) {
 		d.trimmed = true
 	}
@@ -125,6 +127,7 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 		}
 	}
 	p.merged = history.Merge(p.merged[:0], before, d.Points, pings)
+	p.m.Gated.Add(gate.Mark(p.cfg.MaxSpeed, p.merged)) // judged as they would have been live
 	if len(before)+len(pings) > 0 {
 		p.reveal(d, start, now)
 	}
@@ -166,7 +169,7 @@ func (p *Processor) keepStepPings(d *device, now int64) {
 	if now-b.Last >= wait || d.highAt <= b.First || !d.clk.Learned() {
 		return // quiet, or no live ping since it began: nothing tells a step
 	}
-	p.keep = b.TakeStepPings(p.keep, now, wait, d.clk.Off(), p.behindTol(d))
+	p.keep = b.TakeStepPings(p.keep, now, wait, d.clk.Off(), p.cfg.BehindTol(d.hold()))
 	p.deferred -= len(p.keep)
 }
 
@@ -266,7 +269,7 @@ func (p *Processor) payOwed(d *device, i int, now int64) {
 // ENTER (never, for a fence gone or without DWELL).
 func (p *Processor) dwellAt(st *presence.State) int64 {
 	if f := p.fences().ByID(st.Fence); f != nil {
-		if dw, ok := p.dwellOf(f); ok {
+		if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
 			return st.Enter + dw
 		}
 	}
@@ -292,7 +295,7 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fre
 	if fresh {
 		st.Dwelled = dwelled
 	}
-	if dw, ok := p.dwellOf(f); ok {
+	if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
 		if st.Enter = max(event, b.Event-dw); !st.Dwelled && st.Enter+dw <= d.done && st.Enter+dw < min(until, history.Earliest(p.keep)) {
 			st.Dwelled = true
 			p.historic(d, f.ID, engine.Dwell, b, st.Enter+dw, now)
@@ -365,7 +368,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 // fence's dwell and no ping kept for the next batch comes before it, and
 // reports whether it did.
 func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point, now int64) bool {
-	dw, ok := p.dwellOf(f)
+	dw, ok := f.DwellOf(p.cfg.Dwell)
 	if !ok {
 		return false
 	}

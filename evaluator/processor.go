@@ -230,7 +230,7 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		pg.Stamp, pg.Event = stamp, stamp-c.PrevShift()
 		return clock.Fresh
 	}
-	behindTol := p.behindTol(d)
+	behindTol := p.cfg.BehindTol(d.hold())
 	if c.Learned() && stamp-c.Shift()-wall < c.Off()-behindTol && d.Seen(d.buf, stamp-c.Shift(), pg.Lat, pg.Lon) {
 		// A redelivered copy: it says nothing of the clock.
 		pg.Stamp, pg.Event = stamp, stamp-c.Shift()
@@ -261,18 +261,6 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		p.m.Offset.Observe(time.Duration(c.Off() + c.Shift()))
 	}
 	return v
-}
-
-// behindTol is how far behind d's clock model a stamp may be and still
-// be fresh rather than a step back's.
-func (p *Processor) behindTol(d *device) int64 {
-	if p.cfg.Adaptive() {
-		// How late a ping may be and still be fresh is the clock model's
-		// judgement, not the buffer's: a hold that narrows must not make
-		// ordinary delays look like a step back (docs/engine.md).
-		return max(clock.MinBehind, int64(p.pol.Max))
-	}
-	return max(clock.MinBehind, d.hold())
 }
 
 // moveBoot moves the pings of a provisionally anchored counting clock,

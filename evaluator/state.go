@@ -6,18 +6,10 @@ import (
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
+	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
 )
-
-// dwellOf returns a fence's dwell time, or false when DWELL is off for it.
-func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
-	dw := p.cfg.Dwell
-	if f.HasDwell {
-		dw = f.Dwell
-	}
-	return int64(dw), dw > 0
-}
 
 // evaluate runs the state machine on the device's next in-order ping.
 // Within one ping, DWELLs that came due (at earlier instants) come first,
@@ -27,12 +19,19 @@ func (p *Processor) dwellOf(f *fence.Fence) (int64, bool) {
 func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	p.m.Released.Inc()
 	before := d.done
+	f := gate.PingFix(pg)
+	if p.cfg.MaxSpeed > 0 && d.gate.Judge(p.cfg.MaxSpeed, f) {
+		// An impossible jump: counted and kept, marked, it changes nothing.
+		p.m.Gated.Inc()
+		p.commit(d, pg, nil, nil, f.Mark(true))
+		return
+	}
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
 	eff := hits
 	if pg.HasAcc && pg.Acc > 0 {
 		eff = p.edges(d, pg, hits)
 	}
-	p.commit(d, pg, hits, eff)
+	p.commit(d, pg, hits, eff, f.Mark(false))
 	hits = eff
 	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
@@ -47,7 +46,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			continue
 		}
 		if f := fence.Find(hits, st.Fence); f != nil {
-			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) && !(burst && st.Enter+dw > before) {
+			if dw, ok := f.DwellOf(p.cfg.Dwell); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) && !(burst && st.Enter+dw > before) {
 				// (A late ping waiting to be placed before the dwell's end
 				// may yet show the device left: then it waits too; so does
 				// one that came due since the ping before while a burst
@@ -58,7 +57,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			// Leaving now: a DWELL that came due at an earlier ping and
 			// waited for late pings goes out before the EXIT, historic,
 			// or, while one stamped before it still waits, is owed.
-			if dw, ok := p.dwellOf(f); ok && st.Enter+dw <= before {
+			if dw, ok := f.DwellOf(p.cfg.Dwell); ok && st.Enter+dw <= before {
 				if st.Owed = d.LateBefore(st.Enter + dw); !st.Owed {
 					p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
 				}
@@ -182,7 +181,7 @@ func (p *Processor) settleDwell(d *device, now int64, fire bool) {
 		if f == nil {
 			continue // removed: its EXIT comes with the next ping
 		}
-		dw, ok := p.dwellOf(f)
+		dw, ok := f.DwellOf(p.cfg.Dwell)
 		if !ok {
 			continue
 		}

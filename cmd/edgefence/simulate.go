@@ -112,6 +112,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound (also while a device's clock is new or stepping)")
 	fs.Float64Var(&e.MaxAccuracy, "max-accuracy", e.MaxAccuracy, "largest fix accuracy, metres, that widens fence edges (worse: position alone; 0: accuracy ignored)")
 	fs.Float64Var(&e.AccuracyMargin, "accuracy-margin", e.AccuracyMargin, "how many times its accuracy a fix must be across a fence's edge to change the device's state there")
+	fs.Float64Var(&e.MaxSpeed, "speed-gate", e.MaxSpeed, "speed gate, m/s: a fix implying a faster jump is set aside until the next agrees (0: off)")
 	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell (0: off)")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
@@ -128,7 +129,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
-		engine:    engine.DefaultConfig(),
+		engine:    simulateEngine(),
 		holds:     defaultSimStrategies(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
@@ -214,4 +215,12 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 		return res.WriteJSON(w, &o.fleet, set.Len())
 	}
 	return res.WriteTable(w, &o.fleet, set.Len())
+}
+
+// simulateEngine is the engine a simulation runs by default: the serve
+// defaults with the speed gate at its recommended speed.
+func simulateEngine() engine.Config {
+	c := engine.DefaultConfig()
+	c.MaxSpeed = engine.DefaultMaxSpeed
+	return c
 }

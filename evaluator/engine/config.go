@@ -35,6 +35,12 @@ type Config struct {
 	// within its accuracy of the edge changes nothing, wider margins
 	// trade missed shallow visits for fewer flips on noise.
 	AccuracyMargin float64
+	// MaxSpeed is the speed gate's (package gate), m/s: a fix farther from
+	// its device's last accepted fix than this speed, plus both fixes'
+	// accuracy, could take it is set aside, unless the next agrees with
+	// it. Zero, DefaultConfig's for now, switches the gate off: the
+	// end-to-end suites' devices jump between fences in a second.
+	MaxSpeed float64
 	// Skew is how far ahead of its device's learned clock a stamp may be
 	// (and the window of the week-rollover repair).
 	Skew time.Duration
@@ -90,6 +96,10 @@ const (
 	// about 800 fixes (docs/fences.md).
 	DefaultAccuracyMargin = 2.0
 	DefaultSkew           = 2 * time.Second
+	// DefaultMaxSpeed is the speed gate's recommended setting (and
+	// `edgefence simulate`'s default): a road vehicle's 250 km/h, with
+	// room. Aircraft need more.
+	DefaultMaxSpeed = 70.0
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
 	// seconds to a minute off; a stamp hours or years ahead is a glitch.
 	DefaultMaxClockOffset = 10 * time.Minute
@@ -157,6 +167,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: max accuracy %v must be a number of metres >= 0", ErrConfig, c.MaxAccuracy)
 	case !(c.AccuracyMargin >= 0) || math.IsInf(c.AccuracyMargin, 0):
 		return fmt.Errorf("%w: accuracy margin %v must be a number >= 0", ErrConfig, c.AccuracyMargin)
+	case !(c.MaxSpeed >= 0) || math.IsInf(c.MaxSpeed, 0):
+		return fmt.Errorf("%w: max speed %v must be a number of m/s >= 0", ErrConfig, c.MaxSpeed)
 	case c.Skew < 0 || c.MaxClockOffset < c.Skew:
 		return fmt.Errorf("%w: skew tolerance %v must be in [0, max clock offset %v]", ErrConfig, c.Skew, c.MaxClockOffset)
 	case c.History < 0 || c.HistoryWait < 0 || c.History > 0 && (c.HistoryPoints < 2 || c.HistoryWait <= 0):
@@ -180,6 +192,18 @@ func (c Config) Adaptive() bool { return c.Hold == AdaptiveHold }
 // Policy returns the adaptive hold's bounds.
 func (c Config) Policy() hold.Policy {
 	return hold.Policy{Min: c.HoldMin, Max: c.HoldMax, Settle: settlePings}
+}
+
+// BehindTol is how far behind its clock model a stamp of a device with
+// hold (ns) may be and still be fresh rather than a step back's.
+func (c Config) BehindTol(hold int64) int64 {
+	if c.Adaptive() {
+		// How late a ping may be and still be fresh is the clock model's
+		// judgement, not the buffer's: a hold that narrows must not make
+		// ordinary delays look like a step back (docs/engine.md).
+		return max(clock.MinBehind, int64(c.HoldMax))
+	}
+	return max(clock.MinBehind, hold)
 }
 
 // settlePings is how many on-time pings a new or stepped device sends at

@@ -50,6 +50,15 @@ type Fence struct {
 	min, max [2]float64 // bounding box as [lon, lat], conservative for circles
 }
 
+// DwellOf returns f's dwell time in nanoseconds, def when it has none of
+// its own, and false when DWELL is off for it.
+func (f *Fence) DwellOf(def time.Duration) (int64, bool) {
+	if f.HasDwell {
+		def = f.Dwell
+	}
+	return int64(def), def > 0
+}
+
 // ring is coords[end of previous ring : end]. Flat shared slices keep the
 // point-in-polygon loop tight and a lookup's memory reads few.
 type ring struct {

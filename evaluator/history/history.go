@@ -149,13 +149,20 @@ const ParkedSpeed = 1.0
 
 // Parked reports whether the device stood still over the points (or is
 // not known to have moved): its displacement from the oldest to the
-// newest over the time between them.
+// newest over the time between them. Points the speed gate set aside
+// are not counted.
 func (h *History) Parked() bool {
-	n := len(h.Points)
-	if n < 2 {
+	first, last := 0, len(h.Points)-1
+	for first <= last && h.Points[first].Aside() {
+		first++
+	}
+	for last > first && h.Points[last].Aside() {
+		last--
+	}
+	if last <= first {
 		return true
 	}
-	a, b := &h.Points[n-1], &h.Points[0]
+	a, b := &h.Points[last], &h.Points[first]
 	const mPerDeg = 111_320.0
 	dy := Degrees(a.Lat-b.Lat) * mPerDeg
 	dx := Degrees(a.Lon-b.Lon) * mPerDeg * math.Cos(Degrees(a.Lat)*math.Pi/180)

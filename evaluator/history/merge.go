@@ -60,6 +60,9 @@ func StayEnd(rs []Reveal, k int, merged []Point) int64 {
 func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point, dw int64) int {
 	for i := 1; i < len(pts); i++ {
 		pt := &pts[i]
+		if pt.Aside() {
+			continue // says nothing of where the device was
+		}
 		if fence.Find(search.Contains(set, Degrees(pt.Lat), Degrees(pt.Lon)), f.ID) == nil {
 			return -1 // left before the dwell was reached
 		}
@@ -137,12 +140,19 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 	k := start + 1 // the next committed point (merged and hist agree up to start)
 	for i := start + 1; i < len(merged); i++ {
 		pt := &merged[i]
-		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
-		acc := float64(pt.Acc) / 10
-		hits := search.Contains(set, lat, lon)
 		committed := k < len(hist) && hist[k] == *pt
 		c.late = append(c.late, !committed)
 		c.kept = append(c.kept, pt.Settled == SettledKept)
+		if pt.Aside() {
+			// Set aside by the speed gate: no change, in either run.
+			if committed {
+				k++
+			}
+			continue
+		}
+		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
+		acc := float64(pt.Acc) / 10
+		hits := search.Contains(set, lat, lon)
 		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
 		c.diff(c.prev, c.eff, i, false)
 		c.prev, c.eff = c.eff, c.prev
@@ -183,6 +193,9 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, merged []Point, r Reveal) {
 	for i := r.At; i < r.Anchor; i++ {
 		pt := &merged[i]
+		if pt.Aside() {
+			continue
+		}
 		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
 		side := (fence.Find(search.Contains(set, lat, lon), r.Fence.ID) != nil) == r.Enter
 		// Published, its state in r's fence is the one before r.
@@ -282,6 +295,9 @@ func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxA
 	i := j
 	for ; i >= 0; i-- {
 		h := &hist[i]
+		if h.Aside() {
+			continue
+		}
 		var ok bool
 		if c.prev, ok = recorded(c.prev, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), set, margin, maxAcc, h); ok {
 			break
@@ -291,8 +307,11 @@ func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxA
 	case i < 0 && whole:
 		c.prev = c.prev[:0] // the first point is settled too, from nothing
 	case i < 0:
-		i = 0
-		c.seed(set, search, margin, maxAcc, &hist[0])
+		i = 0 // the oldest the speed gate did not set aside, if any
+		for i < j && hist[i].Aside() {
+			i++
+		}
+		c.seed(set, search, margin, maxAcc, &hist[i])
 	}
 	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
 }
@@ -356,6 +375,9 @@ func (c *Changes) seed(set *fence.Set, search *fence.Searcher, margin, maxAcc fl
 func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, pts []Point) {
 	for i := range pts {
 		h := &pts[i]
+		if h.Aside() {
+			continue
+		}
 		lat, lon := Degrees(h.Lat), Degrees(h.Lon)
 		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(h.Acc)/10, margin, maxAcc)
 		c.prev, c.eff = c.eff, c.prev

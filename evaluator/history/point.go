@@ -26,12 +26,31 @@ type Point struct {
 	Lat, Lon int32   // degrees × Scale
 	Acc      uint16  // the fix's accuracy, decimetres (reorder.Held.Acc)
 	Settled  Settled // how the live path settled its membership
+	Gate     Gate    // what the speed gate made of it, in what was padding
 	// Held are the fences (fence.Fence.Rank + 1; 0 is none) whose state
 	// the point's settling held against its position, when Settled says
 	// held: none recorded means more than two, or not known. They fit in
 	// what was padding.
 	Held [2]uint16
 }
+
+// Gate is what the speed gate (package gate) made of a point. A point
+// set aside says nothing of where the device was: membership replays
+// skip it.
+type Gate uint8
+
+const (
+	// GateUntimed is a point whose event time is not the device's own (a
+	// clamped stamp): the gate does not judge it on its time.
+	GateUntimed Gate = 1 << iota
+	// GateAside is a point the gate set aside: an impossible jump.
+	GateAside
+	// GateLate is a late ping's point the gate has not judged yet.
+	GateLate
+)
+
+// Aside reports whether the speed gate set pt aside.
+func (pt *Point) Aside() bool { return pt.Gate&GateAside != 0 }
 
 // Settled is how the live path settled a committed point's fence
 // membership under accuracy hysteresis (fence.Settle): a late ping placed
@@ -131,5 +150,12 @@ func PointOf(event, wall int64, lat, lon float64, acc uint16) Point {
 	return Point{Event: event, Wall: wall, Lat: Fixed(lat), Lon: Fixed(lon), Acc: acc}
 }
 
-// HeldPoint is PointOf a held ping.
-func HeldPoint(h *reorder.Held) Point { return PointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc) }
+// HeldPoint is PointOf a held ping: a late one, for the gate to judge.
+func HeldPoint(h *reorder.Held) Point {
+	pt := PointOf(h.Event, h.Wall, h.Lat, h.Lon, h.Acc)
+	pt.Gate = GateLate
+	if !keyedByStamp(h.Clamp) {
+		pt.Gate |= GateUntimed
+	}
+	return pt
+}

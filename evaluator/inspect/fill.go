@@ -40,7 +40,7 @@ func Committed(points []history.Point) []CommittedPing {
 	var out []CommittedPing
 	for i := range points {
 		h := &points[i]
-		out = append(out, CommittedPing{Event: TimeOf(h.Event), Ingest: time.Unix(0, h.Wall), Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon)})
+		out = append(out, CommittedPing{Event: TimeOf(h.Event), Ingest: time.Unix(0, h.Wall), Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon), SetAside: h.Aside()})
 	}
 	return out
 }

@@ -75,6 +75,9 @@ type CommittedPing struct {
 	Event    time.Time // on the device's timeline
 	Ingest   time.Time
 	Lat, Lon float64
+	// SetAside says the speed gate set the fix aside: an impossible jump
+	// from the fix accepted before it (docs/fences.md).
+	SetAside bool
 }
 
 // FenceView is a device's state in one fence.

@@ -5,6 +5,7 @@ package snapshot
 
 import (
 	"github.com/edgefence/edgefence/evaluator/clock"
+	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -42,6 +43,7 @@ type Device struct {
 	Owed    []presence.Owed // DWELLs owed apart from its states (presence.Owing)
 	Trimmed bool
 	Clock   clock.ModelSnapshot
+	Gate    gate.State // the speed gate's
 
 	High, WM, Done, HighAt int64
 	HoldUs                 int32
