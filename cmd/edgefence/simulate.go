@@ -129,7 +129,7 @@ func simulateFlags(o *simulateOptions) *flag.FlagSet {
 func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
-		engine:    simulateEngine(),
+		engine:    engine.DefaultConfig(), // serve's: the simulation measures the product's defaults
 		holds:     defaultSimStrategies(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
@@ -215,12 +215,4 @@ func simulate(w io.Writer, o *simulateOptions) (err error) {
 		return res.WriteJSON(w, &o.fleet, set.Len())
 	}
 	return res.WriteTable(w, &o.fleet, set.Len())
-}
-
-// simulateEngine is the engine a simulation runs by default: the serve
-// defaults with the speed gate at its recommended speed.
-func simulateEngine() engine.Config {
-	c := engine.DefaultConfig()
-	c.MaxSpeed = engine.DefaultMaxSpeed
-	return c
 }

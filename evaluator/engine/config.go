@@ -96,9 +96,9 @@ const (
 	// about 800 fixes (docs/fences.md).
 	DefaultAccuracyMargin = 2.0
 	DefaultSkew           = 2 * time.Second
-	// DefaultMaxSpeed is the speed gate's recommended setting (and
-	// `edgefence simulate`'s default): a road vehicle's 250 km/h, with
-	// room. Aircraft need more.
+	// DefaultMaxSpeed is the speed gate's recommended setting, not yet
+	// its default (docs/fences.md): a road vehicle's 250 km/h, with room.
+	// Aircraft need more.
 	DefaultMaxSpeed = 70.0
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
 	// seconds to a minute off; a stamp hours or years ahead is a glitch.
