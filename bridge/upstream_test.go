@@ -38,6 +38,7 @@ func TestServeUpstream(t *testing.T) {
 	scfg.FencesPoll = 0
 	scfg.DataDir = t.TempDir()
 	scfg.Engine.Hold = 100 * time.Millisecond
+	scfg.Engine.MaxSpeed = 0 // the fixtures jump kilometres in a second
 	scfg.Auth = users
 	scfg.AllowAnonymous = false
 	scfg.CloseTimeout = wait

@@ -42,6 +42,7 @@ func TestTransitionsBecomeOwnTracksEvents(t *testing.T) {
 	cfg.MQTTAddr, cfg.HTTPAddr, cfg.DataDir = "127.0.0.1:0", "", ""
 	cfg.Fences = filepath.Join("..", "fences.geojson")
 	cfg.OwnTracksEvents = true
+	cfg.Engine.MaxSpeed = 0 // the fixtures jump kilometres in a second
 	cfg.CloseTimeout = wait
 	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := broker.Start(cfg)

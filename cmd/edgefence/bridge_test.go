@@ -27,6 +27,7 @@ func TestBridgeKillNineThenSIGTERM(t *testing.T) {
 		"--late-topic", "bridged-late",
 		"--reject-topic", "bridged-rejected",
 		"--hold", "100ms",
+		"--speed-gate", "0", // the fixtures jump kilometres in a second
 		"--reconnect-min", "20ms", "--reconnect-max", "200ms",
 		"--restore-quiet", "100ms",
 		"--log-level", "debug",

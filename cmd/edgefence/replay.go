@@ -29,6 +29,7 @@ func replayFlags(o *replayOptions) *flag.FlagSet {
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of a table")
 	fs.IntVar(&o.diffLimit, "diff-limit", o.diffLimit, "transition diff lines shown per strategy (the rest are counted)")
 	fs.DurationVar(&e.Dwell, "dwell", e.Dwell, "default dwell; a fence's 'dwell' property overrides; 0 disables")
+	fs.Float64Var(&e.MaxSpeed, "speed-gate", e.MaxSpeed, "speed gate, m/s, as the captured broker ran (0: off)")
 	fs.IntVar(&e.BufferCap, "buffer-cap", e.BufferCap, "reorder buffer capacity per device")
 	fs.DurationVar(&e.Sweep, "sweep", e.Sweep, "housekeeping period (idle eviction; a silent device's DWELL is a deadline of its own)")
 	fs.DurationVar(&e.IdleTimeout, "idle-timeout", e.IdleTimeout, "silence after which a device's buffer memory is reclaimed")

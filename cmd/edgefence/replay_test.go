@@ -75,6 +75,7 @@ func TestReplayOfCaptureMatchesLiveTransitions(t *testing.T) {
 	o := replay.DefaultOptions()
 	o.Holds = []time.Duration{0, 100 * time.Millisecond}
 	o.Fences = bundledFences
+	o.Engine.MaxSpeed = 0 // as serve ran
 	res, err := replay.Run(o, []string{path})
 	if err != nil {
 		t.Fatalf("replay: %v", err)
@@ -118,7 +119,7 @@ func TestReplayCommand(t *testing.T) {
 		`{"seq":4,"device":"d","lat":52.52,"lon":13.4`,
 	}
 	writeFile(t, path, strings.Join(lines, "\n"))
-	p := runBin(t, nil, "replay", path, "--holds", "0,100ms", "--fences", bundledFences)
+	p := runBin(t, nil, "replay", path, "--holds", "0,100ms", "--speed-gate", "0", "--fences", bundledFences)
 	if st := p.wait(2 * wait); !st.Success() {
 		t.Fatalf("replay exited with %v:\n%s", st, p.out)
 	}
@@ -134,7 +135,7 @@ func TestReplayCommand(t *testing.T) {
 		}
 	}
 
-	p = runBin(t, nil, "replay", "--json", "--holds", "0,100ms", "--diff-limit", "1", "--fences", bundledFences, path)
+	p = runBin(t, nil, "replay", "--json", "--holds", "0,100ms", "--speed-gate", "0", "--diff-limit", "1", "--fences", bundledFences, path)
 	if st := p.wait(2 * wait); !st.Success() {
 		t.Fatalf("replay --json exited with %v:\n%s", st, p.out)
 	}

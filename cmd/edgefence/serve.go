@@ -89,7 +89,7 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 	fs.DurationVar(&e.HoldMax, "hold-max", e.HoldMax, "the adaptive hold's upper bound, held while a device is new or its clock just stepped (at most 16s)")
 	fs.Float64Var(&e.MaxAccuracy, "max-accuracy", e.MaxAccuracy, "largest fix accuracy (metres) that widens fence edges; a worse fix counts at its position alone; 0: accuracy ignored")
 	fs.Float64Var(&e.AccuracyMargin, "accuracy-margin", e.AccuracyMargin, "how many times its accuracy a fix must be across a fence's edge to change the device's state there")
-	fs.Float64Var(&e.MaxSpeed, "speed-gate", e.MaxSpeed, "speed gate, m/s (vehicles: 70): a fix implying a faster jump is set aside until the next agrees (0: off)")
+	fs.Float64Var(&e.MaxSpeed, "speed-gate", e.MaxSpeed, "speed gate, m/s (road vehicles; aircraft need more): a fix implying a faster jump is set aside until the next agrees (0: off)")
 	fs.DurationVar(&e.Skew, "skew-tolerance", e.Skew, "how far ahead of its device's learned clock a stamp may be")
 	fs.DurationVar(&e.MaxClockOffset, "max-clock-offset", e.MaxClockOffset, "how far from the server's clock a device's clock may be (a new device is trusted within it)")
 	fs.DurationVar(&e.History, "history", e.History, "how far back late pings are reconciled into each device's history (0: late pings go to the late topic)")

@@ -96,9 +96,8 @@ const (
 	// about 800 fixes (docs/fences.md).
 	DefaultAccuracyMargin = 2.0
 	DefaultSkew           = 2 * time.Second
-	// DefaultMaxSpeed is the speed gate's recommended setting, not yet
-	// its default (docs/fences.md): a road vehicle's 250 km/h, with room.
-	// Aircraft need more.
+	// DefaultMaxSpeed is the speed gate's default (docs/fences.md): a road
+	// vehicle's 250 km/h, with room. Aircraft need more.
 	DefaultMaxSpeed = 70.0
 	// DefaultMaxClockOffset is minutes: trackers that keep time badly are
 	// seconds to a minute off; a stamp hours or years ahead is a glitch.
@@ -150,6 +149,7 @@ func DefaultConfig() Config {
 		Queue:          DefaultQueue,
 		Shards:         runtime.GOMAXPROCS(0),
 		Dwell:          DefaultDwell,
+		MaxSpeed:       DefaultMaxSpeed,
 	}
 }
 

@@ -86,6 +86,50 @@ func TestMaxAccuracyProperty(t *testing.T) {
 	}
 }
 
+// accuracy_margin is a fence's own margin: a fix 30 m into it with an
+// accuracy of 10 m enters at the engine's margin of 2 but not at the
+// fence's 4, and leaves it only when more than 40 m out; the other fence is judged
+// at the engine's margin still. Bad values are refused by name.
+func TestAccuracyMarginProperty(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	kx := metresPerDegree * math.Cos(lat0*math.Pi/180)
+	bay := `{"type":"Feature","id":"bay","properties":{"accuracy_margin":4},"geometry":{"type":"Polygon","coordinates":[` + square(lon0, lat0, 0.01) + `]}}`
+	set, err := fence.Parse(fc(bay, polygonFeature("yard", square(lon0+0.02, lat0, 0.01))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fence.NewSearcher()
+	bayF, yard := set.ByID("bay"), set.ByID("yard")
+	if !bayF.HasMargin || bayF.Margin != 4 || yard.HasMargin {
+		t.Fatalf("margins: bay %v (%v), yard has one: %v", bayF.Margin, bayF.HasMargin, yard.HasMargin)
+	}
+	settle := func(metres float64, before []*fence.Fence) int {
+		lon := lon0 + 0.01 + metres/kx // east of the shared edge
+		return len(fence.Settle(nil, q.Contains(set, lat0, lon), before, lat0, lon, 10, 2, 100))
+	}
+	if n := settle(-30, nil); n != 0 {
+		t.Errorf("30 m into the bay at ±10 m from outside: in %d fences, want none (its margin is 4)", n)
+	}
+	if n := settle(-45, nil); n != 1 {
+		t.Errorf("45 m into the bay at ±10 m from outside: in %d fences, want the bay", n)
+	}
+	if n := settle(30, nil); n != 1 {
+		t.Errorf("30 m into the yard at ±10 m from outside: in %d fences, want the yard (the engine's margin of 2)", n)
+	}
+	if n := settle(35, []*fence.Fence{bayF}); n != 2 {
+		t.Errorf("35 m out of the bay into the yard: in %d fences, want both (the bay held)", n)
+	}
+	if n := settle(45, []*fence.Fence{bayF}); n != 1 {
+		t.Errorf("45 m out of the bay into the yard: in %d fences, want the yard", n)
+	}
+	for _, bad := range []string{`-1`, `"4"`, `11`} {
+		_, err := fence.Parse(fc(`{"type":"Feature","id":"a","properties":{"accuracy_margin":` + bad + `},"geometry":{"type":"Polygon","coordinates":[` + square(lon0, lat0, 0.01) + `]}}`))
+		if !errors.Is(err, fence.ErrInvalidMargin) {
+			t.Errorf("accuracy_margin %s: %v, want ErrInvalidMargin", bad, err)
+		}
+	}
+}
+
 // Settle keeps a device's membership in a fence whose edge the fix's
 // accuracy straddles, and takes the position alone for a fix without
 // accuracy or less accurate than the cap.

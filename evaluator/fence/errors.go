@@ -39,6 +39,9 @@ var (
 	// ErrInvalidAccuracy: properties.max_accuracy is not a number of
 	// metres >= 0.
 	ErrInvalidAccuracy = errors.New("invalid max_accuracy")
+	// ErrInvalidMargin: properties.accuracy_margin is not a number >= 0
+	// and at most MaxMargin.
+	ErrInvalidMargin = errors.New("invalid accuracy_margin")
 )
 
 // FeatureError reports why one feature of a fence file was rejected. Index is

@@ -24,6 +24,10 @@ const earthRadius = 6371008.8
 // covers the globe, so a larger one is a mistake, not a fence.
 const MaxRadius = 20_000_000
 
+// MaxMargin is the largest accuracy margin a fence may set: ten times a
+// fix's accuracy is already fifteen standard deviations.
+const MaxMargin = 10
+
 const deg = math.Pi / 180
 
 // Fence is one geofence of a Set. Immutable once loaded.
@@ -37,6 +41,13 @@ type Fence struct {
 	// of the engine's; meaningful only when HasMaxAccuracy.
 	MaxAccuracy    float64
 	HasMaxAccuracy bool
+	// Margin is properties.accuracy_margin (JSON number >= 0): how many
+	// times a fix's accuracy it must lie across this fence's edge to
+	// change a device's state there, instead of the engine's
+	// --accuracy-margin; meaningful only when HasMargin. A loading bay on
+	// a fence line wants more than an open field.
+	Margin    float64
+	HasMargin bool
 
 	rank int // position in the Set's ID order: results sort on it, not on strings
 	// depth is how far from its edge a point inside the fence can be, in

@@ -115,6 +115,13 @@ func parseFeature(raw json.RawMessage) (*Fence, string, error) {
 		}
 		f.MaxAccuracy, f.HasMaxAccuracy = m, true
 	}
+	if raw, ok := props.get("accuracy_margin"); ok {
+		m, ok := decodeNumber(raw)
+		if !ok || !(m >= 0) || m > MaxMargin {
+			return nil, id, errf(ErrInvalidMargin, "properties.accuracy_margin must be a number >= 0 and at most %d (times a fix's accuracy), got %s", MaxMargin, clip(raw))
+		}
+		f.Margin, f.HasMargin = m, true
+	}
 	radius := 0.0
 	if raw, ok := props.get("radius"); ok {
 		if radius, ok = decodeNumber(raw); !ok || !(radius > 0) || math.IsInf(radius, 0) {

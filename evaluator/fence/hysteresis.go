@@ -3,8 +3,8 @@ package fence
 // Settle returns the fences a device is in after a fix at lat, lon with
 // an accuracy of acc metres, given before, the fences it was in: hits
 // (the fences containing the fix), except that a fence whose edge lies
-// within margin × acc of the fix keeps the device's membership as it
-// was. So a device must be inside by more than margin times the fix's
+// within margin × acc (the fence's own Margin, if it has one) of the fix
+// keeps the device's membership as it was. So a device must be inside by more than margin times the fix's
 // error to enter, outside by more than that to leave. A fix less
 // accurate than limit (or than the fence's own MaxAccuracy) counts at
 // its position alone, as does one without accuracy (acc 0). hits and
@@ -42,6 +42,9 @@ func (f *Fence) Straddles(lat, lon, acc, margin, limit float64) bool {
 func (f *Fence) straddles(lat, lon, acc, margin, limit float64) bool {
 	if f.HasMaxAccuracy {
 		limit = f.MaxAccuracy
+	}
+	if f.HasMargin {
+		margin = f.Margin
 	}
 	// Capped at three quarters of the fence's depth: a fence smaller than
 	// the fix's error could otherwise never be entered (or left by a fix
