@@ -131,6 +131,9 @@ type pendingJSON struct {
 	ClampReason string  `json:"clamp_reason,omitempty"`
 	Lat         float64 `json:"lat"`
 	Lon         float64 `json:"lon"`
+	// ReleaseBy is, for a buffered ping, when its hold runs out: it is
+	// released then at the latest, sooner if the watermark passes it.
+	ReleaseBy *stamp `json:"release_by,omitempty"`
 }
 
 func pingJSON(event, stamped, ingest time.Time, clamp clock.ClampReason, lat, lon float64) pendingJSON {
@@ -146,8 +149,13 @@ type committedJSON struct {
 	Ingest stamp   `json:"ingest_time"`
 	Lat    float64 `json:"lat"`
 	Lon    float64 `json:"lon"`
+	Acc    float64 `json:"acc,omitempty"`
 	// SetAside: the speed gate set the fix aside (docs/fences.md).
 	SetAside bool `json:"set_aside,omitempty"`
+	// Rule is what decided the device's membership at the fix, Held the
+	// fences whose state it kept against the position (docs/clock.md).
+	Rule string   `json:"rule"`
+	Held []string `json:"held,omitempty"`
 }
 
 type fenceJSON struct {
@@ -183,13 +191,16 @@ func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 		out.Position = &[2]float64{v.Lat, v.Lon}
 	}
 	for _, p := range v.Pending {
-		out.Pending = append(out.Pending, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
+		pj := pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon)
+		by := stamp(p.Ingest.Add(v.Hold))
+		pj.ReleaseBy = &by
+		out.Pending = append(out.Pending, pj)
 	}
 	for _, p := range v.Received {
 		out.Received = append(out.Received, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
 	}
 	for _, c := range v.History {
-		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon, SetAside: c.SetAside})
+		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon, Acc: c.Acc, SetAside: c.SetAside, Rule: c.Rule, Held: c.Held})
 	}
 	for _, f := range v.Fences {
 		out.Fences = append(out.Fences, fenceJSON{Fence: f.Fence, Inside: f.Inside, Dwelled: f.Dwelled, Since: stamp(f.Since)})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
@@ -16,8 +17,9 @@ type deviceView struct {
 	BufferCap      int     `json:"buffer_cap"`
 	HoldMs         float64 `json:"hold_ms"`
 	Pending        []struct {
-		Event   time.Time `json:"event_time"`
-		Clamped bool      `json:"clamped"`
+		Event     time.Time `json:"event_time"`
+		Clamped   bool      `json:"clamped"`
+		ReleaseBy time.Time `json:"release_by"`
 	} `json:"pending"`
 }
 
@@ -31,6 +33,7 @@ func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
 	srv := start(t, cfg)
 	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
 	var stamps []time.Time
+	before := time.Now()
 	for range 4 {
 		ts := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
 		stamps = append(stamps, ts)
@@ -55,6 +58,10 @@ func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
 	for i, p := range v.Pending {
 		if !p.Event.Equal(stamps[i]) || p.Clamped {
 			t.Errorf("pending[%d] at %v (clamped %v), want %v as sent", i, p.Event, p.Clamped, stamps[i])
+		}
+		// Released when its 5 s hold runs out at the latest.
+		if by := p.ReleaseBy.Sub(before.Truncate(time.Millisecond)); by < 5*time.Second || by > 5*time.Second+wait {
+			t.Errorf("pending[%d] released by %v after it was sent, want its 5 s hold", i, by)
 		}
 	}
 	if v.WatermarkLagMs < 5000 || v.WatermarkLagMs > 6000 {
@@ -114,5 +121,51 @@ func TestIntrospectionListsPingsReceivedSinceTheFirstLook(t *testing.T) {
 	}
 	if r := next.Received[1]; !r.Clamped || r.ClampReason != "missing" {
 		t.Errorf("received[1] = %+v, want clamped: missing (sent without ts)", r)
+	}
+}
+
+// Each fix of a device's history names the rule that decided its fence
+// membership, so that a transition that looks wrong can be traced: the
+// fix 60 m inside customer-alex by its position, one 4 m outside with an
+// accuracy of 5 m by the accuracy margin (which kept customer-alex), and
+// a fix 7 km away a second later by the speed gate (set aside).
+func TestIntrospectionNamesTheRuleOfEachFix(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Engine.MaxSpeed = broker.DefaultConfig().Engine.MaxSpeed
+	srv := start(t, cfg)
+	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
+	const alexLat, alexLon, mPerDeg = 52.5219, 13.4132, 111_195.08
+	t0 := time.Now().Add(-time.Minute)
+	for i, p := range []struct{ north, lon float64 }{{90, alexLon}, {154, alexLon}, {0, outLon}} {
+		lat := alexLat + p.north/mPerDeg
+		if p.lon == outLon {
+			lat = outLat
+		}
+		ts := t0.Add(time.Duration(i) * time.Second).UnixMilli()
+		tracker.Publish("devices/van-9/telemetry", 1, fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":5}`, lat, p.lon, ts))
+	}
+	tracker.Sync()
+
+	var v struct {
+		History []struct {
+			Rule     string   `json:"rule"`
+			Held     []string `json:"held"`
+			Acc      float64  `json:"acc"`
+			SetAside bool     `json:"set_aside"`
+		} `json:"history"`
+	}
+	url := "http://" + srv.HTTPAddr() + "/api/devices/van-9"
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		if status := getJSON(t, url, &v); status != 200 {
+			t.Fatalf("GET %s: %d", url, status)
+		}
+		if len(v.History) == 3 || time.Now().After(deadline) {
+			break
+		}
+	}
+	got := fmt.Sprintf("%+v", v.History)
+	want := "[{Rule:position Held:[] Acc:5 SetAside:false} {Rule:accuracy_margin Held:[customer-alex] Acc:5 SetAside:false} {Rule:speed_gate Held:[] Acc:5 SetAside:true}]"
+	if got != want {
+		t.Errorf("history %s,\nwant %s", got, want)
 	}
 }

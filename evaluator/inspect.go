@@ -98,7 +98,7 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 		v.Deferred = len(d.Late.Pings)
 	}
 	v.Pending = inspect.Pending(d.buf)
-	v.History = inspect.Committed(d.Points)
+	v.History = inspect.Committed(d.Points, p.fences())
 	v.Fences = inspect.Fences(d.states)
 	return v
 }

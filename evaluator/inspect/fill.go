@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
@@ -35,12 +36,37 @@ func Pending(buf []reorder.Held) []PendingPing {
 }
 
 // Committed returns the views of a device's history points, oldest
-// first (nil for none).
-func Committed(points []history.Point) []CommittedPing {
+// first (nil for none); set names the fences a point held.
+func Committed(points []history.Point, set *fence.Set) []CommittedPing {
 	var out []CommittedPing
 	for i := range points {
 		h := &points[i]
-		out = append(out, CommittedPing{Event: TimeOf(h.Event), Ingest: time.Unix(0, h.Wall), Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon), SetAside: h.Aside()})
+		c := CommittedPing{
+			Event: TimeOf(h.Event), Ingest: time.Unix(0, h.Wall),
+			Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon), Acc: float64(h.Acc) / 10,
+			SetAside: h.Aside(), Rule: RuleReplayed,
+		}
+		switch {
+		case h.Aside():
+			c.Rule = RuleGate
+		case h.Settled == history.SettledAtPosition:
+			c.Rule = RulePosition
+		case h.Settled == history.SettledHeld:
+			c.Rule = RuleMargin
+		case h.Settled == history.SettledKept:
+			c.Rule = RuleKept
+		}
+		if c.Rule == RuleMargin || c.Rule == RuleKept {
+			for _, r := range h.Held {
+				if r == 0 {
+					continue
+				}
+				if f := set.ByRank(int(r) - 1); f != nil {
+					c.Held = append(c.Held, f.ID)
+				}
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -75,10 +75,34 @@ type CommittedPing struct {
 	Event    time.Time // on the device's timeline
 	Ingest   time.Time
 	Lat, Lon float64
+	Acc      float64 // metres; 0: none
 	// SetAside says the speed gate set the fix aside: an impossible jump
 	// from the fix accepted before it (docs/fences.md).
 	SetAside bool
+	// Rule names what decided the device's fence membership at this fix
+	// (docs/clock.md, "Which rule decided a fix"): RulePosition,
+	// RuleMargin (Held lists the fences whose state the accuracy margin
+	// kept against the position), RuleGate, RuleReplayed or RuleKept.
+	Rule string
+	Held []string
 }
+
+// The rules a committed fix's membership was decided by.
+const (
+	// RulePosition: the fences containing the fix.
+	RulePosition = "position"
+	// RuleMargin: as RulePosition, but the fences in Held kept their state,
+	// an edge lying within the fix's accuracy margin.
+	RuleMargin = "accuracy_margin"
+	// RuleGate: the speed gate set the fix aside; it decided nothing.
+	RuleGate = "speed_gate"
+	// RuleReplayed: a late fix, or one settled before points recorded it,
+	// whose membership is replayed from the fixes before it when needed.
+	RuleReplayed = "replayed"
+	// RuleKept: a late fix whose change a transition published later
+	// stands for; Held is the published state it keeps.
+	RuleKept = "kept"
+)
 
 // FenceView is a device's state in one fence.
 type FenceView struct {
