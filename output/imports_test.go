@@ -2,8 +2,6 @@ package output_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -12,8 +10,8 @@ import (
 // tests) imports output for its payloads and topics; the engine and the
 // ingest path are not theirs to build and link.
 func TestOutputDoesNotPullInTheEngine(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "list", "-deps", ".").CombinedOutput()
+	// go test puts its own go first on PATH.
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
