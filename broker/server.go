@@ -170,17 +170,16 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.registerGauges()
 	s.fences.Attach(s.engine, s.set)
-	hm := ingest.NewMetrics(s.set)
-	var eng ingest.Engine = s.engine
+	reader := ingest.NewReader(cfg.Telemetry, s.engine, s.pub, ingest.NewMetrics(s.set), cfg.Log, cfg.MaxPayload)
 	if cfg.Capture != "" {
-		if eng, err = s.startCapture(); err != nil {
+		if err := s.startCapture(reader); err != nil {
 			return nil, s.abort(err)
 		}
 	}
 	if err := s.mqtt.AddHook(hooks.NewAdmin(s.ApplyFences), nil); err != nil {
 		return nil, s.abort(err)
 	}
-	tel := hooks.NewTelemetry(ingest.NewReader(cfg.Telemetry, eng, s.pub, hm, cfg.Log, cfg.MaxPayload), cfg.Log)
+	tel := hooks.NewTelemetry(reader, cfg.Log)
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,11 +25,11 @@ import (
 // stamps per device and no buffer overflow; a copy that overflows a full
 // buffer releases another ping early.)
 func TestPropertyRedeliveredPingsChangeNoTransition(t *testing.T) {
-	t.Skip("known gap (docs/clock.md): with the history on, rapid finds streams of pings 1 ms apart whose redelivered copies change which late pings reveal an EXIT and ENTER")
+	t.Skip("known gap (docs/clock.md, What remains: Redelivered copies): copies of pings delayed past the hold change which pings tell a clock step back")
 	bigBuffer := func(c *engine.Config) { c.BufferCap = 1000 }
 	rapid.Check(t, func(t *rapid.T) {
 		s := stream(t, 2*time.Second)
-		want := withoutInstants(feed(newHarness(t, bigBuffer), s))
+		want := withoutInstants(feedThrough(newHarness(t, bigBuffer), s))
 		redelivered := slices.Clone(s)
 		for _, x := range s {
 			if rapid.Bool().Draw(t, "redelivered") {
@@ -36,10 +37,24 @@ func TestPropertyRedeliveredPingsChangeNoTransition(t *testing.T) {
 				redelivered = append(redelivered, x)
 			}
 		}
-		if got := withoutInstants(feed(newHarness(t, bigBuffer), redelivered)); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := withoutInstants(feedThrough(newHarness(t, bigBuffer), redelivered)); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("with redelivered pings:\n got  %v\n want %v", got, want)
 		}
 	})
+}
+
+// feedThrough is feed with time advanced as a shard's timer advances it:
+// through every deadline in turn, not past several at once.
+func feedThrough(h *harness, s []sent) map[string][]string {
+	s = slices.Clone(s)
+	slices.SortStableFunc(s, func(a, b sent) int { return cmp.Compare(a.arrive, b.arrive) })
+	for _, x := range s {
+		h.proc.AdvanceThrough(t0.Add(x.arrive))
+		h.send(x.dev, x.p, x.event, x.arrive)
+	}
+	h.proc.AdvanceThrough(t0.Add(time.Hour))
+	h.proc.Flush(t0.Add(time.Hour))
+	return timeline(h.rec.trans)
 }
 
 // withoutInstants drops the instants from transition lines ("device

@@ -28,7 +28,7 @@ func TestAttributePhantoms(t *testing.T) {
 		trace, _ = strconv.Atoi(s)
 	}
 	if n == 0 && trace < 0 && os.Getenv("EDGEFENCE_DEVICES") == "" {
-		t.Skip("diagnostic: set EDGEFENCE_ATTRIB=devices or EDGEFENCE_TRACE=device")
+		t.Skip("diagnostic: scripts/fleet-diagnose phantoms N")
 	}
 	cfg := DefaultConfig()
 	eng, set, runner := diagnosticRunner(t, &cfg, shadow.Strategies([]time.Duration{500 * time.Millisecond}))
@@ -352,7 +352,7 @@ func (s *lateSink) Late(l *engine.Late)           { s.late = append(s.late, *l) 
 func TestAttributeLost(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("EDGEFENCE_LOST"))
 	if n == 0 {
-		t.Skip("diagnostic: set EDGEFENCE_LOST=devices")
+		t.Skip("diagnostic: scripts/fleet-diagnose lost N")
 	}
 	cfg := DefaultConfig()
 	eng := engine.DefaultConfig()

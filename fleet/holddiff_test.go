@@ -19,7 +19,7 @@ import (
 func TestHoldDiff(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("EDGEFENCE_HOLDDIFF"))
 	if n == 0 {
-		t.Skip("diagnostic: set EDGEFENCE_HOLDDIFF=devices")
+		t.Skip("diagnostic: scripts/fleet-diagnose holddiff N")
 	}
 	cfg := DefaultConfig()
 	strategies := []shadow.Strategy{shadow.Strategies([]time.Duration{500 * time.Millisecond})[0], {Name: "adaptive", Adaptive: true}}

@@ -23,7 +23,7 @@ import (
 func TestAttributeNoise(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("EDGEFENCE_NOISE"))
 	if n == 0 {
-		t.Skip("diagnostic: set EDGEFENCE_NOISE=devices")
+		t.Skip("diagnostic: scripts/fleet-diagnose noise N")
 	}
 	cfg := DefaultConfig()
 	cfg.GPSNoise = true

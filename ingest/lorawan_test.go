@@ -15,30 +15,47 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
-// pingLog is an Engine that clamps as the real one does and keeps what is
-// submitted; refuse makes Submit fail as a full shard queue does.
+// pingLog keeps the pings a real engine (one shard, no fences) took, as
+// the reader's tap hands them over.
 type pingLog struct {
-	mu     sync.Mutex
-	pings  []engine.Ping
-	refuse bool
+	mu    sync.Mutex
+	pings []engine.Ping
 }
 
-func (l *pingLog) Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping {
-	return engine.NewPing(engine.DefaultConfig().Clamper(), device, pos, ingest)
-}
-
-func (l *pingLog) Submit(p *engine.Ping) error {
+func (l *pingLog) take(p engine.Ping) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.refuse {
-		return sharded.ErrQueueFull
+	l.pings = append(l.pings, p)
+}
+
+type discard struct{}
+
+func (discard) Transition(*engine.Transition) {}
+func (discard) Late(*engine.Late)             {}
+
+// newEngine is a real engine with cfg's settings and fences, its
+// transitions given to sink, closed when the test ends.
+func newEngine(t interface {
+	Helper()
+	Fatal(...any)
+	Cleanup(func())
+}, cfg engine.Config, fences string, sink engine.Sink) *sharded.Engine {
+	t.Helper()
+	set, err := fence.Parse([]byte(`{"type":"FeatureCollection","features":[` + fences + `]}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	l.pings = append(l.pings, *p)
-	return nil
+	eng, err := sharded.New(cfg, set, sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	return eng
 }
 
 type rejectLog struct{ topics []string }
@@ -50,14 +67,29 @@ func (r *rejectLog) Rejected(device, topic, reason, message string, body []byte)
 func newLoRaReader(t interface {
 	Helper()
 	Fatal(...any)
+	Cleanup(func())
 }, filters ...string) (*Reader, *pingLog, *rejectLog) {
+	t.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.Shards = 1
+	return newReader(t, newEngine(t, cfg, "", discard{}), filters...)
+}
+
+// newReader is a reader of filters in front of eng that keeps the pings
+// the engine took and the rejects.
+func newReader(t interface {
+	Helper()
+	Fatal(...any)
+}, eng *sharded.Engine, filters ...string) (*Reader, *pingLog, *rejectLog) {
 	t.Helper()
 	tfs, err := ParseTelemetryFilters(filters)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, rej := &pingLog{}, &rejectLog{}
-	return NewReader(tfs, eng, rej, NewMetrics(metrics.NewSet()), slog.New(slog.NewTextHandler(io.Discard, nil)), 0), eng, rej
+	took, rej := &pingLog{}, &rejectLog{}
+	r := NewReader(tfs, eng, rej, NewMetrics(metrics.NewSet()), slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
+	r.Tap(took.take)
+	return r, took, rej
 }
 
 // uplink is a ChirpStack v4 event/up of device eui, frame fcnt, heard by
@@ -178,21 +210,66 @@ func TestReaderUplinks(t *testing.T) {
 }
 
 // A frame the engine refused is retried by its publisher: the retry is
-// no duplicate.
+// no duplicate. The engine refuses for real: its one shard is owned by a
+// publisher whose ENTER the sink holds, and its queue of one is full.
 func TestRefusedUplinkRetryIsNoDuplicate(t *testing.T) {
-	r, eng, _ := newLoRaReader(t, "application/+/device/+/event/up=chirpstack")
-	body := uplink("0101010101010101", 7, 52.5, 13.4, time.Now())
-	eng.refuse = true
-	id, pos, at, out := r.Read("application/a/device/0101010101010101/event/up", body, "ns")
-	if out != Accepted || r.Submit(1, true, &pos, id, at) != Retry {
-		t.Fatalf("refusal: %v", out)
+	cfg := engine.DefaultConfig()
+	cfg.Shards, cfg.Queue, cfg.Hold, cfg.HoldMin, cfg.HoldMax = 1, 1, 0, 0, 0
+	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
+	eng := newEngine(t, cfg, `{"type":"Feature","id":"depot","properties":{},
+		"geometry":{"type":"Polygon","coordinates":[[[13.39,52.51],[13.41,52.51],[13.41,52.53],[13.39,52.53],[13.39,52.51]]]}}`, sink)
+	r, took, _ := newReader(t, eng, "devices/+/telemetry", "application/+/device/+/event/up=chirpstack")
+	owner := make(chan Refusal)
+	go func() { // enters the depot: the sink holds the shard
+		id, pos, at, _ := r.Read("devices/owner/telemetry", []byte(`{"lat":52.52,"lon":13.40}`), "owner")
+		owner <- r.Submit(1, true, &pos, id, at)
+	}()
+	<-sink.entered
+	id, pos, at, _ := r.Read("devices/queued/telemetry", []byte(`{"lat":52.0,"lon":13.0}`), "queued")
+	if got := r.Submit(1, true, &pos, id, at); got != Taken {
+		t.Fatalf("the queue's one ping: %v, want Taken", got)
 	}
-	eng.refuse = false
+	body := uplink("0101010101010101", 7, 52.5, 13.4, time.Now())
+	id, pos, at, out := r.Read("application/a/device/0101010101010101/event/up", body, "ns")
+	if got := r.Submit(1, true, &pos, id, at); out != Accepted || got != Retry {
+		t.Fatalf("refusal: %v, %v; want Accepted, Retry", out, got)
+	}
+	close(sink.release)
+	if got := <-owner; got != Taken {
+		t.Fatalf("owner: %v", got)
+	}
 	id, pos, at, out = r.Read("application/a/device/0101010101010101/event/up", body, "ns")
-	if out != Accepted || r.Submit(1, true, &pos, id, at) != Taken || len(eng.pings) != 1 {
-		t.Fatalf("retry: %v, %d pings", out, len(eng.pings))
+	if got := r.Submit(1, true, &pos, id, at); out != Accepted || got != Taken {
+		t.Fatalf("retry: %v, %v; want Accepted, Taken", out, got)
+	}
+	took.mu.Lock()
+	defer took.mu.Unlock()
+	var frames int
+	for _, p := range took.pings {
+		if p.Device == "0101010101010101" {
+			frames++
+		}
+	}
+	if frames != 1 {
+		t.Fatalf("the engine took the frame %d times, want once", frames)
 	}
 }
+
+// blockingSink holds the first transition's publisher (and the shard it
+// owns) until release is closed.
+type blockingSink struct {
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (s *blockingSink) Transition(*engine.Transition) {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+}
+
+func (s *blockingSink) Late(*engine.Late) {}
 
 // However a device's frames are delivered — each once or more, via any
 // number of gateways, in any order, within the window — each frame makes
@@ -296,5 +373,34 @@ func TestReaderEscapedDeviceID(t *testing.T) {
 	body := []byte(`{"deviceInfo":{"devEui":"truck\u002d42"},"fCnt":1,"object":{"lat":1,"lon":2}}`)
 	if id, _, _, out := r.Read("application/a/device/truck-42/event/up", body, "ns"); out != Accepted || id != "truck-42" {
 		t.Fatalf("%q %v", id, out)
+	}
+}
+
+// serve's --capture taps every ping the engine took: taking a publish to
+// the engine and the tap still does not allocate (through an Engine
+// interface wrapping the engine it did, per ping).
+func TestSubmitWithTapDoesNotAllocate(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Shards = 1
+	r, _, _ := newReader(t, newEngine(t, cfg, "", discard{}), "devices/+/telemetry")
+	var tapped int
+	r.Tap(func(p engine.Ping) { tapped += len(p.Device) })
+	base := time.Now().Add(-time.Minute).UnixMilli()
+	bodies := make([][]byte, 512)
+	for i := range bodies {
+		bodies[i] = fmt.Appendf(nil, `{"lat":52.5,"lon":13.4,"ts":%d}`, base+int64(i))
+	}
+	i := 0
+	if a := testing.AllocsPerRun(len(bodies)-2, func() {
+		id, pos, at, out := r.Read("devices/truck/telemetry", bodies[i], "c")
+		if out != Accepted || r.Submit(1, true, &pos, id, at) != Taken {
+			t.Fatalf("ping %d: %v", i, out)
+		}
+		i++
+	}); a != 0 {
+		t.Fatalf("Read and Submit with a tap allocate %.1f times per ping, want 0", a)
+	}
+	if tapped == 0 {
+		t.Fatal("the tap saw no ping")
 	}
 }

@@ -17,12 +17,6 @@ import (
 	"github.com/edgefence/edgefence/evaluator/sharded"
 )
 
-// Engine is what the ingest path needs of the evaluator: clamp and hand off.
-type Engine interface {
-	Ping(device string, pos *payload.Position, ingest time.Time) engine.Ping
-	Submit(p *engine.Ping) error
-}
-
 // Rejects receives telemetry the reader refused, to publish on the reject
 // topic. It is called from the publishers' goroutines.
 type Rejects interface {
@@ -36,8 +30,10 @@ type Rejects interface {
 // publisher's goroutine, so it never blocks.
 type Reader struct {
 	filters []TelemetryFilter
-	engine  Engine
-	direct  *sharded.Engine // engine, when it is one: calls through Engine make each ping escape to the heap
+	// engine is the concrete engine, not an interface: arguments of an
+	// interface call escape, and each ping would be allocated.
+	engine  *sharded.Engine
+	tap     func(engine.Ping)
 	rejects Rejects
 	m       *Metrics
 	log     *slog.Logger
@@ -52,16 +48,23 @@ type decoders struct {
 	lora lorawan.Decoder
 }
 
-// NewReader returns a reader. maxSize is the payload limit in bytes
-// (0: payload.DefaultMaxSize); rejects may be nil.
-func NewReader(filters []TelemetryFilter, engine Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Reader {
-	r := &Reader{filters: filters, engine: engine, rejects: rejects, m: m, log: log, frames: newFrames()}
-	r.direct, _ = engine.(*sharded.Engine)
+// NewReader returns a reader that submits to eng (nil for a reader that
+// only reads: Submit must not be called then). maxSize is the payload
+// limit in bytes (0: payload.DefaultMaxSize); rejects may be nil.
+func NewReader(filters []TelemetryFilter, eng *sharded.Engine, rejects Rejects, m *Metrics, log *slog.Logger, maxSize int) *Reader {
+	r := &Reader{filters: filters, engine: eng, rejects: rejects, m: m, log: log, frames: newFrames()}
 	r.pool.New = func() any {
 		return &decoders{json: payload.Decoder{MaxSize: maxSize}, lora: lorawan.Decoder{MaxSize: maxSize}}
 	}
 	return r
 }
+
+// Tap has f called with every ping the engine took, after it took it, in
+// the publisher's goroutine (serve's --capture): exactly the pings
+// evaluated, not those refused for a full queue. Call it before the first
+// Submit. The ping is passed by value, so that the publish path still
+// does not allocate.
+func (r *Reader) Tap(f func(engine.Ping)) { r.tap = f }
 
 // Filters returns the telemetry filters, in the order they are matched.
 func (r *Reader) Filters() []TelemetryFilter { return r.filters }
@@ -279,16 +282,10 @@ const (
 // Submit hands an Accepted ping to the engine. qos and v5 say what the
 // publisher can be told if the engine refuses it.
 func (r *Reader) Submit(qos byte, v5 bool, pos *payload.Position, id string, ingest time.Time) Refusal {
-	var err error
-	if r.direct != nil {
-		pg := r.direct.Ping(id, pos, ingest)
-		err = r.direct.Submit(&pg)
-	} else {
-		// Only this branch allocates: the interface calls leak their
-		// arguments, so copies are made here.
-		p := *pos
-		pg := r.engine.Ping(id, &p, ingest)
-		err = r.engine.Submit(&pg)
+	pg := r.engine.Ping(id, pos, ingest)
+	err := r.engine.Submit(&pg)
+	if err == nil && r.tap != nil {
+		r.tap(pg)
 	}
 	if err != nil && pos.HasSeq {
 		r.frames.forget(id, pos.Seq) // its retry is no duplicate

@@ -6,12 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/evaluator/payload/lorawan"
 )
 
 // MaxDeviceID is the longest device id accepted, in bytes.
-const MaxDeviceID = 128
+const MaxDeviceID = engine.MaxDeviceID
 
 // TelemetryFilter is one topic filter trackers publish on, and how its
 // payloads are read. The filter's single-level wildcards ('+') carry the

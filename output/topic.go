@@ -1,10 +1,12 @@
 package output
 
-import "github.com/edgefence/edgefence/ingest"
+import "github.com/edgefence/edgefence/evaluator/engine"
 
 // MaxDeviceTopicLevel is the longest device id used as a topic level of the
-// late and reject topics: the longest the ingest path accepts.
-const MaxDeviceTopicLevel = ingest.MaxDeviceID
+// late and reject topics: the longest the ingest path accepts. (It lives in
+// package engine, which every output user has already, so that output does
+// not import ingest.)
+const MaxDeviceTopicLevel = engine.MaxDeviceID
 
 // TransitionTopic is where a transition is retained: <prefix>/<fence>/<device>.
 func TransitionTopic(prefix, fence, device string) string {

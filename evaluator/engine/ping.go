@@ -7,6 +7,11 @@ import (
 	"github.com/edgefence/edgefence/evaluator/payload"
 )
 
+// MaxDeviceID is the longest device id, in bytes, the ingest path hands
+// the engine: the outputs put an id into a topic level, so it is bounded
+// where it is read and where it is written with this one constant.
+const MaxDeviceID = 128
+
 // Ping is one position report on its way through the engine. It carries both
 // timelines: Event (the device's stamp, possibly clamped) decides ordering;
 // Ingest (the server's clock right after decoding, with its monotonic
