@@ -82,6 +82,9 @@ func (l *lateCounts) add(device string, now time.Time) {
 type viewer struct {
 	ch   chan []byte
 	gone chan struct{} // closed when the hub cuts it off
+	// fences is the set the page was last sent (under the hub's mu):
+	// it gets one again only when the engine's set changes.
+	fences *fence.Set
 }
 
 func newHub(cfg *Config, eng Engine, feed Feed) (*hub, error) {
@@ -165,12 +168,18 @@ func (h *hub) broadcast(name string, data []byte) {
 // queue is broadcast for a formatted event.
 func (h *hub) queue(ev []byte) {
 	for v := range h.viewers {
-		select {
-		case v.ch <- ev:
-		default:
-			delete(h.viewers, v)
-			close(v.gone)
-		}
+		h.offer(v, ev)
+	}
+}
+
+// offer queues an event for one page, or cuts the page off if it has
+// fallen viewerQueue events behind. The caller holds mu.
+func (h *hub) offer(v *viewer, ev []byte) {
+	select {
+	case v.ch <- ev:
+	default:
+		delete(h.viewers, v)
+		close(v.gone)
 	}
 }
 
@@ -185,12 +194,11 @@ func event(name string, data []byte) []byte {
 }
 
 // run sends the devices to the open pages every tick, and the fences
-// when the engine's set changed.
+// to a page whose set is not the engine's (it changed since).
 func (h *hub) run() {
 	defer close(h.done)
 	t := time.NewTicker(h.cfg.Tick)
 	defer t.Stop()
-	var sent *fence.Set
 	for {
 		select {
 		case <-h.stop:
@@ -201,13 +209,9 @@ func (h *hub) run() {
 		n := len(h.viewers)
 		h.mu.Unlock()
 		if n == 0 {
-			sent = nil
 			continue
 		}
-		if set := h.eng.Fences(); set != sent {
-			sent = set
-			h.send(event("fences", fencesJSON(set)))
-		}
+		h.sendFences(h.eng.Fences())
 		if devs, err := h.devicesJSON(); err == nil {
 			h.send(event("devices", devs))
 		}
@@ -220,14 +224,33 @@ func (h *hub) send(ev []byte) {
 	h.mu.Unlock()
 }
 
+// sendFences sends set to the pages that were sent another, formatted
+// once.
+func (h *hub) sendFences(set *fence.Set) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ev []byte
+	for v := range h.viewers {
+		if v.fences == set {
+			continue
+		}
+		if ev == nil {
+			ev = event("fences", fencesJSON(set))
+		}
+		v.fences = set
+		h.offer(v, ev)
+	}
+}
+
 // serveEvents streams events to one page: first the fences, the devices,
 // the totals and the recent transitions (one array), then whatever comes.
 func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	v := &viewer{ch: make(chan []byte, viewerQueue), gone: make(chan struct{})}
-	first := [][]byte{event("fences", fencesJSON(h.eng.Fences()))}
+	set := h.eng.Fences()
+	v := &viewer{ch: make(chan []byte, viewerQueue), gone: make(chan struct{}), fences: set}
+	first := [][]byte{event("fences", fencesJSON(set))}
 	if devs, err := h.devicesJSON(); err == nil {
 		first = append(first, event("devices", devs))
 	}
