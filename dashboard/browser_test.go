@@ -83,7 +83,8 @@ func eval[T any](t *testing.T, tab context.Context, expr string) T {
 // is listed within the hold and a second; two pings delivered out of
 // order come out as ENTER then EXIT, and the device is shown outside (an
 // arrival-order engine would leave a phantom ENTER); the filters hide the
-// other device; the device's panel shows its engine state.
+// other device; the device's panel shows its engine state, and opens
+// from its URL.
 func TestPageShowsDevicesAndTransitions(t *testing.T) {
 	cfg := testConfig(t)
 	srv := start(t, cfg)
@@ -153,6 +154,12 @@ func TestPageShowsDevicesAndTransitions(t *testing.T) {
 		t.Error("the filter hides truck-1 too")
 	}
 
+	// A device's panel has its own URL: opened afresh, the page shows it.
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank"), chromedp.Navigate("http://"+srv.HTTPAddr()+"/#device=truck-1")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "the link opens truck-1's panel",
+		`!document.querySelector('#panel').hidden && document.querySelector('#panel-device').textContent === 'truck-1' && document.querySelector('#panel dd[data-key="evaluated pings"]')?.textContent === '2'`)
 }
 
 // screenshot fills the page with a few more devices and saves it (the

@@ -1,10 +1,18 @@
 package dashboard_test
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/dashboard"
@@ -70,4 +78,42 @@ func TestParseTiles(t *testing.T) {
 			t.Errorf("ParseTiles(%q, %q) = %+v, %v; want %+v", c.spec, c.attribution, got, err, c.want)
 		}
 	}
+}
+
+// A base map with no network: --map-tiles names a directory of tiles,
+// which the page's own server serves. The page asks only for the zoom
+// levels the directory holds (here 0, scaled up), so no request fails,
+// and the provider's credit is on the map. Directories are not listed.
+func TestPageDrawsTilesFromADirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "0", "0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.RGBA{R: 200, G: 220, B: 200, A: 255}), image.Point{}, draw.Src)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "0", "0", "0.png"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.MapTiles = dir
+	cfg.MapAttribution = "© <b>own</b> survey"
+	srv := start(t, cfg)
+	if status := getJSON(t, "http://"+srv.HTTPAddr()+"/tiles/0/0/", nil); status != 404 {
+		t.Errorf("a directory of tiles: %d, want 404 (no listing)", status)
+	}
+	tab := browser(t, 30*time.Second)
+	seen := watchProblems(t, tab)
+	if err := chromedp.Do(tab, chromedp.Navigate("http://"+srv.HTTPAddr()+"/")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "the tile from the directory is drawn", `[...document.querySelectorAll('#map img.leaflet-tile-loaded')].some((i) => i.src.endsWith('/tiles/0/0/0.png') && i.naturalWidth === 256)`)
+	if got := eval[string](t, tab, `document.querySelector('.leaflet-control-attribution').textContent`); !strings.Contains(got, "© <b>own</b> survey") {
+		t.Errorf("the map credits %q, want the --map-attribution as written", got)
+	}
+	until(t, tab, wait, "the fences are drawn over it", `document.querySelectorAll('#map path.leaflet-interactive').length >= 5`)
+	seen.check(t, "a base map from a directory")
 }
