@@ -77,6 +77,15 @@ type mapDevice struct {
 
 // devicesJSON lists the mapDevices most recently heard devices.
 func (h *hub) devicesJSON() ([]byte, error) {
+	devs, err := h.devices()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(devs)
+}
+
+// devices returns the mapDevices most recently heard devices, by id.
+func (h *hub) devices() ([]mapDevice, error) {
 	devs := []mapDevice{} // [], not null, when there are none
 	err := h.eng.Fleet(func(s *inspect.DeviceSummary) {
 		if !s.HasPosition {
@@ -96,7 +105,7 @@ func (h *hub) devicesJSON() ([]byte, error) {
 		devs = devs[:mapDevices]
 	}
 	slices.SortFunc(devs, func(a, b mapDevice) int { return cmp.Compare(a.ID, b.ID) })
-	return json.Marshal(devs)
+	return devs, nil
 }
 
 // deviceJSON is the introspection endpoint's answer.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,11 @@ const (
 	// lateWindow is the fleet view's window for late rates: two of them,
 	// the current and the one before.
 	lateWindow = 10 * time.Minute
+	// trackSpan and trackPoints bound a device's track: the positions the
+	// pages were sent over the last trackSpan, trackPoints at most (the
+	// page keeps the same).
+	trackSpan   = 10 * time.Minute
+	trackPoints = 60
 )
 
 // hub fans the broker's transitions, late pings and rejects out to the
@@ -47,6 +53,11 @@ type hub struct {
 	next    int      // where the next one goes once the ring is full
 	totals  counts
 	late    lateCounts
+	// tracks are the map devices' last positions, recorded every tick
+	// while a page is open, so that a page that opens (or reloads) draws
+	// them at once; unseen is when the last page closed.
+	tracks map[string][]trackPoint
+	unseen time.Time
 
 	stop chan struct{}
 	done chan struct{}
@@ -76,6 +87,44 @@ func (l *lateCounts) add(device string, now time.Time) {
 	if _, ok := l.cur[device]; ok || len(l.cur) < countedMax {
 		l.cur[device]++
 	}
+}
+
+// trackPoint is a position of a device's track: [lat, lon, Unix ms when
+// first seen there].
+type trackPoint [3]float64
+
+// record adds the devices' positions at now to their tracks, and drops
+// the tracks of devices no longer on the map.
+func (h *hub) record(devs []mapDevice, now time.Time) {
+	ms, oldest := float64(now.UnixMilli()), float64(now.Add(-trackSpan).UnixMilli())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.tracks
+	h.tracks = make(map[string][]trackPoint, len(devs))
+	for _, d := range devs {
+		tr := old[d.ID]
+		if n := len(tr); n == 0 || tr[n-1][0] != d.Lat || tr[n-1][1] != d.Lon {
+			tr = append(tr, trackPoint{d.Lat, d.Lon, ms})
+		}
+		i := 0
+		for len(tr)-i > trackPoints || len(tr)-i > 1 && tr[i][2] < oldest {
+			i++
+		}
+		h.tracks[d.ID] = append(tr[:0], tr[i:]...)
+	}
+}
+
+// tracksJSON is the tracks of two points or more, as an object by
+// device; the caller holds mu.
+func (h *hub) tracksJSON() []byte {
+	out := make(map[string][]trackPoint)
+	for id, tr := range h.tracks {
+		if len(tr) > 1 {
+			out[id] = tr
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
 
 // viewer is one open page.
@@ -205,15 +254,22 @@ func (h *hub) run() {
 			return
 		case <-t.C:
 		}
+		now := time.Now()
 		h.mu.Lock()
 		n := len(h.viewers)
+		if n == 0 && h.tracks != nil && now.Sub(h.unseen) > trackSpan {
+			h.tracks = nil // stale, and nobody to show them to
+		}
 		h.mu.Unlock()
 		if n == 0 {
 			continue
 		}
 		h.sendFences(h.eng.Fences())
-		if devs, err := h.devicesJSON(); err == nil {
-			h.send(event("devices", devs))
+		if devs, err := h.devices(); err == nil {
+			h.record(devs, now)
+			if b, err := json.Marshal(devs); err == nil {
+				h.send(event("devices", b))
+			}
 		}
 	}
 }
@@ -262,6 +318,8 @@ func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	// Before the devices, which draw them.
+	first = slices.Insert(first, 1, event("tracks", h.tracksJSON()))
 	tot, _ := json.Marshal(h.totals)
 	first = append(first, event("totals", tot))
 	recent := []byte{'['}
@@ -326,6 +384,9 @@ func (h *hub) leave(v *viewer) {
 	if _, ok := h.viewers[v]; ok {
 		delete(h.viewers, v)
 		close(v.gone)
+	}
+	if len(h.viewers) == 0 {
+		h.unseen = time.Now()
 	}
 	h.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/inspect"
@@ -59,5 +60,38 @@ func TestHubCutsOffASlowPageAndKeepsRecentBounded(t *testing.T) {
 	}
 	if err := h.close(); err != nil || len(feed) != 0 {
 		t.Errorf("close: %v; still subscribed to %v", err, feed)
+	}
+}
+
+// A device's track keeps its last trackPoints positions within
+// trackSpan, a position once however long the device stays there, and
+// goes with the device.
+func TestTracksStayBounded(t *testing.T) {
+	h := &hub{}
+	start := time.Now()
+	for i := range trackPoints + 10 {
+		at := start.Add(time.Duration(i) * time.Second)
+		h.record([]mapDevice{{ID: "moving", Lat: 52 + float64(i)/1000, Lon: 13}, {ID: "parked", Lat: 52, Lon: 13}}, at)
+	}
+	if n := len(h.tracks["moving"]); n != trackPoints {
+		t.Errorf("moving: %d points, want the last %d", n, trackPoints)
+	}
+	if got := h.tracks["moving"][trackPoints-1][0]; got != 52+float64(trackPoints+9)/1000 {
+		t.Errorf("moving's last point at %v, want its last position", got)
+	}
+	if n := len(h.tracks["parked"]); n != 1 {
+		t.Errorf("parked: %d points, want 1", n)
+	}
+	// Much later, moving has moved once more: what is older than
+	// trackSpan goes; parked is no longer on the map.
+	h.record([]mapDevice{{ID: "moving", Lat: 53, Lon: 13}}, start.Add(trackSpan+time.Hour))
+	if n := len(h.tracks["moving"]); n != 1 {
+		t.Errorf("moving after trackSpan: %d points, want the new one only", n)
+	}
+	if _, ok := h.tracks["parked"]; ok {
+		t.Error("parked's track outlives it")
+	}
+	if got := string(h.tracksJSON()); got != "{}" {
+		t.Errorf("tracks of one point sent as %s, want none", got)
 	}
 }

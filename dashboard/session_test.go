@@ -95,7 +95,8 @@ var kathmandu = time.FixedZone("UTC+05:45", 5*3600+45*60)
 // back to none (evicted when idle): no exception, console error or
 // failed request throughout; devices at one spot are told apart, each
 // labelled without hovering; the fleet view counts the devices the table
-// lists; a device's last positions are drawn as a track; times are local,
+// lists; a device's last positions are drawn as a track, again after a
+// reload; times are local,
 // with the zone said; a fence's occupancy shows on a click; a device's
 // panel has its own URL; a one-ping visit's EXIT is not tagged as a
 // fault; the page is usable 420 px wide; evicted devices leave the map
@@ -219,6 +220,12 @@ func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 			}
 		}
 	}
+
+	// The server kept the track: a reload draws it at once.
+	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "car-1's track is drawn again after a reload", fmt.Sprintf(`edgefence.tracks['car-1']?.getLatLngs().length === %d && edgefence.tracks['car-1'].getElement().isConnected`, len(track)))
 
 	// A device's panel has its own URL: the link in the table.
 	send("car-2", spot, time.Now())

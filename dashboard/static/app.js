@@ -17,8 +17,10 @@
   // Labels stay on the map up to this many devices; beyond, they would
   // hide the map, and show on hover.
   const labelMax = 300;
-  // A device's track: the positions the page saw over the last minutes.
-  const trackSpan = 10 * 60 * 1000, trackPoints = 120;
+  // A device's track: its positions over the last minutes, as the
+  // server recorded them for open pages (the tracks event) and as this
+  // page has seen them since (the server keeps the same bounds).
+  const trackSpan = 10 * 60 * 1000, trackPoints = 60;
   // Devices drawn within this many pixels of each other are spread out.
   const spreadPx = 8;
 
@@ -130,6 +132,7 @@
       if (state.tracks[id]) state.tracks[id].remove();
       delete state.markers[id]; delete state.tracks[id]; delete state.trail[id]; delete state.devices[id];
     }
+    for (const id in state.trail) if (!seen[id]) delete state.trail[id];
     if (state.fenceLayer) state.fenceLayer.eachLayer((l) => { if (l.isPopupOpen()) l.getPopup().update(); });
     renderDevices();
     const key = Object.keys(seen).sort().join("\n");
@@ -357,6 +360,10 @@
   es.onopen = () => { $("#status").textContent = "live"; $("#status").className = "status live"; };
   es.onerror = () => { $("#status").textContent = "reconnecting…"; $("#status").className = "status down"; };
   es.addEventListener("fences", (e) => setFences(JSON.parse(e.data)));
+  es.addEventListener("tracks", (e) => {
+    const all = JSON.parse(e.data);
+    for (const id in all) state.trail[id] = all[id].map(([lat, lon, t]) => ({ lat, lon, t }));
+  });
   es.addEventListener("devices", (e) => setDevices(JSON.parse(e.data) || []));
   es.addEventListener("totals", (e) => {
     // A (re)connect: the server's totals since it started.
