@@ -104,7 +104,7 @@ func ParseTiles(spec, attribution string) (Tiles, error) {
 func checkTemplate(tmpl string, remote bool) error {
 	for _, p := range placeholder.FindAllString(tmpl, -1) {
 		if !tileKeys[p] || !remote && p == "{s}" {
-			return fmt.Errorf("%s is not a tile placeholder (want {z}, {x}, {y}, {-y}%s)", p, map[bool]string{true: ", {s}, {r}", false: ", {r}"}[remote])
+			return fmt.Errorf("%s is not a placeholder the page can fill (want {z}, {x}, {y}, {-y}%s; write a key into the URL itself)", p, map[bool]string{true: ", {s}, {r}", false: ", {r}"}[remote])
 		}
 	}
 	if !strings.Contains(tmpl, "{z}") || !strings.Contains(tmpl, "{x}") || !strings.Contains(tmpl, "{y}") && !strings.Contains(tmpl, "{-y}") {

@@ -336,7 +336,7 @@
     const box = $("#fleet");
     box.replaceChildren();
     const p = document.createElement("p"), listed = Object.keys(state.devices).length;
-    p.textContent = plural(f.devices, "device") + (f.devices !== listed ? " (" + listed + " with a position)" : "") +
+    p.textContent = plural(f.devices, "device") + (f.devices !== listed ? " (" + listed + " on the map)" : "") +
       " · as of " + localTime(new Date().toISOString()).slice(11, 19);
     box.append(p);
     for (const [key, title, fmt] of [
