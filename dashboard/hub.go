@@ -90,7 +90,7 @@ func (l *lateCounts) add(device string, now time.Time) {
 }
 
 // trackPoint is a position of a device's track: [lat, lon, Unix ms when
-// first seen there].
+// last seen there].
 type trackPoint [3]float64
 
 // record adds the devices' positions at now to their tracks, and drops
@@ -103,7 +103,9 @@ func (h *hub) record(devs []mapDevice, now time.Time) {
 	h.tracks = make(map[string][]trackPoint, len(devs))
 	for _, d := range devs {
 		tr := old[d.ID]
-		if n := len(tr); n == 0 || tr[n-1][0] != d.Lat || tr[n-1][1] != d.Lon {
+		if n := len(tr); n > 0 && tr[n-1][0] == d.Lat && tr[n-1][1] == d.Lon {
+			tr[n-1][2] = ms // still there: a parked device's spot stays on its track
+		} else {
 			tr = append(tr, trackPoint{d.Lat, d.Lon, ms})
 		}
 		i := 0

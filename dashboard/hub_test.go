@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,9 +64,9 @@ func TestHubCutsOffASlowPageAndKeepsRecentBounded(t *testing.T) {
 	}
 }
 
-// A device's track keeps its last trackPoints positions within
-// trackSpan, a position once however long the device stays there, and
-// goes with the device.
+// A device's track keeps its last trackPoints positions, those it was at
+// within trackSpan, a position once however long the device stays there,
+// and goes with the device.
 func TestTracksStayBounded(t *testing.T) {
 	h := &hub{}
 	start := time.Now()
@@ -82,16 +83,22 @@ func TestTracksStayBounded(t *testing.T) {
 	if n := len(h.tracks["parked"]); n != 1 {
 		t.Errorf("parked: %d points, want 1", n)
 	}
-	// Much later, moving has moved once more: what is older than
-	// trackSpan goes; parked is no longer on the map.
-	h.record([]mapDevice{{ID: "moving", Lat: 53, Lon: 13}}, start.Add(trackSpan+time.Hour))
+	// Much later, moving has moved once more: what it left longer than
+	// trackSpan ago goes; parked leaves the spot it held all along, which
+	// stays; a device no longer on the map loses its track.
+	later := start.Add(trackSpan + time.Hour)
+	h.record([]mapDevice{{ID: "parked", Lat: 52, Lon: 13}, {ID: "gone", Lat: 1, Lon: 1}}, later.Add(-time.Second))
+	h.record([]mapDevice{{ID: "moving", Lat: 53, Lon: 13}, {ID: "parked", Lat: 52.001, Lon: 13}}, later)
 	if n := len(h.tracks["moving"]); n != 1 {
 		t.Errorf("moving after trackSpan: %d points, want the new one only", n)
 	}
-	if _, ok := h.tracks["parked"]; ok {
-		t.Error("parked's track outlives it")
+	if n := len(h.tracks["parked"]); n != 2 {
+		t.Errorf("parked, moving off: %d points, want its spot and the new one", n)
 	}
-	if got := string(h.tracksJSON()); got != "{}" {
-		t.Errorf("tracks of one point sent as %s, want none", got)
+	if _, ok := h.tracks["gone"]; ok {
+		t.Error("a device's track outlives it on the map")
+	}
+	if got := string(h.tracksJSON()); !strings.HasPrefix(got, `{"parked":[[52,13,`) || strings.Contains(got, "moving") {
+		t.Errorf("tracks sent as %s, want parked's only (one point is no track)", got)
 	}
 }

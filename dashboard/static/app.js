@@ -113,7 +113,8 @@
         m.label = label; m.permanent = permanent;
       }
       const trail = state.trail[d.id] || (state.trail[d.id] = []), last = trail[trail.length - 1];
-      if (!last || last.lat !== d.lat || last.lon !== d.lon) trail.push({ lat: d.lat, lon: d.lon, t: now });
+      if (last && last.lat === d.lat && last.lon === d.lon) last.t = now; // when it was last there
+      else trail.push({ lat: d.lat, lon: d.lon, t: now });
       while (trail.length > trackPoints || (trail.length > 1 && now - trail[0].t > trackSpan)) trail.shift();
       let tr = state.tracks[d.id];
       if (trail.length < 2) {
