@@ -61,6 +61,9 @@
     return (!d || device.includes(d)) && (!f || fences.includes(f));
   };
   const link = (id) => "#device=" + encodeURIComponent(id);
+  // A table cell of a kind: id (ids and names, which a narrow screen may
+  // break anywhere), num (a figure and its unit, never broken), pos, type.
+  const cell = (tr, kind) => { const c = tr.insertCell(); c.className = kind; return c; };
   const show = (id) => { location.hash = link(id); };
 
   // Who is inside a fence, of the devices on the map (a click on it).
@@ -157,10 +160,10 @@
       row.dataset.device = id; row.dataset.lat = d.lat; row.dataset.lon = d.lon; row.dataset.inside = d.inside.join(",");
       const a = document.createElement("a");
       a.href = link(id); a.textContent = id; a.title = "this device's panel (a link to share)";
-      row.insertCell().append(a);
-      row.insertCell().textContent = d.lat.toFixed(5) + ", " + d.lon.toFixed(5);
-      row.insertCell().textContent = d.inside.join(", ") || "–";
-      row.insertCell().textContent = (d.lag_ms / 1000).toFixed(1) + " s";
+      cell(row, "id").append(a);
+      cell(row, "pos").textContent = d.lat.toFixed(5) + ", " + d.lon.toFixed(5);
+      cell(row, "id").textContent = d.inside.join(", ") || "–";
+      cell(row, "num").textContent = (d.lag_ms / 1000).toFixed(1) + " s";
       row.onclick = (e) => { if (e.target !== a) show(id); };
     }
     spread();
@@ -220,9 +223,9 @@
     tr.dataset.shown = Date.now(); // when it appeared, for the latency the tests check
     const when = tr.insertCell();
     when.textContent = localTime(t.event_time); when.title = t.event_time + " (UTC)";
-    const ty = tr.insertCell(); ty.className = "type"; ty.textContent = t.type;
-    tr.insertCell().textContent = t.fence;
-    const dev = tr.insertCell(), a = document.createElement("a");
+    cell(tr, "type").textContent = t.type;
+    cell(tr, "id").textContent = t.fence;
+    const dev = cell(tr, "id"), a = document.createElement("a");
     a.href = link(t.device); a.textContent = t.device; dev.append(a);
     const tags = tr.insertCell();
     for (const [label, kind, why] of tagsOf(t)) {
@@ -278,7 +281,7 @@
   const rows = (sel, items, cells) => {
     const tb = $(sel + " tbody");
     tb.replaceChildren();
-    for (const it of items) { const tr = tb.insertRow(); for (const c of cells(it)) tr.insertCell().textContent = c; }
+    for (const it of items) { const tr = tb.insertRow(); cells(it).forEach((c, i) => { cell(tr, i ? "" : "id").textContent = c; }); }
   };
   const t = localTime;
 
@@ -349,7 +352,7 @@
       const tb = document.createElement("table"); tb.id = "fleet-" + key; box.append(tb);
       for (const r of f[key]) {
         const tr = tb.insertRow(); tr.dataset.device = r.device;
-        tr.insertCell().textContent = r.device; tr.insertCell().textContent = fmt(r);
+        cell(tr, "id").textContent = r.device; cell(tr, "num").textContent = fmt(r);
         tr.onclick = () => show(r.device);
       }
     }
