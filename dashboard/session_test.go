@@ -128,7 +128,7 @@ func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 	until(t, tab, wait, "the three cars are listed", `document.querySelectorAll('#devices tbody tr').length === 3`)
 	// The fleet view refreshes every 10 s on its own; it must not say 0
 	// devices beside a table of 3 until then.
-	until(t, tab, 3*time.Second, "the fleet view counts the three cars the table lists", `/^3 devices/.test(document.querySelector('#fleet p').textContent)`)
+	until(t, tab, 4*time.Second, "the fleet view counts the three cars the table lists", `/^3 devices/.test(document.querySelector('#fleet p').textContent)`)
 
 	// Labels without hovering, and three dots, not one.
 	type dot struct {
