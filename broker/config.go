@@ -35,7 +35,8 @@ type Config struct {
 	CaptureKeep      int           // rotated capture files kept
 	Engine           engine.Config
 	Log              *slog.Logger
-	MapTiles         string // the live page's map tile URL template; "" draws no base map
+	MapTiles         string // the live page's base map: a tile URL template or directory (dashboard.ParseTiles); "" draws none
+	MapAttribution   string // the tile provider's credit, shown on the map
 	HomeAssistant    string // Home Assistant discovery prefix; "" disables discovery
 	OwnTracksEvents  bool   // publish transitions of OwnTracks devices as OwnTracks events
 

@@ -21,6 +21,7 @@ func (s *Server) startDashboard(access *hooks.Access) error {
 		LateTopic:        s.cfg.LateTopic,
 		RejectTopic:      s.cfg.RejectTopic,
 		Tiles:            s.cfg.MapTiles,
+		Attribution:      s.cfg.MapAttribution,
 		Log:              s.log.With("component", "dashboard"),
 	}
 	if s.cfg.Auth != "" {

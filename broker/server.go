@@ -78,6 +78,9 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.MaxSessionExpiry < 0 || cfg.MaxSessionExpiry > math.MaxUint32*time.Second {
 		return nil, fmt.Errorf("--max-session-expiry %v: must be between 0 and %v (an MQTT 5 expiry is whole seconds)", cfg.MaxSessionExpiry, math.MaxUint32*time.Second)
 	}
+	if _, err := dashboard.ParseTiles(cfg.MapTiles, cfg.MapAttribution); err != nil {
+		return nil, err
+	}
 	if cfg.StrictClientIDs && cfg.Auth == "" {
 		return nil, errors.New("--strict-client-ids needs --auth: without users, a client id is nobody's")
 	}

@@ -34,9 +34,13 @@ func (t stamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`), nil
 }
 
-// config tells the page what it needs beyond the data: the tile server.
+// config tells the page what it needs beyond the data: the base map.
 func (d *Dashboard) config(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, map[string]any{"tiles": d.cfg.Tiles, "tick_ms": d.cfg.Tick.Milliseconds()})
+	t := d.tiles
+	writeJSON(w, map[string]any{
+		"tiles": t.Template, "attribution": t.Attribution, "min_zoom": t.MinZoom, "max_zoom": t.MaxZoom,
+		"tick_ms": d.cfg.Tick.Milliseconds(),
+	})
 }
 
 // fencesJSON is the engine's fence set as a GeoJSON FeatureCollection.
@@ -73,7 +77,16 @@ type mapDevice struct {
 
 // devicesJSON lists the mapDevices most recently heard devices.
 func (h *hub) devicesJSON() ([]byte, error) {
-	var devs []mapDevice
+	devs, err := h.devices()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(devs)
+}
+
+// devices returns the mapDevices most recently heard devices, by id.
+func (h *hub) devices() ([]mapDevice, error) {
+	devs := []mapDevice{} // [], not null, when there are none
 	err := h.eng.Fleet(func(s *inspect.DeviceSummary) {
 		if !s.HasPosition {
 			return
@@ -92,7 +105,7 @@ func (h *hub) devicesJSON() ([]byte, error) {
 		devs = devs[:mapDevices]
 	}
 	slices.SortFunc(devs, func(a, b mapDevice) int { return cmp.Compare(a.ID, b.ID) })
-	return json.Marshal(devs)
+	return devs, nil
 }
 
 // deviceJSON is the introspection endpoint's answer.
@@ -166,7 +179,9 @@ type fenceJSON struct {
 }
 
 // device answers GET /api/devices/{id}: the device's engine state, its
-// late count and its recent transitions; 404 when the engine holds none.
+// late count and its recent transitions; 404 when the engine holds none,
+// or with ?missing=200 a 200 saying so: the page's open panel of a
+// device the engine just evicted is not an error in its console.
 func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	v, ok, err := d.eng.Inspect(id)
@@ -175,7 +190,12 @@ func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		http.Error(w, "no such device in the engine (never seen, or evicted after --idle-timeout)", http.StatusNotFound)
+		const why = "no such device in the engine (never seen, or evicted after --idle-timeout outside every fence)"
+		if r.URL.Query().Get("missing") == "200" {
+			writeJSON(w, map[string]any{"device": id, "missing": why})
+			return
+		}
+		http.Error(w, why, http.StatusNotFound)
 		return
 	}
 	out := deviceJSON{

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ type deviceView struct {
 // The introspection endpoint's figures are what the device sent: a clock
 // 3 s ahead, four pings waiting out a 5 s hold, and a watermark trailing
 // the server's clock by about the hold. The fleet view puts that device
-// first by clock offset; an unknown device is 404.
+// first by clock offset; an unknown device is 404 (or, as the page asks,
+// a 200 that says so).
 func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Engine.Hold = 5 * time.Second
@@ -79,6 +81,12 @@ func TestIntrospectionAgreesWithWhatWasSent(t *testing.T) {
 	}
 	if status := getJSON(t, base+"/api/devices/nobody", nil); status != 404 {
 		t.Errorf("an unknown device: %d, want 404", status)
+	}
+	// The page asks so that a device evicted under its open panel is not
+	// an error in the browser's console.
+	var missing struct{ Device, Missing string }
+	if status := getJSON(t, base+"/api/devices/nobody?missing=200", &missing); status != 200 || missing.Device != "nobody" || !strings.Contains(missing.Missing, "evicted") {
+		t.Errorf("an unknown device with ?missing=200: %d %+v, want 200 saying why", status, missing)
 	}
 }
 

@@ -83,7 +83,8 @@ func eval[T any](t *testing.T, tab context.Context, expr string) T {
 // is listed within the hold and a second; two pings delivered out of
 // order come out as ENTER then EXIT, and the device is shown outside (an
 // arrival-order engine would leave a phantom ENTER); the filters hide the
-// other device; the device's panel shows its engine state.
+// other device; the device's panel shows its engine state, and opens
+// from its URL.
 func TestPageShowsDevicesAndTransitions(t *testing.T) {
 	cfg := testConfig(t)
 	srv := start(t, cfg)
@@ -153,6 +154,12 @@ func TestPageShowsDevicesAndTransitions(t *testing.T) {
 		t.Error("the filter hides truck-1 too")
 	}
 
+	// A device's panel has its own URL: opened afresh, the page shows it.
+	if err := chromedp.Do(tab, chromedp.Navigate("about:blank"), chromedp.Navigate("http://"+srv.HTTPAddr()+"/#device=truck-1")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "the link opens truck-1's panel",
+		`!document.querySelector('#panel').hidden && document.querySelector('#panel-device').textContent === 'truck-1' && document.querySelector('#panel dd[data-key="evaluated pings"]')?.textContent === '2'`)
 }
 
 // screenshot fills the page with a few more devices and saves it (the
@@ -163,10 +170,14 @@ func screenshot(t *testing.T, tab context.Context, tracker *mqtttest.Client, pat
 	for _, d := range []struct {
 		id       string
 		lat, lon float64
-	}{{"bike-7", 52.5219, 13.4132}, {"bus-12", 52.514, 13.355}, {"truck-3", 52.5355, 13.3705}, {"van-5", 52.557, 13.291}, {"car-8", 52.53, 13.45}} {
+	}{{"bike-7", 52.5219, 13.4132}, {"bus-12", 52.514, 13.355}, {"truck-3", 52.5355, 13.3705}, {"van-5", 52.557, 13.291}, {"car-8", 52.53, 13.39}, {"car-9", 52.53, 13.39}} {
 		tracker.Publish("devices/"+d.id+"/telemetry", 1, ping(d.lat, d.lon, now))
 	}
-	until(t, tab, wait, "the others are on the map", `Object.keys(edgefence.markers).length >= 7`)
+	until(t, tab, wait, "the others are on the map", `Object.keys(edgefence.markers).length >= 8`)
+	for i, at := range [][2]float64{{52.5165, 13.3610}, {52.5185, 13.3700}, {52.5230, 13.3800}} { // bus-12 drives on
+		tracker.Publish("devices/bus-12/telemetry", 1, ping(at[0], at[1], time.Now()))
+		until(t, tab, wait, "bus-12 moved", fmt.Sprintf(`edgefence.trail['bus-12']?.length === %d`, i+2))
+	}
 	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100)) // 100: PNG
 	if err != nil {
 		t.Fatal(err)

@@ -51,10 +51,12 @@ type Config struct {
 	TransitionPrefix string
 	LateTopic        string
 	RejectTopic      string
-	// Tiles is a map tile URL template ({z}/{x}/{y}), or "" for none: an
-	// edge box is often offline, and the page makes no request elsewhere
-	// unless told to.
+	// Tiles is --map-tiles (ParseTiles): a tile URL template, a local
+	// directory of tiles, or "" for no base map: an edge box is often
+	// offline, and the page makes no request elsewhere unless told to.
 	Tiles string
+	// Attribution is the tile provider's credit, shown on the map.
+	Attribution string
 	// Tick is how often devices and fences are sent to open pages.
 	Tick time.Duration
 	Log  *slog.Logger
@@ -65,10 +67,11 @@ const DefaultTick = time.Second
 
 // Dashboard is the page and its endpoints.
 type Dashboard struct {
-	cfg Config
-	eng Engine
-	hub *hub
-	mux *http.ServeMux
+	cfg   Config
+	tiles Tiles
+	eng   Engine
+	hub   *hub
+	mux   *http.ServeMux
 }
 
 // New subscribes to feed and returns the dashboard; Close unsubscribes.
@@ -81,11 +84,15 @@ func New(cfg Config, eng Engine, feed Feed) (*Dashboard, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultTick
 	}
+	tiles, err := ParseTiles(cfg.Tiles, cfg.Attribution)
+	if err != nil {
+		return nil, err
+	}
 	h, err := newHub(&cfg, eng, feed)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dashboard{cfg: cfg, eng: eng, hub: h, mux: http.NewServeMux()}
+	d := &Dashboard{cfg: cfg, tiles: tiles, eng: eng, hub: h, mux: http.NewServeMux()}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		return nil, errors.Join(err, h.close())
@@ -93,6 +100,13 @@ func New(cfg Config, eng Engine, feed Feed) (*Dashboard, error) {
 	files := http.FileServerFS(sub)
 	d.mux.Handle("GET /{$}", files)
 	d.mux.Handle("GET /static/", http.StripPrefix("/static/", files))
+	// Browsers ask for /favicon.ico whatever the page links.
+	d.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, sub, "favicon.svg")
+	})
+	if tiles.Dir != "" {
+		d.mux.Handle("GET /tiles/", http.StripPrefix("/tiles", tileServer(tiles.Dir)))
+	}
 	d.mux.HandleFunc("GET /api/config", d.config)
 	d.mux.HandleFunc("GET /api/fences", d.fences)
 	d.mux.HandleFunc("GET /api/devices/{id}", d.device)
@@ -104,7 +118,7 @@ func New(cfg Config, eng Engine, feed Feed) (*Dashboard, error) {
 // Patterns lists the paths the dashboard serves, for mounting it beside
 // other handlers.
 func (d *Dashboard) Patterns() []string {
-	return []string{"GET /{$}", "GET /static/", "GET /api/", "GET /events"}
+	return []string{"GET /{$}", "GET /static/", "GET /favicon.ico", "GET /tiles/", "GET /api/", "GET /events"}
 }
 
 // ServeHTTP serves the page and its endpoints, after the login.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,11 @@ const (
 	// lateWindow is the fleet view's window for late rates: two of them,
 	// the current and the one before.
 	lateWindow = 10 * time.Minute
+	// trackSpan and trackPoints bound a device's track: the positions the
+	// pages were sent over the last trackSpan, trackPoints at most (the
+	// page keeps the same).
+	trackSpan   = 10 * time.Minute
+	trackPoints = 60
 )
 
 // hub fans the broker's transitions, late pings and rejects out to the
@@ -47,6 +53,11 @@ type hub struct {
 	next    int      // where the next one goes once the ring is full
 	totals  counts
 	late    lateCounts
+	// tracks are the map devices' last positions, recorded every tick
+	// while a page is open, so that a page that opens (or reloads) draws
+	// them at once; unseen is when the last page closed.
+	tracks map[string][]trackPoint
+	unseen time.Time
 
 	stop chan struct{}
 	done chan struct{}
@@ -78,10 +89,53 @@ func (l *lateCounts) add(device string, now time.Time) {
 	}
 }
 
+// trackPoint is a position of a device's track: [lat, lon, Unix ms when
+// last seen there].
+type trackPoint [3]float64
+
+// record adds the devices' positions at now to their tracks, and drops
+// the tracks of devices no longer on the map.
+func (h *hub) record(devs []mapDevice, now time.Time) {
+	ms, oldest := float64(now.UnixMilli()), float64(now.Add(-trackSpan).UnixMilli())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.tracks
+	h.tracks = make(map[string][]trackPoint, len(devs))
+	for _, d := range devs {
+		tr := old[d.ID]
+		if n := len(tr); n > 0 && tr[n-1][0] == d.Lat && tr[n-1][1] == d.Lon {
+			tr[n-1][2] = ms // still there: a parked device's spot stays on its track
+		} else {
+			tr = append(tr, trackPoint{d.Lat, d.Lon, ms})
+		}
+		i := 0
+		for len(tr)-i > trackPoints || len(tr)-i > 1 && tr[i][2] < oldest {
+			i++
+		}
+		h.tracks[d.ID] = append(tr[:0], tr[i:]...)
+	}
+}
+
+// tracksJSON is the tracks of two points or more, as an object by
+// device; the caller holds mu.
+func (h *hub) tracksJSON() []byte {
+	out := make(map[string][]trackPoint)
+	for id, tr := range h.tracks {
+		if len(tr) > 1 {
+			out[id] = tr
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
 // viewer is one open page.
 type viewer struct {
 	ch   chan []byte
 	gone chan struct{} // closed when the hub cuts it off
+	// fences is the set the page was last sent (under the hub's mu):
+	// it gets one again only when the engine's set changes.
+	fences *fence.Set
 }
 
 func newHub(cfg *Config, eng Engine, feed Feed) (*hub, error) {
@@ -165,12 +219,18 @@ func (h *hub) broadcast(name string, data []byte) {
 // queue is broadcast for a formatted event.
 func (h *hub) queue(ev []byte) {
 	for v := range h.viewers {
-		select {
-		case v.ch <- ev:
-		default:
-			delete(h.viewers, v)
-			close(v.gone)
-		}
+		h.offer(v, ev)
+	}
+}
+
+// offer queues an event for one page, or cuts the page off if it has
+// fallen viewerQueue events behind. The caller holds mu.
+func (h *hub) offer(v *viewer, ev []byte) {
+	select {
+	case v.ch <- ev:
+	default:
+		delete(h.viewers, v)
+		close(v.gone)
 	}
 }
 
@@ -185,31 +245,33 @@ func event(name string, data []byte) []byte {
 }
 
 // run sends the devices to the open pages every tick, and the fences
-// when the engine's set changed.
+// to a page whose set is not the engine's (it changed since).
 func (h *hub) run() {
 	defer close(h.done)
 	t := time.NewTicker(h.cfg.Tick)
 	defer t.Stop()
-	var sent *fence.Set
 	for {
 		select {
 		case <-h.stop:
 			return
 		case <-t.C:
 		}
+		now := time.Now()
 		h.mu.Lock()
 		n := len(h.viewers)
+		if n == 0 && h.tracks != nil && now.Sub(h.unseen) > trackSpan {
+			h.tracks = nil // stale, and nobody to show them to
+		}
 		h.mu.Unlock()
 		if n == 0 {
-			sent = nil
 			continue
 		}
-		if set := h.eng.Fences(); set != sent {
-			sent = set
-			h.send(event("fences", fencesJSON(set)))
-		}
-		if devs, err := h.devicesJSON(); err == nil {
-			h.send(event("devices", devs))
+		h.sendFences(h.eng.Fences())
+		if devs, err := h.devices(); err == nil {
+			h.record(devs, now)
+			if b, err := json.Marshal(devs); err == nil {
+				h.send(event("devices", b))
+			}
 		}
 	}
 }
@@ -220,14 +282,33 @@ func (h *hub) send(ev []byte) {
 	h.mu.Unlock()
 }
 
+// sendFences sends set to the pages that were sent another, formatted
+// once.
+func (h *hub) sendFences(set *fence.Set) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ev []byte
+	for v := range h.viewers {
+		if v.fences == set {
+			continue
+		}
+		if ev == nil {
+			ev = event("fences", fencesJSON(set))
+		}
+		v.fences = set
+		h.offer(v, ev)
+	}
+}
+
 // serveEvents streams events to one page: first the fences, the devices,
 // the totals and the recent transitions (one array), then whatever comes.
 func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	v := &viewer{ch: make(chan []byte, viewerQueue), gone: make(chan struct{})}
-	first := [][]byte{event("fences", fencesJSON(h.eng.Fences()))}
+	set := h.eng.Fences()
+	v := &viewer{ch: make(chan []byte, viewerQueue), gone: make(chan struct{}), fences: set}
+	first := [][]byte{event("fences", fencesJSON(set))}
 	if devs, err := h.devicesJSON(); err == nil {
 		first = append(first, event("devices", devs))
 	}
@@ -239,6 +320,8 @@ func (h *hub) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	// Before the devices, which draw them.
+	first = slices.Insert(first, 1, event("tracks", h.tracksJSON()))
 	tot, _ := json.Marshal(h.totals)
 	first = append(first, event("totals", tot))
 	recent := []byte{'['}
@@ -303,6 +386,9 @@ func (h *hub) leave(v *viewer) {
 	if _, ok := h.viewers[v]; ok {
 		delete(h.viewers, v)
 		close(v.gone)
+	}
+	if len(h.viewers) == 0 {
+		h.unseen = time.Now()
 	}
 	h.mu.Unlock()
 }
