@@ -4,6 +4,8 @@
 // (Clamper). docs/clock.md describes the model.
 package clock
 
+import "math"
+
 // Model is one device's clock model: where its stamps sit against the
 // server's wall clock, and the steps it took. Ordering uses the device's
 // timeline, its stamp minus the steps detected so far (shift), so that a
@@ -32,6 +34,10 @@ type Model struct {
 	// live ping came in between.
 	prevArr              int64
 	burstEvent, burstArr int64
+	// gapAt is where on the timeline the latest forward step the offset
+	// absorbed lies (its first ping's instant), gapUs its size in µs:
+	// the timeline gained it in no true time (see After).
+	gapAt int64
 	// boot is a cold-booted tracker's counting clock, from its first
 	// stamp before the plausibility floor (rare: allocated then).
 	boot     *bootClock
@@ -39,6 +45,7 @@ type Model struct {
 	candN    int8  // +n: n pings ahead; −n: n pings behind
 	passed   uint8 // pings more delayed than the candidate passed over since it grew
 	prevBoot bool
+	gapUs    int32 // in what was padding
 }
 
 // bootClock places a counting clock's stamps on the device's timeline:
@@ -145,8 +152,47 @@ func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 		return Behind
 	}
 	c.candN = 0
-	c.off = max(c.off, y)
+	if y > c.off {
+		c.absorb(y-c.off, stamp-c.shift)
+		c.off = y
+	}
 	return Fresh
+}
+
+// absorb notes a rise of the offset by rise at the ping at event on the
+// timeline. More than the model's noise is a step forward that the
+// offset absorbed (within the skew tolerance, or toward the server's
+// clock): the timeline gained it in no true time. A rise within
+// gapWindow of such a step is more of it (its first pings' transit
+// delays hid part of it); any other is the minimum-delay filter
+// learning, within the model's uncertainty.
+func (c *Model) absorb(rise, event int64) {
+	switch {
+	case c.gapUs != 0 && event-c.gapAt <= gapWindow && c.gapAt-event <= gapWindow:
+		c.gapAt = min(c.gapAt, event) // a ping of the new clock that came slower
+		c.gapUs = int32(min(int64(c.gapUs)+rise/1000, math.MaxInt32))
+	case rise > noise:
+		c.gapAt, c.gapUs = event, int32(min(rise/1000, math.MaxInt32))
+	}
+}
+
+// gapWindow is how long on the timeline after a step forward the offset
+// absorbed its rest may still come: a few pings' transport delays.
+const gapWindow = stragglerWindow
+
+// After returns the instant on the timeline at which d of true elapsed
+// time has passed since from: d after it, and the step forward that the
+// offset absorbed in between, if any (a step the model told is in the
+// shift and leaves no gap). A stay's dwell is measured so, not on the
+// device's stamps: a clock that jumps forward during a stay does not
+// make it longer. Only the latest such step is known: of two in one
+// stay, the earlier one is not left out.
+func (c *Model) After(from, d int64) int64 {
+	at := from + d
+	if g := int64(c.gapUs) * 1000; g != 0 && from < c.gapAt && c.gapAt <= at+g {
+		at += g // the step lies before the instant on the new clock
+	}
+	return at
 }
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
