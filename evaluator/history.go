@@ -389,7 +389,7 @@ func (p *Processor) historic(d *device, fenceID string, typ engine.Type, pt *his
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Ingest: time.Unix(0, pt.Wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
-		Stamp: event + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
+		Stamp: event + d.clk.Shift(), Offset: d.clk.OffAt(event) + d.clk.Shift(),
 	}
 	p.m.Historic[typ].Inc()
 	p.revealed = append(p.revealed, p.out)

@@ -125,7 +125,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 		p.out = engine.Transition{
 			Device: d.id, Fence: st.Fence, Type: engine.Dwell, Event: u.At,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
-			Stamp: u.At + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
+			Stamp: u.At + d.clk.Shift(), Offset: d.clk.OffAt(u.At) + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
 		p.m.Transitions[engine.Dwell].Inc()
@@ -137,7 +137,7 @@ func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64
 	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
-		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
+		Stamp: pg.Stamp, Offset: d.clk.OffAt(event) + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}
 	p.m.Transitions[typ].Inc()

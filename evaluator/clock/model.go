@@ -34,9 +34,9 @@ type Model struct {
 	// live ping came in between.
 	prevArr              int64
 	burstEvent, burstArr int64
-	// gapAt is where on the timeline the latest forward step the offset
-	// absorbed lies (its first ping's instant), gapUs its size in µs:
-	// the timeline gained it in no true time (see After).
+	// gapAt is the newest instant of the timeline before the latest
+	// forward step that the offset absorbed, gapUs the step in µs: the
+	// timeline gained it after gapAt in no true time (see After).
 	gapAt int64
 	// boot is a cold-booted tracker's counting clock, from its first
 	// stamp before the plausibility floor (rare: allocated then).
@@ -121,8 +121,9 @@ const (
 // received at server wall time wall and processor instant now, learning
 // from it. skew is how far ahead of the model a stamp may be, behindTol
 // how far behind, maxOff how far from the server a new device's clock may
-// be.
-func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
+// be; high is the newest instant of the device's timeline so far (where
+// a step forward that the offset absorbs begins).
+func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff, high int64) Verdict {
 	y := stamp - c.shift - wall
 	if c.learned < LearnPings {
 		// A new device: trust it within maxOff, learn upward only (a
@@ -153,26 +154,25 @@ func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 	}
 	c.candN = 0
 	if y > c.off {
-		c.absorb(y-c.off, stamp-c.shift)
+		c.absorb(y-c.off, stamp-c.shift, high)
 		c.off = y
 	}
 	return Fresh
 }
 
 // absorb notes a rise of the offset by rise at the ping at event on the
-// timeline. More than the model's noise is a step forward that the
-// offset absorbed (within the skew tolerance, or toward the server's
-// clock): the timeline gained it in no true time. A rise within
-// gapWindow of such a step is more of it (its first pings' transit
-// delays hid part of it); any other is the minimum-delay filter
-// learning, within the model's uncertainty.
-func (c *Model) absorb(rise, event int64) {
+// timeline, after the instant high. More than the model's noise is a step
+// forward that the offset absorbed (within the skew tolerance, or toward
+// the server's clock): the timeline gained it after high in no true
+// time. A rise within gapWindow of such a step is more of it (the
+// transit delays of its first pings hid part of it); any other is the
+// minimum-delay filter learning, within the model's uncertainty.
+func (c *Model) absorb(rise, event, high int64) {
 	switch {
-	case c.gapUs != 0 && event-c.gapAt <= gapWindow && c.gapAt-event <= gapWindow:
-		c.gapAt = min(c.gapAt, event) // a ping of the new clock that came slower
+	case c.gapUs != 0 && c.gapAt >= event-gapWindow:
 		c.gapUs = int32(min(int64(c.gapUs)+rise/1000, math.MaxInt32))
 	case rise > noise:
-		c.gapAt, c.gapUs = event, int32(min(rise/1000, math.MaxInt32))
+		c.gapAt, c.gapUs = min(high, event), int32(min(rise/1000, math.MaxInt32))
 	}
 }
 
@@ -189,10 +189,19 @@ const gapWindow = stragglerWindow
 // stay, the earlier one is not left out.
 func (c *Model) After(from, d int64) int64 {
 	at := from + d
-	if g := int64(c.gapUs) * 1000; g != 0 && from < c.gapAt && c.gapAt <= at+g {
-		at += g // the step lies before the instant on the new clock
+	if c.gapUs != 0 && from <= c.gapAt && at > c.gapAt {
+		at += int64(c.gapUs) * 1000 // on the clock after the step
 	}
 	return at
+}
+
+// OffAt is the model's offset (Off) as it was at event on the timeline:
+// before a step forward that it absorbed, without it.
+func (c *Model) OffAt(event int64) int64 {
+	if c.gapUs != 0 && event <= c.gapAt {
+		return c.off - int64(c.gapUs)*1000
+	}
+	return c.off
 }
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,
