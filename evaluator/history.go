@@ -210,7 +210,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 	rs := p.changes.Of(p.fences(), p.search, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, d.Points, !d.trimmed, start, m)
 	for i := range d.states { // an owed DWELL whose stay the late pings end before it is not
 		st := &d.states[i]
-		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(st))
+		st.Owed = st.Owed && !history.EndedBefore(rs, m, st.Fence, st.Enter, p.dwellAt(d, st))
 	}
 	p.owed.Settle(d, func(o presence.Owed) bool { return history.EndedBefore(rs, m, o.Fence, o.Enter, o.At) })
 	for k, r := range rs {
@@ -257,7 +257,7 @@ func (p *Processor) payOwed(d *device, i int, now int64) {
 		return // the common case, on every live ENTER: no fence lookup
 	}
 	st.Owed = false
-	if at := p.dwellAt(st); d.LateBefore(at) {
+	if at := p.dwellAt(d, st); d.LateBefore(at) {
 		p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
 	} else if len(d.Points) > 0 {
 		st.Dwelled = true
@@ -266,11 +266,12 @@ func (p *Processor) payOwed(d *device, i int, now int64) {
 }
 
 // dwellAt returns the instant of st's DWELL: its fence's dwell after its
-// ENTER (never, for a fence gone or without DWELL).
-func (p *Processor) dwellAt(st *presence.State) int64 {
+// ENTER in true elapsed time (clock.Model.After; never, for a fence gone
+// or without DWELL).
+func (p *Processor) dwellAt(d *device, st *presence.State) int64 {
 	if f := p.fences().ByID(st.Fence); f != nil {
 		if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
-			return st.Enter + dw
+			return d.clk.After(st.Enter, dw)
 		}
 	}
 	return math.MaxInt64
@@ -296,9 +297,10 @@ func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fre
 		st.Dwelled = dwelled
 	}
 	if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
-		if st.Enter = max(event, b.Event-dw); !st.Dwelled && st.Enter+dw <= d.done && st.Enter+dw < min(until, history.Earliest(p.keep)) {
+		st.Enter = max(event, b.Event-dw)
+		if due := d.clk.After(st.Enter, dw); !st.Dwelled && due <= d.done && due < min(until, history.Earliest(p.keep)) {
 			st.Dwelled = true
-			p.historic(d, f.ID, engine.Dwell, b, st.Enter+dw, now)
+			p.historic(d, f.ID, engine.Dwell, b, due, now)
 		}
 	}
 }
@@ -313,7 +315,7 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 	wait := history.Earliest(p.redo)
 	for i := range d.states {
 		st := &d.states[i]
-		if at := p.dwellAt(st); at < wait && !d.LateBefore(at) {
+		if at := p.dwellAt(d, st); at < wait && !d.LateBefore(at) {
 			if st.Owed {
 				p.payOwed(d, i, now)
 			} else if st.Inside && !st.Dwelled && at <= d.done {
@@ -372,8 +374,9 @@ func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point
 	if !ok {
 		return false
 	}
-	if i := history.Stayed(p.fences(), p.search, f, pts, dw); i >= 0 && pts[0].Event+dw < history.Earliest(p.keep) {
-		p.historic(d, f.ID, engine.Dwell, &pts[i], pts[0].Event+dw, now)
+	due := d.clk.After(pts[0].Event, dw)
+	if i := history.Stayed(p.fences(), p.search, f, pts, due); i >= 0 && due < history.Earliest(p.keep) {
+		p.historic(d, f.ID, engine.Dwell, &pts[i], due, now)
 		return true
 	}
 	return false
@@ -386,7 +389,7 @@ func (p *Processor) historic(d *device, fenceID string, typ engine.Type, pt *his
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Ingest: time.Unix(0, pt.Wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
-		Stamp: event + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
+		Stamp: event + d.clk.Shift(), Offset: d.clk.OffAt(event) + d.clk.Shift(),
 	}
 	p.m.Historic[typ].Inc()
 	p.revealed = append(p.revealed, p.out)

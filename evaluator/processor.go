@@ -237,7 +237,7 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		return clock.Fresh
 	}
 	shift0 := c.Shift()
-	v := c.Judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset))
+	v := c.Judge(stamp, wall, now, skew, behindTol, int64(p.cfg.MaxClockOffset), d.high)
 	pg.Stamp = stamp
 	pg.Event = stamp - c.Shift()
 	if delta, ok := c.Reanchor(pg.Event, wall, now); ok {

@@ -46,20 +46,24 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			continue
 		}
 		if f := fence.Find(hits, st.Fence); f != nil {
-			if dw, ok := f.DwellOf(p.cfg.Dwell); ok && st.Enter+dw <= pg.Event && !d.LateBefore(st.Enter+dw) && !(burst && st.Enter+dw > before) {
+			if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
 				// (A late ping waiting to be placed before the dwell's end
 				// may yet show the device left: then it waits too; so does
 				// one that came due since the ping before while a burst
 				// comes in, for the burst's older pings.)
-				p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+				if due := d.clk.After(st.Enter, dw); due <= pg.Event && !d.LateBefore(due) && !(burst && due > before) {
+					p.dues = append(p.dues, presence.Due{I: i, At: due})
+				}
 			}
 		} else if f := p.fences().ByID(st.Fence); f != nil && d.holdUs > 0 {
 			// Leaving now: a DWELL that came due at an earlier ping and
 			// waited for late pings goes out before the EXIT, historic,
 			// or, while one stamped before it still waits, is owed.
-			if dw, ok := f.DwellOf(p.cfg.Dwell); ok && st.Enter+dw <= before {
-				if st.Owed = d.LateBefore(st.Enter + dw); !st.Owed {
-					p.dues = append(p.dues, presence.Due{I: i, At: st.Enter + dw})
+			if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
+				if due := d.clk.After(st.Enter, dw); due <= before {
+					if st.Owed = d.LateBefore(due); !st.Owed {
+						p.dues = append(p.dues, presence.Due{I: i, At: due})
+					}
 				}
 			}
 		}
@@ -121,7 +125,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 		p.out = engine.Transition{
 			Device: d.id, Fence: st.Fence, Type: engine.Dwell, Event: u.At,
 			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
-			Stamp: u.At + d.clk.Shift(), Offset: d.clk.Off() + d.clk.Shift(),
+			Stamp: u.At + d.clk.Shift(), Offset: d.clk.OffAt(u.At) + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
 		p.m.Transitions[engine.Dwell].Inc()
@@ -133,7 +137,7 @@ func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64
 	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
 		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
-		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
+		Stamp: pg.Stamp, Offset: d.clk.OffAt(event) + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}
 	p.m.Transitions[typ].Inc()
@@ -185,7 +189,7 @@ func (p *Processor) settleDwell(d *device, now int64, fire bool) {
 		if !ok {
 			continue
 		}
-		due := st.Enter + dw
+		due := d.clk.After(st.Enter, dw)
 		at := d.highAt + (due + d.hold() - d.high)
 		if parked == 0 {
 			parked = 1

@@ -4,6 +4,8 @@
 // (Clamper). docs/clock.md describes the model.
 package clock
 
+import "math"
+
 // Model is one device's clock model: where its stamps sit against the
 // server's wall clock, and the steps it took. Ordering uses the device's
 // timeline, its stamp minus the steps detected so far (shift), so that a
@@ -32,6 +34,10 @@ type Model struct {
 	// live ping came in between.
 	prevArr              int64
 	burstEvent, burstArr int64
+	// gapAt is the newest instant of the timeline before the latest
+	// forward step that the offset absorbed, gapUs the step in µs: the
+	// timeline gained it after gapAt in no true time (see After).
+	gapAt int64
 	// boot is a cold-booted tracker's counting clock, from its first
 	// stamp before the plausibility floor (rare: allocated then).
 	boot     *bootClock
@@ -39,6 +45,7 @@ type Model struct {
 	candN    int8  // +n: n pings ahead; −n: n pings behind
 	passed   uint8 // pings more delayed than the candidate passed over since it grew
 	prevBoot bool
+	gapUs    int32 // in what was padding
 }
 
 // bootClock places a counting clock's stamps on the device's timeline:
@@ -114,8 +121,9 @@ const (
 // received at server wall time wall and processor instant now, learning
 // from it. skew is how far ahead of the model a stamp may be, behindTol
 // how far behind, maxOff how far from the server a new device's clock may
-// be.
-func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
+// be; high is the newest instant of the device's timeline so far (where
+// a step forward that the offset absorbs begins).
+func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff, high int64) Verdict {
 	y := stamp - c.shift - wall
 	if c.learned < LearnPings {
 		// A new device: trust it within maxOff, learn upward only (a
@@ -145,8 +153,55 @@ func (c *Model) Judge(stamp, wall, now, skew, behindTol, maxOff int64) Verdict {
 		return Behind
 	}
 	c.candN = 0
-	c.off = max(c.off, y)
+	if y > c.off {
+		c.absorb(y-c.off, stamp-c.shift, high)
+		c.off = y
+	}
 	return Fresh
+}
+
+// absorb notes a rise of the offset by rise at the ping at event on the
+// timeline, after the instant high. More than the model's noise is a step
+// forward that the offset absorbed (within the skew tolerance, or toward
+// the server's clock): the timeline gained it after high in no true
+// time. A rise within gapWindow of such a step is more of it (the
+// transit delays of its first pings hid part of it); any other is the
+// minimum-delay filter learning, within the model's uncertainty.
+func (c *Model) absorb(rise, event, high int64) {
+	switch {
+	case c.gapUs != 0 && c.gapAt >= event-gapWindow:
+		c.gapUs = int32(min(int64(c.gapUs)+rise/1000, math.MaxInt32))
+	case rise > noise:
+		c.gapAt, c.gapUs = min(high, event), int32(min(rise/1000, math.MaxInt32))
+	}
+}
+
+// gapWindow is how long on the timeline after a step forward the offset
+// absorbed its rest may still come: a few pings' transport delays.
+const gapWindow = stragglerWindow
+
+// After returns the instant on the timeline at which d of true elapsed
+// time has passed since from: d after it, and the step forward that the
+// offset absorbed in between, if any (a step the model told is in the
+// shift and leaves no gap). A stay's dwell is measured so, not on the
+// device's stamps: a clock that jumps forward during a stay does not
+// make it longer. Only the latest such step is known: of two in one
+// stay, the earlier one is not left out.
+func (c *Model) After(from, d int64) int64 {
+	at := from + d
+	if c.gapUs != 0 && from <= c.gapAt && at > c.gapAt {
+		at += int64(c.gapUs) * 1000 // on the clock after the step
+	}
+	return at
+}
+
+// OffAt is the model's offset (Off) as it was at event on the timeline:
+// before a step forward that it absorbed, without it.
+func (c *Model) OffAt(event int64) int64 {
+	if c.gapUs != 0 && event <= c.gapAt {
+		return c.off - int64(c.gapUs)*1000
+	}
+	return c.off
 }
 
 // candidate adds a disagreeing ping to the step candidate (dir +1 ahead,

@@ -9,11 +9,13 @@ type ModelSnapshot struct {
 	PrevShift, StepEnd   int64
 	PrevArr              int64
 	BurstEvent, BurstArr int64
+	GapAt                int64
 	Boot                 *BootSnapshot // nil: no counting clock
 	Learned              uint8
 	CandN                int8
 	Passed               uint8
 	PrevBoot             bool
+	GapUs                int32
 }
 
 // BootSnapshot is a counting clock's state (see Model).
@@ -30,8 +32,8 @@ func (c *Model) Snapshot() ModelSnapshot {
 		Off: c.off, Shift: c.shift, Cand: c.cand, LastArr: c.lastArr,
 		PrevShift: c.prevShift,
 		StepEnd:   c.stepEnd, PrevArr: c.prevArr,
-		BurstEvent: c.burstEvent, BurstArr: c.burstArr,
-		Learned: c.learned, CandN: c.candN, Passed: c.passed, PrevBoot: c.prevBoot,
+		BurstEvent: c.burstEvent, BurstArr: c.burstArr, GapAt: c.gapAt,
+		Learned: c.learned, CandN: c.candN, Passed: c.passed, PrevBoot: c.prevBoot, GapUs: c.gapUs,
 	}
 	if b := c.boot; b != nil {
 		s.Boot = &BootSnapshot{Anchor: b.anchor, Prov: b.prov, Arr: b.arr, Step: b.step, Last: b.last, Prev: b.prev, Beside: b.beside, Clock: b.clock}
@@ -44,8 +46,8 @@ func RestoreModel(s *ModelSnapshot) Model {
 	c := Model{
 		off: s.Off, shift: s.Shift, cand: s.Cand, lastArr: s.LastArr,
 		prevShift: s.PrevShift, stepEnd: s.StepEnd, prevArr: s.PrevArr,
-		burstEvent: s.BurstEvent, burstArr: s.BurstArr,
-		learned: s.Learned, candN: s.CandN, passed: s.Passed, prevBoot: s.PrevBoot,
+		burstEvent: s.BurstEvent, burstArr: s.BurstArr, gapAt: s.GapAt,
+		learned: s.Learned, candN: s.CandN, passed: s.Passed, prevBoot: s.PrevBoot, gapUs: s.GapUs,
 	}
 	if b := s.Boot; b != nil {
 		c.boot = &bootClock{anchor: b.Anchor, prov: b.Prov, arr: b.Arr, step: b.Step, last: b.Last, prev: b.Prev, beside: b.Beside, clock: b.Clock}

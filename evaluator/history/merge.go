@@ -55,9 +55,9 @@ func StayEnd(rs []Reveal, k int, merged []Point) int64 {
 }
 
 // Stayed returns the index of the first of pts, from pts[0] (a historic
-// ENTER into f) on, that shows the device inside f for dw, or -1 when one
-// before it is outside f.
-func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point, dw int64) int {
+// ENTER into f) on, that shows the device inside f at due (its dwell's
+// instant), or -1 when one before it is outside f.
+func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point, due int64) int {
 	for i := 1; i < len(pts); i++ {
 		pt := &pts[i]
 		if pt.Aside() {
@@ -66,7 +66,7 @@ func Stayed(set *fence.Set, search *fence.Searcher, f *fence.Fence, pts []Point,
 		if fence.Find(search.Contains(set, Degrees(pt.Lat), Degrees(pt.Lon)), f.ID) == nil {
 			return -1 // left before the dwell was reached
 		}
-		if pt.Event >= pts[0].Event+dw {
+		if pt.Event >= due {
 			return i
 		}
 	}
