@@ -130,7 +130,7 @@ func TestPropertySnapshotRoundTrip(t *testing.T) {
 				var out []int64
 				switch op {
 				case 0, 1:
-					out = append(out, int64(m.Judge(stamp, wall, arr, skew, behindTol, maxOff)))
+					out = append(out, int64(m.Judge(stamp, wall, arr, skew, behindTol, maxOff, stamp-m.Shift())))
 					delta, ok := m.Reanchor(stamp-m.Shift(), wall, arr)
 					out = append(out, delta, b2i(ok))
 				case 2:
@@ -168,13 +168,15 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-// A model in the middle of everything (a step found and marked, a step
+// A model in the middle of everything (a step absorbed, a step found and marked, a step
 // candidate that has passed over a more delayed ping, a counting clock
 // anchored in a burst) restores exactly: every snapshot field is set
 // here, so a field Snapshot or RestoreModel dropped would show.
 func TestSnapshotRestoresAModelInTheMiddleOfEverything(t *testing.T) {
 	d := newDevice(time.Second)
 	d.learn(t)
+	d.off += int64(1500 * time.Millisecond) // a step the offset absorbs: a gap in the timeline
+	d.ping(time.Second, 0)
 	for i := range 2 { // two steps forward, each marked
 		shift := d.m.Shift()
 		d.off += int64(5 * time.Second)

@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -24,13 +25,14 @@ var w0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixNano()
 // device's clock (the server's plus off) at the instant it was fixed, and
 // received delay later.
 type device struct {
-	m   clock.Model
-	off int64 // the device's clock minus the server's
-	at  int64 // the next ping's fix instant on the server's clock, from w0
+	m    clock.Model
+	off  int64 // the device's clock minus the server's
+	at   int64 // the next ping's fix instant on the server's clock, from w0
+	high int64 // the newest timeline instant so far, as the processor keeps it
 }
 
 func newDevice(off time.Duration) *device {
-	return &device{m: clock.New(), off: int64(off)}
+	return &device{m: clock.New(), off: int64(off), high: math.MinInt64}
 }
 
 // ping sends a ping fixed gap after the previous one, delayed by delay,
@@ -40,10 +42,11 @@ func (d *device) ping(gap, delay time.Duration) (clock.Verdict, int64) {
 	d.at += int64(gap)
 	stamp := w0 + d.at + d.off
 	wall := w0 + d.at + int64(delay)
-	v := d.m.Judge(stamp, wall, wall-w0, skew, behindTol, maxOff)
+	v := d.m.Judge(stamp, wall, wall-w0, skew, behindTol, maxOff, d.high)
 	// As the processor does after judging a trusted stamp (it moves only
 	// a cold boot's provisional anchor, in the boot tests).
 	d.m.Reanchor(stamp-d.m.Shift(), wall, wall-w0)
+	d.high = max(d.high, stamp-d.m.Shift())
 	return v, stamp - d.m.Shift() - wall
 }
 
