@@ -75,6 +75,8 @@ type Store struct {
 	path     string
 	log      *slog.Logger
 	errs     *metrics.Counter
+	commits  *metrics.Counter // write transactions committed
+	written  *metrics.Counter // retained messages they held
 	own      string
 	withhold string
 
@@ -111,6 +113,8 @@ func Open(dir string, o Options) (*Store, error) {
 		path:     path,
 		log:      o.Log,
 		errs:     o.Metrics.GetOrCreateCounter(`edgefence_store_errors_total`),
+		commits:  o.Metrics.GetOrCreateCounter(`edgefence_store_commits_total`),
+		written:  o.Metrics.GetOrCreateCounter(`edgefence_store_writes_total`),
 		own:      o.Own,
 		withhold: o.Withhold,
 	}
@@ -384,6 +388,8 @@ func (s *Store) Write(ws []Write) error {
 		return nil
 	})
 	if err == nil {
+		s.commits.Inc()
+		s.written.Add(len(s.pending) + len(ws))
 		clear(s.pending)
 		return nil
 	}
