@@ -5,6 +5,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mochi-mqtt/server/v2/hooks/storage"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // BenchmarkWrite measures one Write of a batch of transitions (the
@@ -43,4 +46,32 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkEncode measures encoding one stored transition: with
+// encoding/json (storage.Message's MarshalBinary) and appendMessage.
+func BenchmarkEncode(b *testing.B) {
+	m := storage.Message{
+		Properties:  storage.MessageProperties{MessageExpiryInterval: 86400, ContentType: "application/json", PayloadFormat: 1},
+		Payload:     []byte(`{"device":"dev-00042","fence":"zone-07","type":"EXIT","event_time":"2026-12-06T05:56:48.534Z","ts":1796536608534,"server_ts":1796536608522,"clock_offset_ms":11,"lat":52.304542,"lon":13.049236,"clamped":false,"ingest_time":"2026-12-06T05:56:48.529Z","decided_time":"2026-12-06T05:56:50.655Z"}`),
+		T:           serverType,
+		ID:          keyPrefix + "geofence/zone-07/dev-00042",
+		Client:      "edgefence-engine",
+		Origin:      "edgefence-engine",
+		TopicName:   "geofence/zone-07/dev-00042",
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: true},
+		Created:     1796536611,
+	}
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = m.MarshalBinary()
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			appendMessage(make([]byte, 0, 1024), &m)
+		}
+	})
 }

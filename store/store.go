@@ -454,8 +454,7 @@ func encode(client, typ string, pk *packets.Packet) []byte {
 			User:                   pk.Properties.User,
 		},
 	}
-	data, _ := m.MarshalBinary() // JSON of plain fields: cannot fail
-	return data
+	return appendMessage(make([]byte, 0, 320+3*len(pk.TopicName)+len(client)+4*len(pk.Payload)/3), &m)
 }
 
 // Close writes what is pending and closes the file; later writes fail.
