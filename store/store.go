@@ -80,8 +80,9 @@ type Store struct {
 	own      string
 	withhold string
 
-	mu      sync.Mutex        // one Write at a time, with pending
+	mu      sync.Mutex        // one Write at a time, with pending and key
 	pending map[string][]byte // writes for the next transaction: failed ones, expiries
+	key     []byte            // Write's, reused: bbolt copies keys
 	once    sync.Once
 }
 
@@ -370,18 +371,19 @@ func (s *Store) Write(ws []Write) error {
 			return err
 		}
 		for k, v := range s.pending {
-			if err := put(b, []byte(k), v); err != nil {
+			s.key = append(s.key[:0], k...)
+			if err := put(b, s.key, v); err != nil {
 				return err
 			}
 		}
 		for _, w := range ws {
-			key := keyPrefix + w.Topic
-			if len(key) > bbolt.MaxKeySize {
+			s.key = append(append(s.key[:0], keyPrefix...), w.Topic...)
+			if len(s.key) > bbolt.MaxKeySize {
 				s.errs.Inc()
 				s.log.Error("store: retained message's topic too long for the store, not stored", "topic", w.Topic[:64], "topic_bytes", len(w.Topic))
 				continue
 			}
-			if err := put(b, []byte(key), w.Value); err != nil {
+			if err := put(b, s.key, w.Value); err != nil {
 				return err
 			}
 		}
