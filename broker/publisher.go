@@ -39,6 +39,8 @@ type publisher struct {
 	log    *slog.Logger
 	queue  chan message
 	writes []store.Write // send's, reused
+	gap    *time.Timer   // waits out commitGap
+	commit time.Time     // when the last store commit started
 	stop   chan struct{}
 	done   chan struct{}
 	closed sync.Once
@@ -58,8 +60,18 @@ type publisher struct {
 const publisherID = hooks.EngineClientID
 
 // batchMax bounds how many queued messages the publisher persists in one
-// store commit before it publishes them.
-const batchMax = 512
+// store commit before it publishes them: a quarter of the queue, so that
+// a commit that waits long on a busy disk holds up the engine only when
+// it takes longer than the engine needs to decide that many transitions.
+const batchMax = publishQueue / 4
+
+// commitGap is the least time from the start of one store commit to the
+// start of the next. Under load the transitions decided meanwhile wait
+// for it and share the next commit: its cost is mostly the pages it
+// rewrites and its fdatasyncs, not the transitions it holds
+// (docs/persistence.md). The first transition after a quiet spell is
+// committed at once.
+const commitGap = 20 * time.Millisecond
 
 // publishQueue is how many messages may wait for the publisher: a few
 // seconds of transitions at full load, so that a shard's owner waits on a
@@ -95,6 +107,7 @@ func (p *publisher) run() {
 	for {
 		select {
 		case m := <-p.queue:
+			p.awaitCommit()
 			b := p.take(append(batch[:0], m))
 			p.send(b)
 			if len(b) < batchMax {
@@ -106,6 +119,28 @@ func (p *publisher) run() {
 			}
 			return
 		}
+	}
+}
+
+// awaitCommit waits, with a store, until commitGap has passed since the
+// last commit started (or the publisher is stopped), while the queue fills.
+func (p *publisher) awaitCommit() {
+	if p.store == nil {
+		return
+	}
+	wait := commitGap - time.Since(p.commit)
+	if wait <= 0 {
+		return
+	}
+	if p.gap == nil {
+		p.gap = time.NewTimer(wait)
+	} else {
+		p.gap.Reset(wait)
+	}
+	select {
+	case <-p.gap.C:
+	case <-p.stop:
+		p.gap.Stop()
 	}
 }
 
@@ -137,6 +172,7 @@ func (p *publisher) send(batch []message) {
 				ws = append(ws, store.Write{Topic: pk.TopicName, Value: store.EncodeServer(publisherID, &pk)})
 			}
 		}
+		p.commit = time.Now()
 		_ = p.store.Write(ws) // a failure is logged, and retried with the next
 		clear(ws)
 		p.writes = ws

@@ -75,11 +75,14 @@ type Store struct {
 	path     string
 	log      *slog.Logger
 	errs     *metrics.Counter
+	commits  *metrics.Counter // write transactions committed
+	written  *metrics.Counter // retained messages they held
 	own      string
 	withhold string
 
-	mu      sync.Mutex        // one Write at a time, with pending
+	mu      sync.Mutex        // one Write at a time, with pending and key
 	pending map[string][]byte // writes for the next transaction: failed ones, expiries
+	key     []byte            // Write's, reused: bbolt copies keys
 	once    sync.Once
 }
 
@@ -111,6 +114,8 @@ func Open(dir string, o Options) (*Store, error) {
 		path:     path,
 		log:      o.Log,
 		errs:     o.Metrics.GetOrCreateCounter(`edgefence_store_errors_total`),
+		commits:  o.Metrics.GetOrCreateCounter(`edgefence_store_commits_total`),
+		written:  o.Metrics.GetOrCreateCounter(`edgefence_store_writes_total`),
 		own:      o.Own,
 		withhold: o.Withhold,
 	}
@@ -366,24 +371,27 @@ func (s *Store) Write(ws []Write) error {
 			return err
 		}
 		for k, v := range s.pending {
-			if err := put(b, []byte(k), v); err != nil {
+			s.key = append(s.key[:0], k...)
+			if err := put(b, s.key, v); err != nil {
 				return err
 			}
 		}
 		for _, w := range ws {
-			key := keyPrefix + w.Topic
-			if len(key) > bbolt.MaxKeySize {
+			s.key = append(append(s.key[:0], keyPrefix...), w.Topic...)
+			if len(s.key) > bbolt.MaxKeySize {
 				s.errs.Inc()
 				s.log.Error("store: retained message's topic too long for the store, not stored", "topic", w.Topic[:64], "topic_bytes", len(w.Topic))
 				continue
 			}
-			if err := put(b, []byte(key), w.Value); err != nil {
+			if err := put(b, s.key, w.Value); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err == nil {
+		s.commits.Inc()
+		s.written.Add(len(s.pending) + len(ws))
 		clear(s.pending)
 		return nil
 	}
@@ -448,8 +456,7 @@ func encode(client, typ string, pk *packets.Packet) []byte {
 			User:                   pk.Properties.User,
 		},
 	}
-	data, _ := m.MarshalBinary() // JSON of plain fields: cannot fail
-	return data
+	return appendMessage(make([]byte, 0, 320+3*len(pk.TopicName)+len(client)+4*len(pk.Payload)/3), &m)
 }
 
 // Close writes what is pending and closes the file; later writes fail.

@@ -15,7 +15,10 @@ import (
 
 // The power is pulled (kill -9): nothing gets to flush. What had been
 // published is in the store; after the restart, devices already inside
-// are not announced again, and a device that left gets its EXIT.
+// are not announced again, and a device that left gets its EXIT. A
+// publisher that published a batch before its commit returned fails
+// here: the kill follows the dashboard's receipt while the commit still
+// waits on the disk (docs/persistence.md).
 func TestKillNineRestartKeepsState(t *testing.T) {
 	dataDir := t.TempDir()
 	t0 := time.Now().UnixMilli() - 60_000
