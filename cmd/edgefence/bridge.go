@@ -8,13 +8,11 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/bridge"
-	"github.com/edgefence/edgefence/ingest"
-	"github.com/edgefence/edgefence/internal/flagvalue"
 )
 
 // bridgeFlags binds every bridge flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func bridgeFlags(cfg *bridge.Config, topics *flagvalue.Strings, receiveMax *int, proc *processFlags) *flag.FlagSet {
+func bridgeFlags(cfg *bridge.Config, topics *telemetryTopics, receiveMax *int, proc *processFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence bridge", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.StringVar(&cfg.Upstream, "upstream", cfg.Upstream, "the broker: mqtt://host:port or mqtts://host:port (also ws://, wss://)")
@@ -41,7 +39,7 @@ func bridgeFlags(cfg *bridge.Config, topics *flagvalue.Strings, receiveMax *int,
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP and on change)")
 	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id; $share/<group>/FILTER for a shared subscription")
+	topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id; $share/<group>/FILTER for a shared subscription")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
@@ -54,7 +52,7 @@ func bridgeFlags(cfg *bridge.Config, topics *flagvalue.Strings, receiveMax *int,
 
 func bridgeCommand() *ffcli.Command {
 	cfg := bridge.DefaultConfig()
-	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
+	topics := newTelemetryTopics()
 	receiveMax := int(cfg.ReceiveMaximum)
 	proc := defaultProcessFlags()
 	fs := bridgeFlags(&cfg, topics, &receiveMax, &proc)
@@ -81,7 +79,7 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}
 			cfg.ReceiveMaximum = uint16(receiveMax)
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
+			if cfg.Telemetry, err = topics.filters(); err != nil {
 				return err
 			}
 			return runBridge(ctx, cfg)

@@ -19,7 +19,7 @@ import (
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFlags, printMappings *bool) *flag.FlagSet {
+func workerFlags(cfg *worker.Config, topics *telemetryTopics, proc *processFlags, printMappings *bool) *flag.FlagSet {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
 	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 	fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
@@ -40,7 +40,7 @@ func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFla
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
 	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
+	topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
 	fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
@@ -66,7 +66,7 @@ func natsMappings(filters []ingest.TelemetryFilter, p int) string {
 
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
+	topics := newTelemetryTopics()
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs := workerFlags(&cfg, topics, &proc, &printMappings)
@@ -89,7 +89,7 @@ func workerCommand() *ffcli.Command {
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
+			if cfg.Telemetry, err = topics.filters(); err != nil {
 				return err
 			}
 			if printMappings {
