@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/edgefence/edgefence/ingest"
@@ -13,7 +14,8 @@ import (
 // network server's topic does not silently stop the trackers' topics
 // from being evaluated; one given for a default's own filter (with
 // another format or mapping) takes that default's place. With
-// --telemetry-topic-replace the filters given are the only ones.
+// --telemetry-topic-replace the filters given are the only ones; a shared
+// subscription ($share/...) needs it.
 type telemetryTopics struct {
 	defaults []string
 	given    []string
@@ -55,6 +57,14 @@ func (t *telemetryTopics) filters() ([]ingest.TelemetryFilter, error) {
 			return nil, errors.New("--telemetry-topic-replace needs at least one --telemetry-topic")
 		}
 		return given, nil
+	}
+	for _, g := range given {
+		if g.Share != "" {
+			// Bridges sharing a subscription would each evaluate every
+			// ping on the unshared defaults beside it.
+			return nil, fmt.Errorf("--telemetry-topic %s is a shared subscription, and the default filters beside it are not: "+
+				"give --telemetry-topic-replace with every filter to subscribe to", g.Filter)
+		}
 	}
 	out, err := ingest.ParseTelemetryFilters(t.defaults)
 	if err != nil {

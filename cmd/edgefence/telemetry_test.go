@@ -56,6 +56,12 @@ func TestTelemetryTopicAddsToTheDefaults(t *testing.T) {
 	if _, err := filterStrings(t, "--telemetry-topic-replace"); err == nil {
 		t.Error("--telemetry-topic-replace alone: no error")
 	}
+	if _, err := filterStrings(t, "--telemetry-topic", "$share/g/devices/+/telemetry"); err == nil {
+		t.Error("a shared subscription beside the unshared defaults: no error")
+	}
+	if got, err := filterStrings(t, "--telemetry-topic", "$share/g/devices/+/telemetry", "--telemetry-topic-replace"); err != nil || len(got) != 1 {
+		t.Errorf("a shared subscription replacing the defaults: %v, %v", got, err)
+	}
 	// serve's and bridge's defaults are the worker's.
 	if !slices.Equal(ingest.DefaultTelemetryFilters, subjects.DefaultTelemetryFilters) {
 		t.Errorf("serve's default topics %v, the worker's %v", ingest.DefaultTelemetryFilters, subjects.DefaultTelemetryFilters)
