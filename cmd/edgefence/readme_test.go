@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,17 +51,21 @@ func helpFlags(t *testing.T, help string) map[string]string {
 	return flags
 }
 
-// readmeFlags reads the README's table of serve's flags: flag names and
-// their defaults as written.
-func readmeFlags(t *testing.T) map[string]string {
+// asServe is a table's default that says it is serve's.
+const asServe = "as `serve`"
+
+// flagTable reads the table of flags in the Markdown file at path (the
+// one headed "| flag | default | meaning |"): flag names and their
+// defaults as written.
+func flagTable(t *testing.T, path string) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "| flag | default | meaning |\n|---|---|---|\n")
 	if !ok {
-		t.Fatal("README.md has no flag table")
+		t.Fatalf("%s has no flag table", path)
 	}
 	flags := map[string]string{}
 	tick := regexp.MustCompile("`([^`]*)`")
@@ -68,23 +73,27 @@ func readmeFlags(t *testing.T) map[string]string {
 		if !strings.HasPrefix(line, "| ") {
 			break
 		}
-		cells := strings.Split(strings.ReplaceAll(line, `\|`, "¦"), " | ")
+		cells := strings.Split(strings.ReplaceAll(line, `\|`, "¦"), "|")[1:]
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
 		var names []string
 		for _, m := range tick.FindAllStringSubmatch(cells[0], -1) {
 			n, _, _ := strings.Cut(strings.TrimPrefix(m[1], "--"), "[")
 			names = append(names, n)
 		}
-		defs := []string{cells[1]}
-		if len(names) > 1 {
-			defs = strings.Split(cells[1], ", ")
+		// One default for several flags is each one's; else one each.
+		defs := strings.Split(cells[1], ", ")
+		if cells[1] == asServe || len(names) == 1 || len(defs) == 1 {
+			defs = slices.Repeat([]string{cells[1]}, len(names))
 		}
 		if len(defs) != len(names) {
-			t.Errorf("README row %v: %d defaults for %d flags: %s", names, len(defs), len(names), cells[1])
+			t.Errorf("%s row %v: %d defaults for %d flags: %s", path, names, len(defs), len(names), cells[1])
 			continue
 		}
 		for i, n := range names {
 			// The first code span is the default; what follows explains it.
-			if m := tick.FindStringSubmatch(defs[i]); m != nil {
+			if m := tick.FindStringSubmatch(defs[i]); m != nil && defs[i] != asServe {
 				flags[n] = m[1]
 			} else {
 				flags[n] = strings.TrimSpace(defs[i])
@@ -103,6 +112,8 @@ func sameDefault(help, readme string) bool {
 			return ""
 		case "GOMAXPROCS":
 			return strconv.Itoa(runtime.GOMAXPROCS(0))
+		case "host-pid": // the worker's name: this host's, and its pid
+			return help
 		}
 		if d, err := time.ParseDuration(s); err == nil {
 			return d.String()
@@ -112,28 +123,46 @@ func sameDefault(help, readme string) bool {
 	return norm(help) == norm(readme)
 }
 
-// The README's flag table and serve --help come from the same flags: each
-// flag serve offers is in the table with the default serve has, and the
-// table names no flag serve does not offer.
-func TestREADMEFlagTableMatchesServeHelp(t *testing.T) {
-	_, out, _ := runCLI(t, "serve", "--help")
-	help := helpFlags(t, out)
-	if len(help) < 40 {
-		t.Fatalf("read %d flags from serve --help:\n%s", len(help), out)
-	}
-	readme := readmeFlags(t)
-	for name, def := range help {
-		rd, ok := readme[name]
+// checkFlagTable compares the flag table of the document at path with
+// the flags help lists: each row's flag is listed with the default the
+// row gives (serve's, for "as `serve`"), and when complete, each flag
+// listed has a row.
+func checkFlagTable(t *testing.T, path string, help, serve map[string]string, complete bool) {
+	t.Helper()
+	table := flagTable(t, path)
+	for name, def := range table {
+		hd, ok := help[name]
 		switch {
 		case !ok:
-			t.Errorf("--%s (default %q) is not in the README's flag table", name, def)
-		case !sameDefault(def, rd):
-			t.Errorf("--%s: default %q in serve --help, %q in the README", name, def, rd)
+			t.Errorf("%s has --%s, which the command's --help does not list", path, name)
+		case def == asServe && !sameDefault(hd, serve[name]):
+			t.Errorf("%s: --%s is as serve's, but its default is %q and serve's %q", path, name, hd, serve[name])
+		case def != asServe && !sameDefault(hd, def):
+			t.Errorf("%s: --%s has default %q in --help, %q in the document", path, name, hd, def)
 		}
 	}
-	for name := range readme {
-		if _, ok := help[name]; !ok {
-			t.Errorf("the README's flag table has --%s, which serve --help does not list", name)
+	for name, def := range help {
+		if _, ok := table[name]; complete && !ok {
+			t.Errorf("--%s (default %q) is not in the flag table of %s", name, def, path)
 		}
 	}
+}
+
+// The documents' flag tables and the commands' --help come from the same
+// flags: each flag serve and bridge offer is in their table with the
+// default they have, the worker's table says its own flags' defaults
+// right, and no table names a flag its command does not offer.
+func TestFlagTablesMatchTheHelp(t *testing.T) {
+	flagsOf := func(cmd string) map[string]string {
+		_, out, _ := runCLI(t, cmd, "--help")
+		flags := helpFlags(t, out)
+		if len(flags) < 20 {
+			t.Fatalf("read %d flags from %s --help:\n%s", len(flags), cmd, out)
+		}
+		return flags
+	}
+	serve := flagsOf("serve")
+	checkFlagTable(t, "../../README.md", serve, serve, true)
+	checkFlagTable(t, "../../docs/bridge.md", flagsOf("bridge"), serve, true)
+	checkFlagTable(t, "../../docs/scale-out.md", flagsOf("worker"), serve, false)
 }
