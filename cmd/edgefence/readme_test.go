@@ -36,10 +36,8 @@ func helpFlags(t *testing.T, help string) map[string]string {
 			head := strings.Fields(line)[0]
 			name = strings.TrimPrefix(head, "--")
 			name, _, _ = strings.Cut(name, "[")
-			if rest := strings.TrimSpace(line[len("  "+head):]); len(line) > flagColumn {
-				// the description begins on this line, after the argument
-				rest = strings.TrimSpace(line[flagColumn:])
-				text = append(text, rest)
+			if len(line) > flagColumn && line[flagColumn-1] == ' ' { // the description begins on this line
+				text = append(text, strings.TrimSpace(line[flagColumn:]))
 			}
 		case strings.HasPrefix(line, strings.Repeat(" ", flagColumn)) && name != "":
 			text = append(text, strings.TrimSpace(line))
