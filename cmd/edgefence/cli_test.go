@@ -116,16 +116,24 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 			}
 		}
 	}
-	_, out, _ := runCLI(t, "serve", "--help")
-	var headings []string
-	for line := range strings.Lines(out) {
-		if line != "\n" && line[0] != ' ' && strings.ToUpper(line) == line {
-			headings = append(headings, strings.TrimSpace(line))
+	var out string
+	for cmd, want := range map[string][]string{
+		"serve":  {"USAGE", "LISTENERS", "ENGINE", "SECURITY", "OUTPUT", "OPS"},
+		"bridge": {"USAGE", "UPSTREAM", "ENGINE", "OUTPUT", "OPS"},
+		"worker": {"USAGE", "CLUSTER", "SECURITY", "ENGINE", "OUTPUT", "OPS"},
+	} {
+		_, out, _ = runCLI(t, cmd, "--help")
+		var headings []string
+		for line := range strings.Lines(out) {
+			if line != "\n" && line[0] != ' ' && strings.ToUpper(line) == line {
+				headings = append(headings, strings.TrimSpace(line))
+			}
+		}
+		if !slices.Equal(headings, want) {
+			t.Errorf("%s --help headings %v, want %v", cmd, headings, want)
 		}
 	}
-	if want := []string{"USAGE", "LISTENERS", "ENGINE", "SECURITY", "OUTPUT", "OPS"}; !slices.Equal(headings, want) {
-		t.Errorf("serve --help headings %v, want %v", headings, want)
-	}
+	_, out, _ = runCLI(t, "serve", "--help")
 	for _, f := range newRemovedServeFlags() {
 		if strings.Contains(out, "--"+f.name) {
 			t.Errorf("serve --help lists the removed --%s", f.name)

@@ -159,6 +159,8 @@ func valueName(v flag.Value) string {
 		return "time"
 	case *flagvalue.Durations:
 		return "durations"
+	case *flagvalue.Joined:
+		return "list"
 	case holdFlag:
 		return "duration|adaptive"
 	case *strategyList:

@@ -32,7 +32,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	topics := newTelemetryTopics()
 	proc := defaultProcessFlags()
 	var printMappings bool
-	fs := workerFlags(&cfg, topics, &proc, &printMappings)
+	fs, _ := workerFlags(&cfg, topics, &proc, &printMappings)
 	if err := ff.Parse(fs, nil, configOptions()...); err != nil {
 		t.Fatal(err)
 	}
