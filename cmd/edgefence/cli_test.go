@@ -41,6 +41,10 @@ func TestUnknownCommandIsAnError(t *testing.T) {
 	if code, _, stderr = runCLI(t, "help", "serv"); code != 2 || !strings.Contains(stderr, "unknown command") {
 		t.Errorf("edgefence help serv: exit %d, %q", code, stderr)
 	}
+	if code, _, stderr = runCLI(t, "store", "chek"); code != 2 || !strings.Contains(stderr, `unknown command "chek"`) ||
+		!strings.Contains(stderr, "check") || strings.Count(stderr, "\n") > 2 {
+		t.Errorf("edgefence store chek: exit %d, %q", code, stderr)
+	}
 }
 
 // `edgefence help CMD` is CMD's help, as `edgefence CMD --help` prints it.

@@ -104,9 +104,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, name, err)
 	}
 	if err := cmd.Run(ctx); err != nil {
-		if errors.Is(err, flag.ErrHelp) { // a command needing a subcommand
+		var cle commandLineError
+		switch {
+		case errors.Is(err, flag.ErrHelp): // a command needing a subcommand
 			_, _ = stderr.Write(usage.Bytes())
 			return exitUsage
+		case errors.As(err, &cle):
+			return usageError(stderr, cle.cmd, cle.err)
 		}
 		fmt.Fprintln(stderr, "edgefence:", err)
 		return exitFailed
@@ -196,6 +200,15 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// commandLineError is a mistake in the command line that a command
+// finds itself, reported as package flag's are (exit 2).
+type commandLineError struct {
+	cmd string // "edgefence store"
+	err error
+}
+
+func (e commandLineError) Error() string { return e.cmd + ": " + e.err.Error() }
 
 // usageError prints err and where to find the help, and returns the exit
 // code of a wrong command line. ff's "error parsing commandline
