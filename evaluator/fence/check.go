@@ -1,6 +1,10 @@
 package fence
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Warning is a problem of a fence that does not stop it loading but
 // likely makes it cover something other than what was drawn.
@@ -30,12 +34,19 @@ func (s *Set) Warnings() []Warning {
 	return out
 }
 
+// checkBudget bounds the edge pairs compared per ring: a ring whose
+// sweep would compare more (tens of thousands of vertices folded on each
+// other, as in a dense zigzag) is left unchecked rather than delaying a
+// load by seconds.
+const checkBudget = 1_000_000
+
 // selfIntersection finds two non-adjacent edges of the closed flat ring r
 // that cross or touch, and returns their indexes. Repeated consecutive
-// positions are skipped first, as they add no edge. It compares every
-// pair of edges whose boxes overlap: quadratic, but fences are loaded
-// rarely and have few vertices.
-func selfIntersection(r []float64) (int, int, bool) {
+// positions are skipped first, as they add no edge. Edges are swept in
+// order of their west end, each compared with the earlier ones whose
+// east end it has not passed: few, for an ordinary ring. ok is false
+// when none is found within checkBudget comparisons.
+func selfIntersection(r []float64) (a, b int, ok bool) {
 	pts := make([][2]float64, 0, len(r)/2)
 	for i := 0; i+1 < len(r); i += 2 {
 		p := [2]float64{r[i], r[i+1]}
@@ -47,15 +58,37 @@ func selfIntersection(r []float64) (int, int, bool) {
 	if n < 3 {
 		return 0, 0, false
 	}
-	for i := range n {
-		for j := i + 2; j < n; j++ {
-			if i == 0 && j == n-1 {
-				continue // adjacent through the closing position
-			}
-			if segmentsMeet(pts[i], pts[i+1], pts[j], pts[j+1]) {
-				return i, j, true
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	west := func(i int) float64 { return min(pts[i][0], pts[i+1][0]) }
+	east := func(i int) float64 { return max(pts[i][0], pts[i+1][0]) }
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(west(i), west(j)) })
+	adjacent := func(i, j int) bool {
+		d := i - j
+		return d == 1 || d == -1 || d == n-1 || d == 1-n
+	}
+	var active []int
+	budget := checkBudget
+	for _, i := range order {
+		x := west(i)
+		kept := active[:0]
+		for _, j := range active {
+			if east(j) >= x {
+				kept = append(kept, j)
 			}
 		}
+		active = kept
+		for _, j := range active {
+			if budget--; budget < 0 {
+				return 0, 0, false
+			}
+			if !adjacent(i, j) && segmentsMeet(pts[i], pts[i+1], pts[j], pts[j+1]) {
+				return min(i, j), max(i, j), true
+			}
+		}
+		active = append(active, i)
 	}
 	return 0, 0, false
 }

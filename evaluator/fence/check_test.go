@@ -69,3 +69,22 @@ func TestPropertySelfIntersection(t *testing.T) {
 		}
 	})
 }
+
+// A ring of 80,000 vertices zigzagging around a circle (the broker tests'
+// heavy fence) is checked, or given up on, at once, not in O(n²).
+func TestSelfIntersectionOfAHeavyRingIsBounded(t *testing.T) {
+	const n = 80_000
+	ring := make([]float64, 0, 2*n+2)
+	for i := range n {
+		a := 2 * math.Pi * float64(i) / n
+		r := 0.01
+		if i%2 == 1 {
+			r = 0.009
+		}
+		ring = append(ring, 13.4+r*math.Cos(a), 52.5+r*math.Sin(a))
+	}
+	ring = append(ring, ring[0], ring[1])
+	if a, b, ok := selfIntersection(ring); ok {
+		t.Errorf("the zigzag ring crosses itself at edges %d and %d", a, b)
+	}
+}
