@@ -117,19 +117,61 @@ func (cs *connSet) remove(c net.Conn) {
 }
 
 // close ends the reads of every connection held, and of any added later.
+// Closing rather than expiring them makes a read end with net.ErrClosed,
+// which the log knows for the server's own doing (mochilog), not with a
+// timeout that reads like a client's fault.
 func (cs *connSet) close() {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.closed = true
 	for c := range cs.conns {
-		_ = c.SetDeadline(time.Now())
+		_ = c.Close()
 	}
 }
 
-// listen opens the MQTT listeners. Each connection must send CONNECT
-// within the connect timeout: mochi reads it with no deadline, so an idle
-// socket would hold a goroutine forever. mochi replaces the deadline with
-// the keepalive once connected.
+// sockets are the MQTT listeners' sockets, bound first thing in Start so
+// that a port in use fails the start before anything else runs or logs
+// (mochi's "server started" above the error read as a start); listen
+// hands them to mochi, and Close closes those it did not.
+type sockets struct{ tcp, tls, ws net.Listener }
+
+// bindAll binds the sockets of the configured MQTT listeners, or none.
+func (s *Server) bindAll(tc *tls.Config) (err error) {
+	defer func() {
+		if err != nil {
+			s.sockets.close()
+		}
+	}()
+	if s.sockets.tcp, err = s.bind("tcp", s.cfg.MQTTAddr); err != nil {
+		return err
+	}
+	if tc != nil {
+		if s.sockets.tls, err = s.bind("tls", s.cfg.TLSAddr); err != nil {
+			return err
+		}
+	}
+	if s.cfg.WSAddr != "" {
+		if s.sockets.ws, err = s.bind("ws", s.cfg.WSAddr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close closes the sockets not handed to mochi.
+func (ss *sockets) close() {
+	for _, ln := range []*net.Listener{&ss.tcp, &ss.tls, &ss.ws} {
+		if *ln != nil {
+			_ = (*ln).Close()
+			*ln = nil
+		}
+	}
+}
+
+// listen serves the MQTT listeners on the bound sockets. Each connection
+// must send CONNECT within the connect timeout: mochi reads it with no
+// deadline, so an idle socket would hold a goroutine forever. mochi
+// replaces the deadline with the keepalive once connected.
 func (s *Server) listen(tc *tls.Config) error {
 	establish := func(id string, c net.Conn) error {
 		if !s.conns.add(c) {
@@ -149,28 +191,22 @@ func (s *Server) listen(tc *tls.Config) error {
 		s.mqtt.Listeners.Serve(l.ID(), establish)
 		return nil
 	}
-	ln, err := s.bind("tcp", s.cfg.MQTTAddr)
-	if err != nil {
-		return err
-	}
-	s.tcp = listeners.NewNet("tcp", ln)
+	ss := &s.sockets
+	s.tcp = listeners.NewNet("tcp", ss.tcp)
+	ss.tcp = nil
 	if err := add(s.tcp, s.cfg.MQTTAddr); err != nil {
 		return err
 	}
-	if tc != nil {
-		if ln, err = s.bind("tls", s.cfg.TLSAddr); err != nil {
-			return err
-		}
-		s.tls = listeners.NewNet("tls", tls.NewListener(ln, tc))
+	if ss.tls != nil {
+		s.tls = listeners.NewNet("tls", tls.NewListener(ss.tls, tc))
+		ss.tls = nil
 		if err := add(s.tls, s.cfg.TLSAddr); err != nil {
 			return err
 		}
 	}
-	if s.cfg.WSAddr != "" {
-		if ln, err = s.bind("ws", s.cfg.WSAddr); err != nil {
-			return err
-		}
-		s.ws = wslistener.New("ws", s.cfg.WSAddr, ln, tc, s.cfg.Auth == "")
+	if ss.ws != nil {
+		s.ws = wslistener.New("ws", s.cfg.WSAddr, ss.ws, tc, s.cfg.Auth == "")
+		ss.ws = nil
 		if err := add(s.ws, s.cfg.WSAddr); err != nil {
 			return err
 		}

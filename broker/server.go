@@ -41,6 +41,7 @@ type Server struct {
 	capture   *capture.Writer // nil without --capture
 	pub       *publisher
 	store     *store.Store // nil without --data-dir
+	sockets   sockets      // bound, not yet mochi's
 	tcp       *listeners.Net
 	tls       *listeners.Net
 	ws        *wslistener.Listener
@@ -100,6 +101,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: ff}
+	if err := s.bindAll(tlsConfig); err != nil {
+		return nil, s.abort(err)
+	}
 	caps := mqtt.NewDefaultServerCapabilities()
 	// mochi would delete every retained message older than this, erasing
 	// the state of a device parked in a fence for a day; EXITs carry their
@@ -355,5 +359,6 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.http != nil {
 		err = errors.Join(err, s.http.Shutdown(ctx))
 	}
+	s.sockets.close() // a start that failed before listening
 	return err
 }

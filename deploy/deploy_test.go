@@ -46,8 +46,8 @@ const (
 )
 
 // serveSources define serve's flags: its own, and the process flags it
-// shares with bridge.
-var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go"}
+// shares with bridge and worker, and the telemetry topics.
+var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go", "../cmd/edgefence/telemetry.go"}
 
 func read(t *testing.T, path string) []byte {
 	t.Helper()

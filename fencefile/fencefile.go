@@ -52,7 +52,19 @@ func Open(path string, log *slog.Logger) (*FenceFile, *fence.Set, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("load fences %s: %w", path, err)
 	}
+	warn(log, set, path)
 	return &FenceFile{path: path, log: log, sum: sha256.Sum256(data)}, set, nil
+}
+
+// warn logs what about set, loaded from source, is likely a mistake: no
+// fences at all, or a fence whose polygon crosses itself.
+func warn(log *slog.Logger, set *fence.Set, source string) {
+	if set.Len() == 0 {
+		log.Warn("the fence file has no fences: no device will enter or leave any", "source", source)
+	}
+	for _, w := range set.Warnings() {
+		log.Warn("fence may not cover what was drawn", "source", source, "fence", w.ID, "problem", w.Problem)
+	}
 }
 
 // Attach makes e the engine reloads go to and registers the reload
@@ -101,6 +113,7 @@ func (f *FenceFile) apply(geojson []byte, source string) error {
 		f.log.Error("fence reload rejected: previous fences stay live", "source", source, "error", err)
 		return fmt.Errorf("fences from %s: %w", source, err)
 	}
+	warn(f.log, set, source)
 	old := f.engine.Fences()
 	if err := f.engine.SetFences(set); err != nil {
 		return err

@@ -34,8 +34,12 @@ type TelemetryFilter struct {
 	levels  []string // of the filter without $share/<group>/
 }
 
-// DefaultTelemetryFilters are the filters served when none are configured.
-var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+"}
+// DefaultTelemetryFilters are the filters served when none are configured:
+// the canonical and OwnTracks topics, and the uplinks of the LoRaWAN
+// network servers (ChirpStack v4, The Things Stack v3), the same for
+// serve, bridge and worker.
+var DefaultTelemetryFilters = []string{"devices/+/telemetry", "owntracks/+/+",
+	"application/+/device/+/event/up=chirpstack", "v3/+/devices/+/up=ttn"}
 
 // ParseTelemetryFilters parses each filter of list (see ParseTelemetryFilter).
 // An entry that is only a field mapping setting (lat=gps.lat) continues

@@ -5,7 +5,9 @@ package mochilog
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 )
@@ -30,6 +32,10 @@ import (
 //   - "accept failed; retrying" (one per failed Accept of an MQTT
 //     listener, mochi patch 0016) is dropped: acceptwatch logs it once a
 //     second, saying what to do, and counts every one;
+//   - a connection's end because this side closed it (shutdown, a session
+//     taken over: "use of closed network connection") is dropped, and the
+//     debug line "client disconnected" loses that error: no client did
+//     anything wrong;
 //   - any other connection's end with an error (mochi's line has no
 //     message: a tracker dropping off without DISCONNECT, a reset, a
 //     malformed packet) is named and let through once per second.
@@ -58,11 +64,15 @@ func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	case "error processing packet":
 		return h.packetError(ctx, r)
 	case "":
-		if refusedLogin(r) || !once(h.ended, r.Time.Unix()) {
+		if refusedLogin(r) || closedHere(r) || !once(h.ended, r.Time.Unix()) {
 			return nil
 		}
 		r = r.Clone()
 		r.Message = "client connection ended with an error (its will, if any, is sent; further ends this second are not logged)"
+	case "client disconnected":
+		if closedHere(r) { // the server's doing: not an error to report
+			r = withoutError(r)
+		}
 	case "client store quota reached":
 		if !once(h.quota, r.Time.Unix()) {
 			return nil
@@ -85,6 +95,35 @@ func refusedLogin(r slog.Record) (refused bool) {
 		return true
 	})
 	return refused
+}
+
+// closedHere reports whether r is mochi's line on a connection that
+// ended because this side closed it.
+func closedHere(r slog.Record) (closed bool) {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != "error" {
+			return true
+		}
+		if err, ok := a.Value.Any().(error); ok {
+			closed = errors.Is(err, net.ErrClosed)
+		} else {
+			closed = strings.HasSuffix(a.Value.String(), net.ErrClosed.Error())
+		}
+		return false
+	})
+	return closed
+}
+
+// withoutError is r without its error attribute.
+func withoutError(r slog.Record) slog.Record {
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != "error" {
+			out.AddAttrs(a)
+		}
+		return true
+	})
+	return out
 }
 
 func (h quietHandler) WithAttrs(as []slog.Attr) slog.Handler {

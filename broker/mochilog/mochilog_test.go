@@ -2,8 +2,10 @@ package mochilog
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +76,23 @@ func TestQuietHandlerDropsAcceptRetries(t *testing.T) {
 	log.Warn("accept failed; retrying", "error", "accept tcp 127.0.0.1:1883: accept4: too many open files", "delay", "5ms")
 	if buf.Len() != 0 {
 		t.Errorf("mochi's accept retry was logged: %s", buf.String())
+	}
+}
+
+// A shutdown closes every client's connection: mochi's lines on them
+// carry "use of closed network connection", which is the server's own
+// doing, not an error to warn about.
+func TestQuietHandlerDropsConnectionsClosedHere(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Quiet(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))).With("component", "mqtt")
+	closed := fmt.Errorf("read tcp 127.0.0.1:1883->127.0.0.1:5000: %w", net.ErrClosed)
+	log.Warn("", "error", closed, "listener", "tcp")
+	log.Debug("client disconnected", "error", closed, "client", "truck-1")
+	out := buf.String()
+	if strings.Contains(out, "closed network connection") || strings.Contains(out, "level=WARN") {
+		t.Errorf("a connection closed by the server logged as an error:\n%s", out)
+	}
+	if !strings.Contains(out, "client disconnected") || !strings.Contains(out, "truck-1") {
+		t.Errorf("the debug line on the client's disconnection is gone:\n%s", out)
 	}
 }

@@ -3,40 +3,42 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
+// Exit codes: a command that ran and failed, and a command line that was
+// wrong (an unknown command or flag, a bad value), as package flag has it.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+)
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if slices.ContainsFunc(os.Args[1:], isHelp) {
-				return // asked for: usage was printed
-			}
-			os.Exit(2) // no subcommand: usage was printed
-		}
-		fmt.Fprintln(os.Stderr, "edgefence:", err)
-		os.Exit(1)
-	}
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
-func run(ctx context.Context, args []string) error {
-	root := &ffcli.Command{
-		ShortUsage: "edgefence <subcommand> [flags]",
+func rootCommand() *ffcli.Command {
+	return &ffcli.Command{
+		Name:       "edgefence",
+		ShortUsage: "edgefence <command> [flags]",
 		LongHelp:   "An MQTT edge broker that turns tracker pings into geofence transitions, ordered by event time.",
 		Subcommands: []*ffcli.Command{
 			serveCommand(),
@@ -49,15 +51,178 @@ func run(ctx context.Context, args []string) error {
 			storeCommand(),
 			versionCommand(),
 		},
-		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}
-	return root.ParseAndRun(ctx, args)
+}
+
+// rootUsage is the help of edgefence itself.
+func rootUsage(root *ffcli.Command) string {
+	var b strings.Builder
+	b.WriteString("USAGE\n  " + root.ShortUsage + "\n\n" + wrap(root.LongHelp, 0, helpWidth) + "\n\nCOMMANDS\n")
+	writeCommands(&b, root.Subcommands)
+	b.WriteString("\nFLAGS\n  --version   print the version\n  --help      print this help\n\n" +
+		"Run 'edgefence help <command>' (or 'edgefence <command> --help') for a command's flags.\n")
+	return b.String()
+}
+
+// run runs the command line args and returns the exit code. A command's
+// help goes to stdout when asked for; an error goes to stderr as the last
+// line, after at most a hint, never buried above a page of help.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := rootCommand()
+	var usage bytes.Buffer // what package flag prints: help, and its errors
+	var shown *ffcli.Command
+	prepare(root.Subcommands, &usage, &shown)
+	if len(args) == 0 {
+		fmt.Fprint(stderr, rootUsage(root))
+		return exitUsage
+	}
+	switch a := args[0]; {
+	case isHelp(a):
+		fmt.Fprint(stdout, rootUsage(root))
+		return 0
+	case a == "--version" || a == "-version":
+		fmt.Fprintln(stdout, version())
+		return 0
+	case a == "help":
+		return help(root, args[1:], stdout, stderr)
+	case strings.HasPrefix(a, "-"):
+		return usageError(stderr, "edgefence", fmt.Errorf("unknown flag %s", a))
+	}
+	cmd := find(root.Subcommands, args[0])
+	if cmd == nil {
+		return usageError(stderr, "edgefence", unknownCommand(root.Subcommands, args[0]))
+	}
+	if err := cmd.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			_, _ = stdout.Write(usage.Bytes())
+			return 0
+		}
+		name := "edgefence " + cmd.Name
+		if shown != nil {
+			name = shown.FlagSet.Name()
+		}
+		return usageError(stderr, name, err)
+	}
+	if err := cmd.Run(ctx); err != nil {
+		var cle commandLineError
+		switch {
+		case errors.Is(err, flag.ErrHelp): // a command needing a subcommand
+			_, _ = stderr.Write(usage.Bytes())
+			return exitUsage
+		case errors.As(err, &cle):
+			return usageError(stderr, cle.cmd, cle.err)
+		}
+		fmt.Fprintln(stderr, "edgefence:", err)
+		return exitFailed
+	}
+	return 0
+}
+
+// prepare gives every command of the tree the wrapped help and a flag set
+// that prints into usage, and records in *shown whose help was printed.
+func prepare(cmds []*ffcli.Command, usage io.Writer, shown **ffcli.Command) {
+	for _, c := range cmds {
+		if c.FlagSet == nil {
+			c.FlagSet = flag.NewFlagSet("edgefence "+c.Name, flag.ContinueOnError)
+		}
+		c.FlagSet.SetOutput(usage)
+		render := c.UsageFunc
+		if render == nil {
+			render = usageFunc(nil)
+		}
+		c.UsageFunc = func(c *ffcli.Command) string {
+			*shown = c
+			return render(c)
+		}
+		prepare(c.Subcommands, usage, shown)
+	}
+}
+
+// help is `edgefence help [command [subcommand]]`.
+func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
+	if len(path) == 0 {
+		fmt.Fprint(stdout, rootUsage(root))
+		return 0
+	}
+	cmd := root
+	for _, name := range path {
+		sub := find(cmd.Subcommands, name)
+		if sub == nil {
+			return usageError(stderr, "edgefence help", unknownCommand(cmd.Subcommands, name))
+		}
+		cmd = sub
+	}
+	fmt.Fprintln(stdout, cmd.UsageFunc(cmd))
+	return 0
+}
+
+func find(cmds []*ffcli.Command, name string) *ffcli.Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// unknownCommand names the commands a mistyped name may have meant: those
+// it is a prefix of, or within two edits of.
+func unknownCommand(cmds []*ffcli.Command, name string) error {
+	var near []string
+	for _, c := range cmds {
+		if strings.HasPrefix(c.Name, name) || editDistance(c.Name, name) <= 2 {
+			near = append(near, c.Name)
+		}
+	}
+	if len(near) == 0 {
+		return fmt.Errorf("unknown command %q", name)
+	}
+	return fmt.Errorf("unknown command %q (did you mean %s?)", name, strings.Join(near, " or "))
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// commandLineError is a mistake in the command line that a command
+// finds itself, reported as package flag's are (exit 2).
+type commandLineError struct {
+	cmd string // "edgefence store"
+	err error
+}
+
+func (e commandLineError) Error() string { return e.cmd + ": " + e.err.Error() }
+
+// usageError prints err and where to find the help, and returns the exit
+// code of a wrong command line. ff's "error parsing commandline
+// arguments:" says nothing the line does not.
+func usageError(stderr io.Writer, name string, err error) int {
+	msg := strings.TrimPrefix(err.Error(), "error parsing commandline arguments: ")
+	fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", name, msg, name)
+	return exitUsage
 }
 
 func versionCommand() *ffcli.Command {
 	return &ffcli.Command{
 		Name:       "version",
-		ShortUsage: "edgefence version",
+		ShortUsage: "edgefence version (or edgefence --version)",
 		ShortHelp:  "print the version",
 		Exec: func(context.Context, []string) error {
 			fmt.Println(version())

@@ -78,8 +78,9 @@ func TestPasswdRejects(t *testing.T) {
 
 // The subcommand is registered and refuses a password on the command line.
 func TestPasswdCommandRefusesArguments(t *testing.T) {
-	err := run(t.Context(), []string{"passwd", "secret"})
-	if err == nil || !strings.Contains(err.Error(), "read from stdin") {
-		t.Errorf("edgefence passwd secret: %v", err)
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"passwd", "secret"}, &stdout, &stderr)
+	if code != exitFailed || !strings.Contains(stderr.String(), "read from stdin") {
+		t.Errorf("edgefence passwd secret: exit %d, %q", code, stderr.String())
 	}
 }

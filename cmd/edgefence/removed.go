@@ -34,6 +34,18 @@ func newRemovedServeFlags() removedFlags {
 	}
 }
 
+// removedFlagsOf returns the removed flags registered on fs.
+func removedFlagsOf(fs *flag.FlagSet) removedFlags {
+	var rs removedFlags
+	fs.VisitAll(func(f *flag.Flag) {
+		if r, ok := f.Value.(*removedFlag); ok {
+			rs = append(rs, r)
+		}
+	})
+	return rs
+}
+
+// register defines the removed flags on fs; the help leaves them out.
 func (rs removedFlags) register(fs *flag.FlagSet) {
 	for _, f := range rs {
 		fs.Var(f, f.name, "removed: "+f.advice)

@@ -17,7 +17,6 @@ import (
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/homeassistant"
-	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 )
 
@@ -104,62 +103,71 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
-// of precedence.
-func serveFlags(cfg *broker.Config, topics *flagvalue.Strings, proc *processFlags) *flag.FlagSet {
+// of precedence. The groups are the headings of serve --help.
+func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags) (*flag.FlagSet, *flagGroups) {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
-	e := &cfg.Engine
-	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
-	fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz, the page (empty: off); --auth: /metrics needs admin")
-	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
-	fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
-	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id")
-	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
-	engineFlags(fs, e)
-	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
-	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
-	fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
-	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
-	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
-	fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
-	fs.StringVar(&cfg.Capture, "capture", cfg.Capture, "append every accepted ping to this JSON Lines file, for edgefence replay (empty: off)")
-	fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")
-	fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
-	fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "YAML user file (bcrypt/argon2id hashes, roles device/dashboard/admin); without it only loopback listeners are allowed")
-	fs.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", cfg.AllowAnonymous, "allow anonymous access on non-loopback listeners (a trusted network only)")
-	fs.BoolVar(&cfg.StrictClientIDs, "strict-client-ids", cfg.StrictClientIDs, "with --auth: a device's client id is its username, or starts with username/; nobody else's")
-	fs.DurationVar(&cfg.MaxSessionExpiry, "max-session-expiry", cfg.MaxSessionExpiry, "a kept session, and its client id's claim, ends at most this long after its connection")
-	fs.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "PEM certificate: enables the MQTTS listener (and wss on --ws-addr)")
-	fs.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "PEM key of --tls-cert")
-	fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "PEM CA bundle: verify client certificates; a certificate's CN is the username")
-	fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
-	fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
-	fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: base map, a tile URL template (https://tile.openstreetmap.org/{z}/{x}/{y}.png) or a directory of tiles DIR/{z}/{x}/{y}.png served offline (empty: no base map, no request leaves the page)")
-	fs.StringVar(&cfg.MapAttribution, "map-attribution", cfg.MapAttribution, "live page: the tile provider's credit shown on the map, e.g. '© OpenStreetMap contributors'")
-	fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers, fences as occupancy sensors; =PREFIX for a discovery prefix other than homeassistant")
-	fs.BoolVar(&cfg.OwnTracksEvents, "owntracks-events", cfg.OwnTracksEvents, "publish the transitions of devices reporting over owntracks/<user>/<device> as OwnTracks events on owntracks/<user>/<device>/event")
-	fs.Var(flagvalue.Uint[uint32]{P: &cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
-	fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
-	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
-	fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per device id (other publishes: per user or client id; 0: unlimited); over it: 0x97")
-	fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per device id (or user, or client id) above --rate")
-	fs.Var(flagvalue.Off{P: &cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
-	fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
-	fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
-	fs.Var(flagvalue.Int32{P: &cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 (a queue grows with what is queued: trackers pay nothing for it)")
-	fs.Var(flagvalue.Uint[uint16]{P: &cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
-	proc.register(fs)
-	return fs
+	g := new(flagGroups)
+	g.group(fs, "listeners", func() {
+		fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
+		fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
+		fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
+		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address of the live page (/), /metrics, /healthz and /readyz (empty: off); with --auth the page needs a dashboard or admin user, /metrics an admin")
+		fs.Var(flagvalue.Uint[uint32]{P: &cfg.MaxPacketSize}, "max-packet-size", "largest MQTT packet accepted, bytes")
+		fs.Int64Var(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "connected clients at most")
+		fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", cfg.ConnectTimeout, "a connection must send CONNECT within this")
+		fs.DurationVar(&cfg.MaxSessionExpiry, "max-session-expiry", cfg.MaxSessionExpiry, "a kept session, and its client id's claim, ends at most this long after its connection")
+		fs.IntVar(&cfg.ClientReadBuffer, "client-read-buffer", cfg.ClientReadBuffer, "read buffer per MQTT connection, bytes")
+		fs.IntVar(&cfg.ClientWriteBuffer, "client-write-buffer", cfg.ClientWriteBuffer, "outbound bytes per connection coalesced into one write")
+		fs.Var(flagvalue.Int32{P: &cfg.ClientQueue}, "client-queue", "outbound messages queued per client; a subscriber further behind loses messages (counted in edgefence_shed_total{stage=\"subscriber\"}); 0: 8192 (a queue grows with what is queued: trackers pay nothing for it)")
+		fs.Var(flagvalue.Uint[uint16]{P: &cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
+		fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
+	})
+	g.group(fs, "engine", func() {
+		fs.Var(flagvalue.Off{P: &cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
+		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
+		fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
+		topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id")
+		engineFlags(fs, &cfg.Engine)
+	})
+	g.group(fs, "security", func() {
+		fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "YAML user file (bcrypt/argon2id hashes, roles device, gateway, dashboard and admin); without it only loopback listeners are allowed")
+		fs.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", cfg.AllowAnonymous, "allow anonymous access on non-loopback listeners (a trusted network only)")
+		fs.BoolVar(&cfg.StrictClientIDs, "strict-client-ids", cfg.StrictClientIDs, "with --auth: a device's client id is its username, or starts with username/; nobody else's")
+		fs.StringVar(&cfg.TLSCert, "tls-cert", cfg.TLSCert, "PEM certificate: enables the MQTTS listener (and wss on --ws-addr)")
+		fs.StringVar(&cfg.TLSKey, "tls-key", cfg.TLSKey, "PEM key of --tls-cert")
+		fs.StringVar(&cfg.TLSClientCA, "tls-client-ca", cfg.TLSClientCA, "PEM CA bundle: verify client certificates; a certificate's CN is the username")
+		fs.Float64Var(&cfg.PublishRate, "rate", cfg.PublishRate, "publishes per second per device id (other publishes: per user or client id; 0: unlimited); over it: 0x97")
+		fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per device id (or user, or client id) above --rate")
+		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
+	})
+	g.group(fs, "output", func() {
+		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
+		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
+		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
+		fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
+		fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers, fences as occupancy sensors; =`PREFIX` for a discovery prefix other than homeassistant")
+		fs.BoolVar(&cfg.OwnTracksEvents, "owntracks-events", cfg.OwnTracksEvents, "publish the transitions of devices reporting over owntracks/<user>/<device> as OwnTracks events on owntracks/<user>/<device>/event")
+		fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: base map, a tile URL template (https://tile.openstreetmap.org/{z}/{x}/{y}.png) or a directory of tiles DIR/{z}/{x}/{y}.png served offline (empty: no base map, no request leaves the page)")
+		fs.StringVar(&cfg.MapAttribution, "map-attribution", cfg.MapAttribution, "live page: the tile provider's credit shown on the map, e.g. '© OpenStreetMap contributors'")
+		fs.StringVar(&cfg.Capture, "capture", cfg.Capture, "append every accepted ping to this JSON Lines file, for edgefence replay (empty: off)")
+		fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")
+		fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
+	})
+	g.group(fs, "ops", func() {
+		fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
+		fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
+		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
+		proc.register(fs)
+		newRemovedServeFlags().register(fs) // refused or reported, not listed
+	})
+	return fs, g
 }
 
 func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: ingest.DefaultTelemetryFilters}
+	topics := newTelemetryTopics()
 	proc := defaultProcessFlags()
-	fs := serveFlags(&cfg, topics, &proc)
-	removed := newRemovedServeFlags()
-	removed.register(fs)
+	fs, groups := serveFlags(&cfg, topics, &proc)
 	return &ffcli.Command{
 		Name:       "serve",
 		ShortUsage: "edgefence serve [flags]",
@@ -167,8 +175,9 @@ func serveCommand() *ffcli.Command {
 		LongHelp: "Run the MQTT broker with the geofence engine. Every flag can also be set as an\n" +
 			"EDGEFENCE_* environment variable (EDGEFENCE_HOLD=750ms; lists comma-separated)\n" +
 			"or in the --config file.",
-		FlagSet: fs,
-		Options: configOptions(),
+		FlagSet:   fs,
+		Options:   configOptions(),
+		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("serve takes no arguments, got %q", args)
@@ -177,10 +186,10 @@ func serveCommand() *ffcli.Command {
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if err := removed.check(cfg.Log); err != nil {
+			if err := removedFlagsOf(fs).check(cfg.Log); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
+			if cfg.Telemetry, err = topics.filters(); err != nil {
 				return err
 			}
 			return serve(ctx, cfg)

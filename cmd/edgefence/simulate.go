@@ -26,17 +26,32 @@ import (
 // strategyList is a comma-separated list of strategies (shadow.ParseStrategy).
 type strategyList []shadow.Strategy
 
+// String is the list as --holds takes it (0,200ms,adaptive), so that the
+// default printed in the help can be typed back in.
 func (l *strategyList) String() string {
 	s := make([]string, len(*l))
 	for i, st := range *l {
-		s[i] = st.Name
+		spec := st.Hold.String()
+		if st.Adaptive {
+			spec = "adaptive"
+		}
+		if st.NoAccuracy {
+			spec += "-noacc"
+		}
+		s[i] = spec
 	}
 	return strings.Join(s, ",")
 }
 
+// Set parses a comma-separated list of holds, taking the strategies'
+// names in the tables too (arrival, hold=500ms).
 func (l *strategyList) Set(v string) error {
 	*l = nil
 	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimPrefix(strings.TrimSpace(f), "hold=")
+		if base, ok := strings.CutPrefix(f, "arrival"); ok {
+			f = "0" + base
+		}
 		st, err := shadow.ParseStrategy(f)
 		if err != nil {
 			return err

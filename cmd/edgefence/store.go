@@ -24,7 +24,7 @@ import (
 var errStoreDamaged = errors.New("the store is damaged")
 
 func storeCommand() *ffcli.Command {
-	return &ffcli.Command{
+	c := &ffcli.Command{
 		Name:       "store",
 		ShortUsage: "edgefence store check|repair [--data-dir DIR]",
 		ShortHelp:  "check or repair the retained-state store (with the broker stopped)",
@@ -61,8 +61,14 @@ func storeCommand() *ffcli.Command {
 				return nil
 			}),
 		},
-		Exec: func(context.Context, []string) error { return flag.ErrHelp },
 	}
+	c.Exec = func(_ context.Context, args []string) error {
+		if len(args) > 0 {
+			return commandLineError{"edgefence store", unknownCommand(c.Subcommands, args[0])}
+		}
+		return flag.ErrHelp
+	}
+	return c
 }
 
 func storeSubcommand(name, help string, run func(dir string, verify store.Verify, w io.Writer) error) *ffcli.Command {

@@ -19,36 +19,48 @@ import (
 
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
-func workerFlags(cfg *worker.Config, topics *flagvalue.Strings, proc *processFlags, printMappings *bool) *flag.FlagSet {
+// The groups are the headings of worker --help.
+func workerFlags(cfg *worker.Config, topics *telemetryTopics, proc *processFlags, printMappings *bool) (*flag.FlagSet, *flagGroups) {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
-	fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
-	fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
-	fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
-	fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
-	fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
-	fs.Var(&flagvalue.Joined{P: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
-	fs.StringVar(&cfg.Security.CA, "nats-ca", cfg.Security.CA, "PEM file of the CAs that sign the servers' certificates: TLS on both connections")
-	fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
-	fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
-	fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
-	fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
-	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
-	fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "partition lease: a dead worker's partitions move after it")
-	fs.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "how often an owned partition's engine state is saved")
-	fs.DurationVar(&cfg.DedupWindow, "dedup-window", cfg.DedupWindow, "duplicate window of the transition history stream")
-	fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
-	fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
-	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
-	fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
-	fs.Var(topics, "telemetry-topic", "telemetry topic filter, repeatable: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
-	fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
-	fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
-	fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
-	fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
-	fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
-	engineFlags(fs, &cfg.Engine)
-	proc.register(fs)
-	return fs
+	g := new(flagGroups)
+	g.group(fs, "cluster", func() {
+		fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
+		fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
+		fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
+		fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
+		fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
+		fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "partition lease: a dead worker's partitions move after it")
+		fs.DurationVar(&cfg.CheckpointEvery, "checkpoint-every", cfg.CheckpointEvery, "how often an owned partition's engine state is saved")
+		fs.DurationVar(&cfg.DedupWindow, "dedup-window", cfg.DedupWindow, "duplicate window of the transition history stream")
+		fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
+		fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
+	})
+	g.group(fs, "security", func() {
+		fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
+		fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
+		fs.Var(&flagvalue.Joined{P: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
+		fs.StringVar(&cfg.Security.CA, "nats-ca", cfg.Security.CA, "PEM file of the CAs that sign the servers' certificates: TLS on both connections")
+		fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
+		fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
+	})
+	g.group(fs, "engine", func() {
+		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
+		topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
+		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
+		engineFlags(fs, &cfg.Engine)
+	})
+	g.group(fs, "output", func() {
+		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
+		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
+		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
+	})
+	g.group(fs, "ops", func() {
+		fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
+		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
+		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
+		proc.register(fs)
+	})
+	return fs, g
 }
 
 // natsMappings is the mappings block of a NATS server's configuration
@@ -66,10 +78,10 @@ func natsMappings(filters []ingest.TelemetryFilter, p int) string {
 
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
+	topics := newTelemetryTopics()
 	proc := defaultProcessFlags()
 	var printMappings bool
-	fs := workerFlags(&cfg, topics, &proc, &printMappings)
+	fs, groups := workerFlags(&cfg, topics, &proc, &printMappings)
 	return &ffcli.Command{
 		Name:       "worker",
 		ShortUsage: "edgefence worker --nats nats://host:4222 --nats-mqtt host:1883 [flags]",
@@ -79,8 +91,9 @@ func workerCommand() *ffcli.Command {
 			"worker owns a share of the partitions by lease, runs the engine on them in\n" +
 			"order, checkpoints it, and publishes transitions retained on the NATS nodes'\n" +
 			"MQTT side and to a history stream. See docs/scale-out.md.",
-		FlagSet: fs,
-		Options: configOptions(),
+		FlagSet:   fs,
+		Options:   configOptions(),
+		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("worker takes no arguments, got %q", args)
@@ -89,7 +102,7 @@ func workerCommand() *ffcli.Command {
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = ingest.ParseTelemetryFilters(topics.Values); err != nil {
+			if cfg.Telemetry, err = topics.filters(); err != nil {
 				return err
 			}
 			if printMappings {

@@ -11,7 +11,6 @@ import (
 	"github.com/peterbourgon/ff/v3"
 
 	"github.com/edgefence/edgefence/ingest"
-	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -30,10 +29,10 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	t.Setenv("EDGEFENCE_NATS_KEY", "/etc/edgefence/worker-key.pem")
 	t.Setenv("EDGEFENCE_NATS_CREDS", "/etc/edgefence/worker.creds")
 	cfg := worker.DefaultConfig()
-	topics := &flagvalue.Strings{Values: subjects.DefaultTelemetryFilters}
+	topics := newTelemetryTopics()
 	proc := defaultProcessFlags()
 	var printMappings bool
-	fs := workerFlags(&cfg, topics, &proc, &printMappings)
+	fs, _ := workerFlags(&cfg, topics, &proc, &printMappings)
 	if err := ff.Parse(fs, nil, configOptions()...); err != nil {
 		t.Fatal(err)
 	}

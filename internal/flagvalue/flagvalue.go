@@ -1,7 +1,7 @@
 // Package flagvalue holds the flag.Value types the edgefence commands
 // share beyond those of package flag: integers narrower than int, sizes
-// with binary suffixes, RFC 3339 instants, comma-separated durations,
-// on/off switches and repeatable lists that replace their defaults.
+// with binary suffixes, RFC 3339 instants, comma-separated durations and
+// on/off switches.
 package flagvalue
 
 import (
@@ -11,25 +11,6 @@ import (
 	"strings"
 	"time"
 )
-
-// Strings is a repeatable flag whose defaults are replaced, not appended
-// to, by the first value given.
-type Strings struct {
-	Values []string // the defaults, then what the flags gave
-	set    bool
-}
-
-// String is the values, comma-separated.
-func (l *Strings) String() string { return strings.Join(l.Values, ",") }
-
-// Set appends v, dropping the defaults the first time.
-func (l *Strings) Set(v string) error {
-	if !l.set {
-		l.Values, l.set = nil, true
-	}
-	l.Values = append(l.Values, v)
-	return nil
-}
 
 // Uint is a flag for an unsigned setting narrower than uint64.
 type Uint[T uint8 | uint16 | uint32] struct{ P *T }

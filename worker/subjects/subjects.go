@@ -5,7 +5,6 @@
 package subjects
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -79,11 +78,9 @@ func CheckpointPartition(name string) (n int, ok bool) {
 }
 
 // DefaultTelemetryFilters are the worker's telemetry topics when none
-// are configured: serve's, and the LoRaWAN network servers' uplinks
-// (ChirpStack v4, The Things Stack v3), which the shipped nats.conf maps
-// onto the partitions too.
-var DefaultTelemetryFilters = append(slices.Clone(ingest.DefaultTelemetryFilters),
-	"application/+/device/+/event/up=chirpstack", "v3/+/devices/+/up=ttn")
+// are configured: serve's, LoRaWAN network servers' uplinks included,
+// which the shipped nats.conf maps onto the partitions.
+var DefaultTelemetryFilters = ingest.DefaultTelemetryFilters
 
 // PartitionMappings returns the subject mappings the NATS servers need
 // for the default telemetry topics and p partitions: devices/<id>/telemetry,
