@@ -62,6 +62,7 @@ func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary
 		Lat:          history.Degrees(d.lat),
 		Lon:          history.Degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
+		Acc:          float32(d.acc) / 10,
 		Inside:       inspect.Inside(s.Inside[:0], d.states),
 	}
 	if d.Late != nil {

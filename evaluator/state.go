@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // evaluate runs the state machine on the device's next in-order ping.
@@ -97,6 +98,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 
 	d.states.Prune(d.seq)
 	d.lat, d.lon = history.Fixed(pg.Lat), history.Fixed(pg.Lon)
+	d.acc = reorder.AccOf(pg.Acc)
 }
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
