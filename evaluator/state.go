@@ -134,7 +134,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64, pg *engine.Ping, arrived int64, rev bool, now int64) {
 	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
+		Lat: pg.Lat, Lon: pg.Lon, Acc: float64(reorder.AccOf(pg.Acc)) / 10, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.Off() + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}
