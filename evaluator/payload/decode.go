@@ -73,7 +73,7 @@ type Decoder struct {
 // data and f, and the error, when not nil, is always a Reason. Checks run
 // in a fixed order, first failure wins: size, JSON syntax, top-level
 // object, then Uplink for a LoRaWAN uplink (its format, or Auto seeing
-// deviceInfo or end_device_ids but no _type, lat or lon), then _type
+// deviceInfo, devEUI or end_device_ids but no _type, lat or lon), then _type
 // (OwnTracks), lat, lon, time stamp and acc, each for duplicates,
 // presence, JSON type, finiteness and range.
 func (d *Decoder) Decode(data []byte, f Format) (Position, error) {

@@ -39,6 +39,9 @@ type Decoder struct {
 	// MaxSize is the largest payload accepted, in bytes; 0 or less means
 	// payload.DefaultMaxSize.
 	MaxSize int
+
+	eui [16]byte // a ChirpStack v3 base64 devEUI, in hex: what Device and Named then alias
+	obj []byte   // a ChirpStack v3 objectJSON, unescaped; grown once, then reused
 }
 
 // The top-level keys read, of both formats.
@@ -52,10 +55,15 @@ const (
 	tEndDevice // The Things Stack
 	tReceivedAt
 	tUplink
+	tDevEUI // ChirpStack v3
+	tDeviceName
+	tObjectJSON
+	tPublishedAt
 	numTop
 )
 
-var topNames = []string{"deviceInfo", "time", "fCnt", "devAddr", "object", "rxInfo", "end_device_ids", "received_at", "uplink_message"}
+var topNames = []string{"deviceInfo", "time", "fCnt", "devAddr", "object", "rxInfo", "end_device_ids", "received_at", "uplink_message",
+	"devEUI", "deviceName", "objectJSON", "publishedAt"}
 
 // Decode reads one uplink of format f (ChirpStack or TTN; any other
 // Format reads as whichever of the two the top-level keys say) with
@@ -80,7 +88,7 @@ func (d *Decoder) Decode(data []byte, f payload.Format, m *Mapping) (Uplink, err
 	}
 	if !f.LoRaWAN() {
 		switch {
-		case top[tDeviceInfo] != nil:
+		case top[tDeviceInfo] != nil, top[tDevEUI] != nil:
 			f = payload.ChirpStack
 		case top[tEndDevice] != nil:
 			f = payload.TTN
@@ -94,7 +102,7 @@ func (d *Decoder) Decode(data []byte, f payload.Format, m *Mapping) (Uplink, err
 	var u Uplink
 	var err error
 	if f == payload.ChirpStack {
-		err = chirpStack(&top, m, &u)
+		err = d.chirpStack(&top, m, &u)
 	} else {
 		err = theThingsStack(&top, m, &u)
 	}
@@ -182,21 +190,30 @@ var (
 	csRxNames     = []string{"gwTime", "time", "nsTime"}
 )
 
-// chirpStack reads a ChirpStack v4 event.
-func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
-	if top[tRxInfo] == nil && top[tFCnt] == nil && top[tObject] == nil {
+// chirpStack reads a ChirpStack v4 event, or a v3 one (devEUI, deviceName
+// and objectJSON or object at the top level: chirpStackV3).
+func (d *Decoder) chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
+	if top[tRxInfo] == nil && top[tFCnt] == nil && top[tObject] == nil && top[tObjectJSON] == nil {
 		return payload.Ignored // a join, status, ack or log event
 	}
-	var dev [2][]byte
-	if err := fields(top[tDeviceInfo], 1, csDeviceNames, dev[:]); err != nil {
-		return err
+	obj := top[tObject]
+	if top[tDeviceInfo] == nil && top[tDevEUI] != nil {
+		var err error
+		if obj, err = d.chirpStackV3(top, m, u); err != nil {
+			return err
+		}
+	} else {
+		var dev [2][]byte
+		if err := fields(top[tDeviceInfo], 1, csDeviceNames, dev[:]); err != nil {
+			return err
+		}
+		id := dev[0]
+		if m.ID == "deviceName" {
+			id = dev[1]
+		}
+		u.Device, u.DeviceEscaped = stringBody(id)
+		u.Named, u.NamedEscaped = stringBody(dev[0])
 	}
-	id := dev[0]
-	if m.ID == "deviceName" {
-		id = dev[1]
-	}
-	u.Device, u.DeviceEscaped = stringBody(id)
-	u.Named, u.NamedEscaped = stringBody(dev[0])
 	u.Session, _ = stringBody(top[tDevAddr])
 	p := &u.Position
 	var err error
@@ -204,7 +221,7 @@ func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 		return err
 	}
 	p.HasSeq = true
-	if u.HasPosition, err = position(top[tObject], 1, m, p); err != nil {
+	if u.HasPosition, err = position(obj, 1, m, p); err != nil {
 		return err
 	}
 	if p.HasTs {
@@ -242,6 +259,11 @@ func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	nsTime, hasTime, err := rfc3339(top[tTime])
 	if err != nil {
 		return err
+	}
+	if !hasTime { // v3: when the application server published it
+		if nsTime, hasTime, err = rfc3339(top[tPublishedAt]); err != nil {
+			return err
+		}
 	}
 	switch {
 	case hasGPS:

@@ -329,3 +329,55 @@ func TestTheThingsStackLocations(t *testing.T) {
 		t.Fatalf("solved location: %+v %v", u, err)
 	}
 }
+
+// ChirpStack v3's uplinks, with either marshaler, read as the v4 one:
+// devEUI in hex whether sent in hex or base64 (what the topic's device
+// level spells), the position from object or objectJSON, the gateway's
+// GPS time, else publishedAt; deviceName with id=deviceName. Before, the
+// ids at the top level were not looked for, and an uplink with a fine
+// topic was rejected as having no device id.
+func TestChirpStackV3Fixtures(t *testing.T) {
+	for _, name := range []string{"chirpstack-v3-up.json", "chirpstack-v3-legacy-up.json"} {
+		for _, f := range []payload.Format{payload.ChirpStack, payload.Auto} {
+			u, err := decode(t, fixture(t, name), f, nil)
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, f, err)
+			}
+			p := u.Position
+			if u.Format != payload.ChirpStack || !u.HasPosition || string(u.Device) != "0101010101010101" ||
+				string(u.Named) != "0101010101010101" || u.DeviceEscaped || name == "chirpstack-v3-up.json" && len(u.Session) == 0 {
+				t.Fatalf("%s %v: got %+v", name, f, u)
+			}
+			if p.Lat != 52.520008 || p.Lon != 13.404954 || !p.HasAcc || p.Acc != 8.5 || !p.HasSeq || p.Seq != 10 {
+				t.Errorf("%s: position %+v", name, p)
+			}
+			if !p.HasTs || p.TsNs != ns("2026-12-01T10:00:01.210000123Z") || p.Source != payload.SourceGatewayGPS {
+				t.Errorf("%s: time %d %v %v, want the gateway's GPS time", name, p.TsNs, p.HasTs, p.Source)
+			}
+		}
+		u, err := decode(t, fixture(t, name), payload.ChirpStack, &lorawan.Mapping{ID: "deviceName"})
+		if err != nil || string(u.Device) != "truck-42" || string(u.Named) != "0101010101010101" {
+			t.Fatalf("%s id=deviceName: %q %q %v", name, u.Device, u.Named, err)
+		}
+	}
+	// No GPS gateway: the application server's publishedAt.
+	noGPS := edit(t, "chirpstack-v3-up.json", func(m map[string]any) {
+		delete(m["rxInfo"].([]any)[0].(map[string]any), "time")
+	})
+	u, err := decode(t, noGPS, payload.ChirpStack, nil)
+	if err != nil || u.Position.TsNs != ns("2026-12-01T10:00:01.512345Z") || u.Position.Source != payload.SourceNetwork {
+		t.Errorf("without a GPS gateway: %+v %v, want publishedAt from the network", u.Position, err)
+	}
+	// An objectJSON with escapes beyond the quotes, and one that is not JSON.
+	for in, want := range map[string]error{
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,\"lon\":13.4,\"note\":\"caf\u00e9 \ud83d\ude9a\\n\"}"}`: nil,
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,"}`:                                                     payload.NotJSON,
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,\"lon\":13.4} x"}`:                                      payload.NotJSON,
+		`{"devEUI":7,"fCnt":1,"object":{"lat":52.5,"lon":13.4}}`:                                                                   payload.WrongType,
+	} {
+		u, err := decode(t, []byte(in), payload.ChirpStack, nil)
+		if err != want || want == nil && (!u.HasPosition || u.Position.Lat != 52.5) {
+			t.Errorf("%s: %+v %v, want %v", in, u, err, want)
+		}
+	}
+}
