@@ -23,6 +23,7 @@ func TestDecodeAllocs(t *testing.T) {
 		{"chirpstack v3 json_v3", fixture(t, "chirpstack-v3-legacy-up.json"), payload.Auto},
 		{"chirpstack heartbeat", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"battery":3.6},"time":"2026-12-01T10:00:00Z"}`), payload.ChirpStack},
 		{"rejected lat", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"lat":91,"lon":1}}`), payload.ChirpStack},
+		{"wrong type, named", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"lat":"x","lon":1}}`), payload.ChirpStack},
 		{"not json", []byte(`{"fCnt":3,`), payload.ChirpStack},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 func (d *Decoder) chirpStackV3(top *[numTop][]byte, m *Mapping, u *Uplink) ([]byte, error) {
 	eui, escaped := stringBody(top[tDevEUI])
 	if eui == nil && !isNull(top[tDevEUI]) {
-		return nil, payload.WrongType
+		return nil, d.blame.on(payload.WrongType, "devEUI")
 	}
 	if !escaped && (len(eui) != len(d.eui) || !isHex(eui)) {
 		// Base64 of the 8 bytes: the topic names the device in hex.
@@ -39,7 +39,7 @@ func (d *Decoder) chirpStackV3(top *[numTop][]byte, m *Mapping, u *Uplink) ([]by
 	if isNull(obj) && !isNull(top[tObjectJSON]) {
 		s, escaped := stringBody(top[tObjectJSON])
 		if s == nil {
-			return nil, payload.WrongType
+			return nil, d.blame.on(payload.WrongType, "objectJSON")
 		}
 		obj = s
 		if escaped {

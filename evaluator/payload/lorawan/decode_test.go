@@ -381,3 +381,49 @@ func TestChirpStackV3Fixtures(t *testing.T) {
 		}
 	}
 }
+
+// A wrong_type says which field, at whatever depth: the uplink's key, the
+// layout's or the mapping's path; other reasons name none.
+func TestDecodeNamesTheWrongTypeField(t *testing.T) {
+	cs := func(fn func(m map[string]any)) []byte { return edit(t, "chirpstack-v4-up.json", fn) }
+	tt := func(fn func(m map[string]any)) []byte { return edit(t, "ttn-v3-up.json", fn) }
+	gps := &lorawan.Mapping{Lat: lorawan.Path{"gps", "lat"}, Lon: lorawan.Path{"gps", "lng"}}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		f    payload.Format
+		m    *lorawan.Mapping
+		want string
+	}{
+		{"fCnt", cs(func(m map[string]any) { m["fCnt"] = "10" }), payload.ChirpStack, nil, "fCnt"},
+		{"deviceInfo", cs(func(m map[string]any) { m["deviceInfo"] = []any{} }), payload.ChirpStack, nil, "deviceInfo"},
+		{"rxInfo", cs(func(m map[string]any) { m["rxInfo"] = map[string]any{} }), payload.ChirpStack, nil, "rxInfo"},
+		{"gwTime", cs(func(m map[string]any) {
+			delete(obj(m, "object"), "time")
+			m["rxInfo"].([]any)[0].(map[string]any)["gwTime"] = 7
+		}), payload.ChirpStack, nil, "gwTime"},
+		{"time", cs(func(m map[string]any) { m["time"] = "yesterday"; m["rxInfo"] = []any{} }), payload.ChirpStack, nil, "time"},
+		{"object", cs(func(m map[string]any) { m["object"] = "x" }), payload.ChirpStack, nil, "object"},
+		{"latitude", cs(func(m map[string]any) { obj(m, "object")["latitude"] = true }), payload.ChirpStack, nil, "latitude"},
+		{"accuracy", cs(func(m map[string]any) { obj(m, "object")["accuracy"] = "far" }), payload.ChirpStack, nil, "accuracy"},
+		{"mapping", cs(func(m map[string]any) { m["object"] = map[string]any{"gps": map[string]any{"lat": "n", "lng": 1}} }), payload.ChirpStack, gps, "gps.lat"},
+		{"mapping level", cs(func(m map[string]any) { m["object"] = map[string]any{"gps": 5} }), payload.ChirpStack, gps, "gps.lat"},
+		{"devEUI v3", []byte(`{"devEUI":7,"fCnt":1,"object":{"lat":1,"lon":1}}`), payload.ChirpStack, nil, "devEUI"},
+		{"objectJSON v3", []byte(`{"devEUI":"01","fCnt":1,"objectJSON":{}}`), payload.ChirpStack, nil, "objectJSON"},
+		{"f_cnt", tt(func(m map[string]any) { obj(m, "uplink_message")["f_cnt"] = -1 }), payload.TTN, nil, "f_cnt"},
+		{"rx_metadata", tt(func(m map[string]any) { obj(m, "uplink_message")["rx_metadata"] = 1 }), payload.TTN, nil, "rx_metadata"},
+		{"end_device_ids", tt(func(m map[string]any) { m["end_device_ids"] = "x" }), payload.TTN, nil, "end_device_ids"},
+		{"lat range", cs(func(m map[string]any) { obj(m, "object")["latitude"] = 91 }), payload.ChirpStack, nil, ""},
+	} {
+		var d lorawan.Decoder
+		d.Decode([]byte(`{"fCnt":"x","deviceInfo":{"devEui":"01"}}`), payload.ChirpStack, nil) // a stale field must not carry over
+		m := c.m
+		if m == nil {
+			m = &lorawan.Mapping{}
+		}
+		_, err := d.Decode(c.in, c.f, m)
+		if got := d.Field(); got != c.want || (c.want != "") != (err == payload.WrongType) {
+			t.Errorf("%s: %v, field %q; want %q", c.name, err, got, c.want)
+		}
+	}
+}
