@@ -24,10 +24,12 @@ func (d *Decoder) chirpStackV3(top *[numTop][]byte, m *Mapping, u *Uplink) ([]by
 	}
 	if !escaped && (len(eui) != len(d.eui) || !isHex(eui)) {
 		// Base64 of the 8 bytes: the topic names the device in hex.
-		var raw [8]byte
-		if n, err := base64.StdEncoding.Decode(raw[:], eui); err == nil && n == len(raw) && len(eui) == 12 {
-			hex.Encode(d.eui[:], raw[:])
-			eui = d.eui[:]
+		var raw [9]byte // what 12 characters can hold: room for a malformed one
+		if len(eui) == 12 {
+			if n, err := base64.StdEncoding.Decode(raw[:], eui); err == nil && n == 8 {
+				hex.Encode(d.eui[:], raw[:8])
+				eui = d.eui[:]
+			}
 		}
 	}
 	u.Named, u.NamedEscaped = eui, escaped
