@@ -67,6 +67,7 @@ func BenchmarkDecode(b *testing.B) {
 	}{
 		{"chirpstack", compact(b, "chirpstack-v4-up.json"), payload.ChirpStack},
 		{"ttn", compact(b, "ttn-v3-up.json"), payload.TTN},
+		{"chirpstack-v3", compact(b, "chirpstack-v3-up.json"), payload.ChirpStack},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var d lorawan.Decoder
