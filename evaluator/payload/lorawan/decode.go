@@ -19,7 +19,8 @@ type Uplink struct {
 	HasPosition bool
 	// Device is the device id as the uplink spells it: the body of its
 	// JSON string, escapes undecoded when DeviceEscaped; a slice of the
-	// payload, empty when the uplink names no device.
+	// payload (a ChirpStack v3 devEUI in base64: of the Decoder, in hex,
+	// until its next Decode), empty when the uplink names no device.
 	Device        []byte
 	DeviceEscaped bool
 	// Named is the id the network server's own topics name the device by
@@ -229,11 +230,14 @@ func (d *Decoder) chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	if top[tRxInfo] == nil && top[tFCnt] == nil && top[tObject] == nil && top[tObjectJSON] == nil {
 		return payload.Ignored // a join, status, ack or log event
 	}
-	obj := top[tObject]
+	obj, objName := top[tObject], "object"
 	if top[tDeviceInfo] == nil && top[tDevEUI] != nil {
 		var err error
 		if obj, err = d.chirpStackV3(top, m, u); err != nil {
 			return err
+		}
+		if isNull(top[tObject]) && !isNull(top[tObjectJSON]) {
+			objName = "objectJSON"
 		}
 	} else {
 		var dev [2][]byte
@@ -254,7 +258,7 @@ func (d *Decoder) chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 		return d.blame.on(err, "fCnt")
 	}
 	p.HasSeq = true
-	if u.HasPosition, err = position(obj, 1, m, p, "object", &d.blame); err != nil {
+	if u.HasPosition, err = position(obj, 1, m, p, objName, &d.blame); err != nil {
 		return err
 	}
 	if p.HasTs {

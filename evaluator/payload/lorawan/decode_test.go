@@ -410,6 +410,7 @@ func TestDecodeNamesTheWrongTypeField(t *testing.T) {
 		{"mapping level", cs(func(m map[string]any) { m["object"] = map[string]any{"gps": 5} }), payload.ChirpStack, gps, "gps.lat"},
 		{"devEUI v3", []byte(`{"devEUI":7,"fCnt":1,"object":{"lat":1,"lon":1}}`), payload.ChirpStack, nil, "devEUI"},
 		{"objectJSON v3", []byte(`{"devEUI":"01","fCnt":1,"objectJSON":{}}`), payload.ChirpStack, nil, "objectJSON"},
+		{"objectJSON v3, not an object", []byte(`{"devEUI":"01","fCnt":1,"objectJSON":"[1]"}`), payload.ChirpStack, nil, "objectJSON"},
 		{"f_cnt", tt(func(m map[string]any) { obj(m, "uplink_message")["f_cnt"] = -1 }), payload.TTN, nil, "f_cnt"},
 		{"rx_metadata", tt(func(m map[string]any) { obj(m, "uplink_message")["rx_metadata"] = 1 }), payload.TTN, nil, "rx_metadata"},
 		{"end_device_ids", tt(func(m map[string]any) { m["end_device_ids"] = "x" }), payload.TTN, nil, "end_device_ids"},
