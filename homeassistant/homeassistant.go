@@ -1,6 +1,6 @@
 // Package homeassistant announces edgefence's devices and fences to Home
-// Assistant by MQTT discovery: each device, once the engine evaluated a
-// ping of it, as a device_tracker (the name of its current fence as
+// Assistant by MQTT discovery: each device, once the engine decided where
+// it is (a ping evaluated, or its state restored), as a device_tracker (the name of its current fence as
 // state, its position and accuracy as attributes) with a binary_sensor
 // per fence (inside or not); each fence as a sensor of its occupancy.
 // Entities are removed when a device is evicted or a fence removed, and

@@ -37,10 +37,11 @@ func (d *Discovery) update() {
 	occupancy := map[string]int{}
 	var diff []changed
 	err := d.eng.Fleet(func(s *inspect.DeviceSummary) {
-		if s.Evaluated == 0 {
+		if !s.Decided {
 			// Nothing evaluated yet (its first pings wait in the reorder
 			// buffer): announced now, it would read not_home, and Home
-			// Assistant would see it leave a zone it may be in.
+			// Assistant would see it leave a zone it may be in. (A device
+			// whose state a restart restored is decided.)
 			return
 		}
 		seen[s.Device] = true
