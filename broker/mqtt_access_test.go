@@ -39,6 +39,7 @@ func TestHomeAssistantTopicsFromEffectiveConfig(t *testing.T) {
 	for _, topic := range []string{
 		"homeassistant/device_tracker/edgefence/truck-1/config",
 		"homeassistant/sensor/edgefence/zone-museumsinsel/config",
+		"homeassistant/binary_sensor/edgefence/in_truck-1_xzone-museumsinsel/config",
 		"edgefence/ha/status",
 		"edgefence/ha/truck-1/state",
 	} {
@@ -58,6 +59,7 @@ func TestHomeAssistantTopicsFromEffectiveConfig(t *testing.T) {
 	filters := map[string]byte{
 		"homeassistant/device_tracker/edgefence/#": granted,
 		"homeassistant/sensor/edgefence/+/config":  granted,
+		"homeassistant/binary_sensor/edgefence/#":  granted,
 		"edgefence/ha/#": granted,
 		"/#":             denied, // not the server's
 	}

@@ -49,6 +49,7 @@ func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 		{"lat 91", "devices/bad-2/telemetry", `{"lat":91,"lon":13.40,"ts":` + ts + `}`, "lat_range", "edgefence/rejected/bad-2"},
 		{"missing lon", "devices/bad-3/telemetry", `{"lat":52.52,"ts":` + ts + `}`, "missing_lon", "edgefence/rejected/bad-3"},
 		{"wrong type", "devices/bad-4/telemetry", `{"lat":"52.52","lon":13.40,"ts":` + ts + `}`, "wrong_type", "edgefence/rejected/bad-4"},
+		{"wrong type acc", "devices/bad-6/telemetry", `{"lat":52.52,"lon":13.40,"acc":"8","ts":` + ts + `}`, "wrong_type", "edgefence/rejected/bad-6"},
 		{"oversize", "devices/bad-5/telemetry", `{"lat":52.52,"lon":13.40,"ts":` + ts + `,"pad":"` + strings.Repeat("p", 5000) + `"}`, "too_large", "edgefence/rejected/bad-5"},
 		{"empty device id", "devices//telemetry", `{"lat":52.52,"lon":13.40,"ts":` + ts + `}`, "device_id", "edgefence/rejected"},
 		{"device id over 128 bytes", "devices/" + long + "/telemetry", `{"lat":52.52,"lon":13.40,"ts":` + ts + `}`, "device_id", "edgefence/rejected"},
@@ -82,6 +83,10 @@ func TestBadPayloadsAreRefusedReportedAndNotRouted(t *testing.T) {
 		}
 		if m.Topic != tc.rejectTopic || r.Reason != tc.reason || r.Topic != tc.topic || r.Error == "" || r.Size != len(tc.payload) {
 			t.Errorf("%s: reject report on %s: %s; want topic %s, reason %s", tc.name, m.Topic, clip(m.Payload), tc.rejectTopic, tc.reason)
+		}
+		// A wrong_type says which field: the sender cannot guess it.
+		if field := map[string]string{"wrong type": `"lat"`, "wrong type acc": `"acc"`}[tc.name]; !strings.Contains(r.Error, field) {
+			t.Errorf("%s: reject message %q does not name the field %s", tc.name, r.Error, field)
 		}
 	}
 

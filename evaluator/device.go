@@ -43,6 +43,11 @@ type device struct {
 	// Last, in the record's tail padding.
 	trimmed bool
 	est     hold.Estimate // the adaptive hold's: 3 unaligned bytes, the rest of the padding
+	// acc is the accuracy radius of the last evaluated ping in decimetres
+	// (reorder.AccOf, as the buffer keeps it), 0 when it had none: what Home
+	// Assistant is told with the position. It takes 2 of the 8 bytes the
+	// record had left in its 288-byte allocation (docs/clock.md).
+	acc uint16
 }
 
 // hold returns the device's allowed lateness in nanoseconds.

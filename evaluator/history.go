@@ -387,7 +387,7 @@ func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point
 func (p *Processor) historic(d *device, fenceID string, typ engine.Type, pt *history.Point, event, now int64) {
 	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Ingest: time.Unix(0, pt.Wall),
+		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Acc: float64(pt.Acc) / 10, Ingest: time.Unix(0, pt.Wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
 		Stamp: event + d.clk.Shift(), Offset: d.clk.OffAt(event) + d.clk.Shift(),
 	}

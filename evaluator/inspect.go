@@ -59,9 +59,11 @@ func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary
 		ClockState:   clock.StateNames[d.clk.State()],
 		Buffered:     len(d.buf),
 		Evaluated:    d.seq,
+		Decided:      d.done != noTime,
 		Lat:          history.Degrees(d.lat),
 		Lon:          history.Degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
+		Acc:          float32(d.acc) / 10,
 		Inside:       inspect.Inside(s.Inside[:0], d.states),
 	}
 	if d.Late != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/gate"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
+	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
 // evaluate runs the state machine on the device's next in-order ping.
@@ -101,6 +102,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 
 	d.states.Prune(d.seq)
 	d.lat, d.lon = history.Fixed(pg.Lat), history.Fixed(pg.Lon)
+	d.acc = reorder.AccOf(pg.Acc)
 }
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
@@ -136,7 +138,7 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64, pg *engine.Ping, arrived int64, rev bool, now int64) {
 	p.out = engine.Transition{
 		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
+		Lat: pg.Lat, Lon: pg.Lon, Acc: float64(reorder.AccOf(pg.Acc)) / 10, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
 		Stamp: pg.Stamp, Offset: d.clk.OffAt(event) + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}

@@ -87,3 +87,48 @@ func unescape(s string) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// A device's occupancy of a fence is its own: the object id reads back
+// as the pair (the separator _x is no escape's), or is a hash no escaped
+// pair spells; and it holds only what Home Assistant allows, within
+// maxObjectID.
+func TestPairIDInjective(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ids := rapid.OneOf(rapid.StringMatching(`[a-z_x.-]{0,8}`), rapid.StringN(0, 120, 120))
+		dev, fence := ids.Draw(t, "device"), ids.Draw(t, "fence")
+		a := pairID(dev, fence)
+		if len(a) > maxObjectID || strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
+			t.Fatalf("%q %q: object id %q is too long or has characters HA refuses", dev, fence, a)
+		}
+		if strings.HasPrefix(a, "inh_") {
+			return
+		}
+		d, f, ok := unpair(strings.TrimPrefix(a, "in_"))
+		if !ok || d != dev || f != fence {
+			t.Fatalf("(%q, %q): object id %q reads back as (%q, %q)", dev, fence, a, d, f)
+		}
+	})
+	if got := pairID("van-1", "zone-museumsinsel"); got != "in_van-1_xzone-museumsinsel" {
+		t.Errorf("pairID = %s", got)
+	}
+}
+
+// unpair splits an escaped pair at its separator and unescapes both.
+func unpair(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '_' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == 'x' {
+			d, ok1 := unescape(s[:i])
+			f, ok2 := unescape(s[i+2:])
+			return d, f, ok1 && ok2
+		}
+		if i+1 < len(s) && s[i+1] == '_' {
+			i++
+		} else {
+			i += 2
+		}
+	}
+	return "", "", false
+}

@@ -121,7 +121,7 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 	var pos payload.Position
 	r.m.Received.Inc()
 	if idErr != nil {
-		r.reject(client, topic, body, id, reasonDeviceID)
+		r.reject(client, topic, body, id, reasonDeviceID, "")
 		return id, pos, time.Time{}, Rejected
 	}
 	dec := r.pool.Get().(*decoders)
@@ -138,7 +138,7 @@ func (r *Reader) read(tf *TelemetryFilter, id string, idErr error, topic string,
 			r.m.Ignored.Inc()
 			return id, pos, time.Time{}, Ignored // an OwnTracks event or waypoint
 		}
-		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)))
+		r.reject(client, topic, body, id, reasonOf(err.(payload.Reason)), dec.json.Field())
 		return id, pos, time.Time{}, Rejected
 	}
 	return id, pos, instant(at), Accepted
@@ -165,26 +165,26 @@ func (r *Reader) readUplink(dec *decoders, tf *TelemetryFilter, f payload.Format
 			r.m.Ignored.Inc()
 			return "", u.Position, time.Time{}, Ignored // a join, a status report
 		}
-		r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonOf(err.(payload.Reason)))
+		r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonOf(err.(payload.Reason)), dec.lora.Field())
 		return "", u.Position, time.Time{}, Rejected
 	}
 	id := topicID
 	if topicID == "" {
 		switch level := tf.deviceLevel(topic); {
 		case len(u.Named) == 0:
-			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID)
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID, "")
 			return "", u.Position, time.Time{}, Rejected
 		case !names(u.Named, u.NamedEscaped, level, true):
-			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceMismatch)
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceMismatch, "")
 			return "", u.Position, time.Time{}, Forbidden
 		}
 		var ok bool
 		if id, ok = uplinkDevice(topic, &u); !ok {
-			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID)
+			r.reject(client, topic, body, topicDevice(tf, topicID, topic), reasonDeviceID, "")
 			return "", u.Position, time.Time{}, Rejected
 		}
 	} else if len(u.Named) > 0 && !names(u.Named, u.NamedEscaped, topicID, false) {
-		r.reject(client, topic, body, topicID, reasonDeviceMismatch)
+		r.reject(client, topic, body, topicID, reasonDeviceMismatch, "")
 		return "", u.Position, time.Time{}, Forbidden
 	}
 	if !u.HasPosition {
@@ -305,18 +305,20 @@ func (r *Reader) Submit(qos byte, v5 bool, pos *payload.Position, id string, ing
 	}
 }
 
-// reject counts, reports and logs a bad publish.
-func (r *Reader) reject(client, topic string, body []byte, id string, why reason) {
+// reject counts, reports and logs a bad publish; field names the field a
+// wrong_type is about ("" when the reason names no field).
+func (r *Reader) reject(client, topic string, body []byte, id string, why reason, field string) {
 	r.m.Rejected[why].Inc()
+	msg := why.message(field)
 	if r.rejects != nil {
-		r.rejects.Rejected(id, topic, why.String(), why.Error(), body)
+		r.rejects.Rejected(id, topic, why.String(), msg, body)
 	}
 	now := time.Now().Unix()
 	// One log line per reason per second: a broken tracker fleet must not
 	// flood the log; the counter has the total.
 	if last := r.logged[why].Load(); last != now && r.logged[why].CompareAndSwap(last, now) {
 		r.log.Warn("rejected telemetry (further rejections for this reason are only counted this second)",
-			"reason", why.String(), "error", why.Error(), "device", id, "topic", topic,
+			"reason", why.String(), "error", msg, "device", id, "topic", topic,
 			"client", client, "payload", string(body[:min(len(body), 120)]))
 	}
 }

@@ -1,6 +1,10 @@
 package ingest
 
-import "github.com/edgefence/edgefence/evaluator/payload"
+import (
+	"strconv"
+
+	"github.com/edgefence/edgefence/evaluator/payload"
+)
 
 // reason is a payload.Reason or one of the ingest path's own.
 type reason uint8
@@ -33,4 +37,13 @@ func (r reason) Error() string {
 		return "telemetry: " + ErrDeviceMismatch.Error()
 	}
 	return payload.Reason(r).Error()
+}
+
+// message is the reject message: Error, naming the field a wrong_type is
+// about when the decoder said which.
+func (r reason) message(field string) string {
+	if field == "" || r != reasonOf(payload.WrongType) {
+		return r.Error()
+	}
+	return "payload: field " + strconv.Quote(field) + " has the wrong JSON type"
 }

@@ -75,6 +75,9 @@ func TransitionJSON(t *engine.Transition, decided time.Time) []byte {
 	b = appendInt(b, "clock_offset_ms", t.Offset/1e6)
 	b = appendFloat(b, "lat", t.Lat)
 	b = appendFloat(b, "lon", t.Lon)
+	if t.Acc > 0 {
+		b = appendFloat(b, "acc", t.Acc)
+	}
 	b = appendBool(b, "clamped", t.Clamp.Clamped())
 	if t.Clamp.Clamped() {
 		b = appendString(b, "clamp_reason", t.Clamp.String())

@@ -66,3 +66,18 @@ func checkJSON(t *testing.T, name, s string, b []byte) {
 		t.Fatalf("%s: device %q read back as %q", name, s, v.Device)
 	}
 }
+
+// A transition carries its causing ping's accuracy when it had one (what
+// OwnTracks events need), and no acc when it had none.
+func TestTransitionCarriesTheAccuracy(t *testing.T) {
+	now := time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC)
+	tr := &engine.Transition{Device: "d", Fence: "f", Type: engine.Enter, Event: now.UnixNano(), Ingest: now, Acc: 8.5}
+	var v map[string]any
+	if err := json.Unmarshal(TransitionJSON(tr, now), &v); err != nil || v["acc"] != 8.5 {
+		t.Errorf("acc %v (%v), want 8.5", v["acc"], err)
+	}
+	tr.Acc, v = 0, nil
+	if err := json.Unmarshal(TransitionJSON(tr, now), &v); err != nil || v["acc"] != nil {
+		t.Errorf("acc %v (%v) of a ping without one, want none", v["acc"], err)
+	}
+}

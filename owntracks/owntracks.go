@@ -31,7 +31,7 @@ type Events struct {
 // device is where a device publishes, and its tracker id.
 type device struct {
 	topic string // owntracks/<user>/<device>
-	tid   string
+	tid   string // as its locations give it, or as the apps derive it from the topic
 }
 
 // New returns Events for the telemetry filters (to tell device ids the
@@ -71,7 +71,7 @@ func (e *Events) Seen(topic string, payload []byte) {
 	e.mu.RLock()
 	d, ok := e.devices[id]
 	e.mu.RUnlock()
-	if ok && d.topic == topic && d.tid == msg.Tid {
+	if ok && d.topic == topic && (d.tid == msg.Tid || msg.Tid == "" && d.tid == defaultTid(topic)) {
 		return
 	}
 	e.mu.Lock()
@@ -80,7 +80,19 @@ func (e *Events) Seen(topic string, payload []byte) {
 		e.full = true
 		return
 	}
-	e.devices[id] = device{topic: strings.Clone(topic), tid: strings.Clone(msg.Tid)}
+	tid := msg.Tid
+	if tid == "" {
+		tid = defaultTid(topic)
+	}
+	e.devices[id] = device{topic: strings.Clone(topic), tid: strings.Clone(tid)}
+}
+
+// defaultTid is the tracker id the OwnTracks apps use when none is set:
+// the last two characters of the topic (OwnTracks booklet, JSON, location
+// notes), as Recorder and Frontend then show the device too.
+func defaultTid(topic string) string {
+	r := []rune(topic)
+	return string(r[max(len(r)-2, 0):])
 }
 
 // transition is what an OwnTracks event needs of a published transition.
@@ -92,18 +104,22 @@ type transition struct {
 	ServerTs int64   `json:"server_ts"`
 	Lat      float64 `json:"lat"`
 	Lon      float64 `json:"lon"`
+	Acc      float64 `json:"acc"` // absent when the ping had none
 }
 
 // Event is an OwnTracks transition message (the OwnTracks booklet's
 // _type transition).
 type Event struct {
-	Type  string  `json:"_type"` // "transition"
-	Wtst  int64   `json:"wtst"`  // the waypoint's id: see wtst
-	Lat   float64 `json:"lat"`
-	Lon   float64 `json:"lon"`
-	Tst   int64   `json:"tst"`           // the transition's time, epoch seconds
-	Acc   int     `json:"acc,omitempty"` // metres: a transition carries none
-	Tid   string  `json:"tid,omitempty"`
+	Type string  `json:"_type"` // "transition"
+	Wtst int64   `json:"wtst"`  // the waypoint's id: see wtst
+	Lat  float64 `json:"lat"`
+	Lon  float64 `json:"lon"`
+	Tst  int64   `json:"tst"` // the transition's time, epoch seconds
+	// Acc is the causing ping's accuracy in metres, which the booklet
+	// requires; 0 when the ping had none (OwnTracks leaves a zero acc out
+	// of a location: zero means unknown there too).
+	Acc   float64 `json:"acc"`
+	Tid   string  `json:"tid"`
 	Event string  `json:"event"` // "enter" or "leave"
 	Desc  string  `json:"desc"`  // the fence's name, or its id
 	T     string  `json:"t"`     // trigger: "c", a circular (or other) region
@@ -140,7 +156,7 @@ func (e *Events) Transition(payload []byte) (topic string, event []byte, ok bool
 	ev := Event{
 		Type: "transition", Wtst: wtst(t.Fence), Lat: t.Lat, Lon: t.Lon,
 		// The device's own clock, as the OwnTracks apps stamp their events.
-		Tst: t.Ts / 1000, Tid: d.tid, Event: kind, Desc: desc, T: "c", Rid: t.Fence,
+		Tst: t.Ts / 1000, Acc: t.Acc, Tid: d.tid, Event: kind, Desc: desc, T: "c", Rid: t.Fence,
 	}
 	b, err := json.Marshal(&ev)
 	if err != nil {

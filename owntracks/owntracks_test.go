@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ type event struct {
 	Lat   float64 `json:"lat"`
 	Lon   float64 `json:"lon"`
 	Tst   int64   `json:"tst"`
+	Acc   float64 `json:"acc"`
 	Tid   string  `json:"tid"`
 	Event string  `json:"event"`
 	Desc  string  `json:"desc"`
@@ -35,8 +37,11 @@ type event struct {
 
 // A phone reporting over OwnTracks that walks into the museum and out
 // again gets an OwnTracks enter and leave event on its own event topic,
-// as the OwnTracks apps and Recorder read them; a tracker reporting in
-// the canonical format gets none.
+// as the OwnTracks apps and Recorder read them, with every field the
+// booklet's _type transition has: acc the causing location's, tid its
+// own or, when its locations have none, the last two characters of the
+// topic, as the apps default it; a tracker reporting in the canonical
+// format gets none.
 func TestTransitionsBecomeOwnTracksEvents(t *testing.T) {
 	cfg := broker.DefaultConfig()
 	cfg.MQTTAddr, cfg.HTTPAddr, cfg.DataDir = "127.0.0.1:0", "", ""
@@ -61,31 +66,39 @@ func TestTransitionsBecomeOwnTracksEvents(t *testing.T) {
 
 	tst := time.Now().Unix()
 	tracker.Publish("devices/truck-1/telemetry", 1, fmt.Appendf(nil, `{"lat":52.52,"lon":13.40,"ts":%d}`, tst*1000))
-	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.52,"lon":13.40,"tst":%d,"tid":"ap"}`, tst))
-	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.50,"lon":13.30,"tst":%d,"tid":"ap"}`, tst+1))
+	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.52,"lon":13.40,"acc":12,"tst":%d,"tid":"ap"}`, tst))
+	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.50,"lon":13.30,"acc":35,"tst":%d,"tid":"ap"}`, tst+1))
+	phone.Publish("owntracks/bob/tablet", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.52,"lon":13.40,"acc":8,"tst":%d}`, tst))
 
-	var got []event
-	var transitions int
-	for len(got) < 2 {
-		m := recorder.Next("OwnTracks events of alice/phone")
-		if m.Topic != "owntracks/alice/phone/event" {
-			transitions++ // geofence/...: the server's own, for truck-1 and alice-phone
-			continue
+	got := map[string][]event{}
+	for len(got["owntracks/alice/phone/event"]) < 2 || len(got["owntracks/bob/tablet/event"]) < 1 {
+		m := recorder.Next("OwnTracks events of alice/phone and bob/tablet")
+		if m.Topic[:10] != "owntracks/" {
+			continue // geofence/...: the server's own
 		}
 		var ev event
 		if err := json.Unmarshal(m.Payload, &ev); err != nil {
 			t.Fatalf("%s: %v", m.Payload, err)
 		}
-		got = append(got, ev)
+		for _, field := range []string{`"acc":`, `"tid":`, `"wtst":`, `"tst":`, `"event":`, `"lat":`, `"lon":`, `"desc":`, `"t":`, `"rid":`} {
+			if !strings.Contains(string(m.Payload), field) {
+				t.Errorf("%s: no %s", m.Payload, field)
+			}
+		}
+		got[m.Topic] = append(got[m.Topic], ev)
 	}
-	enter, leave := got[0], got[1]
-	want := event{Type: "transition", Wtst: enter.Wtst, Lat: 52.52, Lon: 13.40, Tst: tst, Tid: "ap", Event: "enter", Desc: "Museumsinsel", T: "c", Rid: "zone-museumsinsel"}
+	enter, leave := got["owntracks/alice/phone/event"][0], got["owntracks/alice/phone/event"][1]
+	want := event{Type: "transition", Wtst: enter.Wtst, Lat: 52.52, Lon: 13.40, Tst: tst, Acc: 12, Tid: "ap", Event: "enter", Desc: "Museumsinsel", T: "c", Rid: "zone-museumsinsel"}
 	if enter != want {
 		t.Errorf("enter event\n got  %+v\n want %+v", enter, want)
 	}
-	want.Event, want.Tst, want.Lat, want.Lon = "leave", tst+1, 52.50, 13.30
+	want.Event, want.Tst, want.Lat, want.Lon, want.Acc = "leave", tst+1, 52.50, 13.30, 35
 	if leave != want || enter.Wtst == 0 {
 		t.Errorf("leave event\n got  %+v\n want %+v (same wtst as the enter, not 0)", leave, want)
+	}
+	want = event{Type: "transition", Wtst: enter.Wtst, Lat: 52.52, Lon: 13.40, Tst: tst, Acc: 8, Tid: "et", Event: "enter", Desc: "Museumsinsel", T: "c", Rid: "zone-museumsinsel"}
+	if tablet := got["owntracks/bob/tablet/event"][0]; tablet != want {
+		t.Errorf("bob's tablet, no tid of its own\n got  %+v\n want %+v (tid: the topic's last two characters)", tablet, want)
 	}
 	// Nothing else on an event topic: truck-1 reports in the canonical format.
 	for _, m := range recorder.Sync() {

@@ -70,6 +70,10 @@ type Transition struct {
 	// Lat and Lon are the position that caused it (for DWELL, the latest
 	// position inside the fence).
 	Lat, Lon float64
+	// Acc is the causing ping's accuracy radius in metres, to the
+	// decimetre the engine keeps (reorder.AccOf); 0 when it had none, and
+	// on a DWELL.
+	Acc float64
 	// Clamp is the clamp reason of the causing ping's stamp.
 	Clamp clock.ClampReason
 	// Source is the clock the causing ping's stamp was read from

@@ -124,10 +124,18 @@ type DeviceSummary struct {
 	Buffered     int
 	Deferred     int
 	Evaluated    uint32
-	LastArrival  time.Time
-	Lat, Lon     float64
-	HasPosition  bool
-	Inside       []string // fences the device is inside, by ID
+	// Decided is set once the engine has decided where the device is: a
+	// ping of it evaluated, or its state restored at start; not while its
+	// first pings wait in the reorder buffer.
+	Decided     bool
+	LastArrival time.Time
+	Lat, Lon    float64
+	HasPosition bool
+	// Acc is the accuracy radius of the last evaluated ping in metres, to
+	// the decimetre the engine keeps, 0 when it had none (or it came
+	// before a restart): a float32, so that 12.3 prints as 12.3.
+	Acc    float32
+	Inside []string // fences the device is inside, by ID
 }
 
 // ReceivedPing is a ping as it arrived, before the reorder buffer: its

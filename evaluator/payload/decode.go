@@ -66,6 +66,25 @@ type Decoder struct {
 	// MaxSize is the largest payload accepted, in bytes; 0 or less means
 	// DefaultMaxSize.
 	MaxSize int
+
+	field string // the field of the last WrongType
+}
+
+// Field names the field whose JSON type was wrong when the last Decode
+// returned WrongType ("lat", "_type", ...), "" otherwise: what a reject
+// message names.
+func (d *Decoder) Field() string { return d.field }
+
+// fieldLabels are the fields' names, for Field.
+var fieldLabels = [numFields]string{fType: "_type", fLat: "lat", fLon: "lon", fTs: "ts", fTst: "tst", fAcc: "acc",
+	fDeviceInfo: "deviceInfo", fEndDevice: "end_device_ids"}
+
+// blame notes field i as the one a WrongType err is about.
+func (d *Decoder) blame(err error, i int) error {
+	if err == WrongType {
+		d.field = fieldLabels[i]
+	}
+	return err
 }
 
 // Decode reads one payload in format f; any Format other than Canonical,
@@ -73,7 +92,7 @@ type Decoder struct {
 // data and f, and the error, when not nil, is always a Reason. Checks run
 // in a fixed order, first failure wins: size, JSON syntax, top-level
 // object, then Uplink for a LoRaWAN uplink (its format, or Auto seeing
-// deviceInfo or end_device_ids but no _type, lat or lon), then _type
+// deviceInfo, devEUI or end_device_ids but no _type, lat or lon), then _type
 // (OwnTracks), lat, lon, time stamp and acc, each for duplicates,
 // presence, JSON type, finiteness and range.
 func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
@@ -81,6 +100,7 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	if limit <= 0 {
 		limit = DefaultMaxSize
 	}
+	d.field = ""
 	if len(data) > limit {
 		return Position{}, TooLarge
 	}
@@ -104,7 +124,7 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 			return Position{}, MissingType
 		}
 		if typ[0] != '"' {
-			return Position{}, WrongType
+			return Position{}, d.blame(WrongType, fType)
 		}
 		if !isLocation(typ[1 : len(typ)-1]) {
 			return Position{}, Ignored
@@ -115,18 +135,18 @@ func (d *Decoder) Decode(data []byte, f Format) (Position, error) {
 	var p Position
 	var err error
 	if p.Lat, err = coord(&fs, fLat, 90, MissingLat, LatRange); err != nil {
-		return Position{}, err
+		return Position{}, d.blame(err, fLat)
 	}
 	if p.Lon, err = coord(&fs, fLon, 180, MissingLon, LonRange); err != nil {
-		return Position{}, err
+		return Position{}, d.blame(err, fLon)
 	}
 	ts, ok, err := number(&fs, tsField)
 	if err != nil {
-		return Position{}, err
+		return Position{}, d.blame(err, tsField)
 	}
 	p.TsNs, p.HasTs = stampNs(ts, unit), ok
 	if p.Acc, p.HasAcc, err = number(&fs, fAcc); err != nil {
-		return Position{}, err
+		return Position{}, d.blame(err, fAcc)
 	}
 	if p.Acc < 0 {
 		return Position{}, AccRange

@@ -338,3 +338,25 @@ func TestDecodeErrorsAreReasons(t *testing.T) {
 		t.Fatalf("errors.As(%v) = %v %q", err, r, r.String())
 	}
 }
+
+// A wrong_type says which field: the decoder names it, for the reject
+// message; other reasons name none.
+func TestDecodeNamesTheWrongTypeField(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"lat":"52.5","lon":13.4}`:                            "lat",
+		`{"lat":52.5,"lon":true}`:                              "lon",
+		`{"lat":52.5,"lon":13.4,"ts":"1764547200123"}`:         "ts",
+		`{"lat":52.5,"lon":13.4,"acc":"8"}`:                    "acc",
+		`{"_type":7,"lat":52.5,"lon":13.4}`:                    "_type",
+		`{"_type":"location","lat":52.5,"lon":13.4,"tst":"1"}`: "tst",
+		`{"lat":91,"lon":13.4}`:                                "",
+		`{"lat":52.5,"lon":13.4}`:                              "",
+	} {
+		var d payload.Decoder
+		d.Decode([]byte(`{"lat":"x","lon":1}`), payload.Auto) // a stale field must not carry over
+		_, err := d.Decode([]byte(in), payload.Auto)
+		if got := d.Field(); got != want || (want != "") != (err == payload.WrongType) {
+			t.Errorf("%s: %v, field %q; want %q", in, err, got, want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ const (
 	fTs
 	fTst
 	fAcc
-	fDeviceInfo // ChirpStack's, recognised by Auto
+	fDeviceInfo // ChirpStack's deviceInfo (v4) or devEUI (v3), recognised by Auto
 	fEndDevice  // The Things Stack's end_device_ids, recognised by Auto
 	numFields
 )
@@ -88,7 +88,7 @@ func fieldNamed(name []byte) int {
 		return fTst
 	case "acc":
 		return fAcc
-	case "deviceInfo":
+	case "deviceInfo", "devEUI": // ChirpStack v4's, v3's
 		return fDeviceInfo
 	case "end_device_ids":
 		return fEndDevice

@@ -10,8 +10,8 @@ type Format uint8
 
 const (
 	// Auto reads a payload as OwnTracks when its object has a "_type" key,
-	// as a LoRaWAN uplink (ChirpStack or TTN) when it has a "deviceInfo" or
-	// "end_device_ids" key and no "lat" or "lon", and as Canonical
+	// as a LoRaWAN uplink (ChirpStack or TTN) when it has a "deviceInfo",
+	// "devEUI" or "end_device_ids" key and no "lat" or "lon", and as Canonical
 	// otherwise, so one topic can carry all of them.
 	Auto Format = iota
 	// Canonical is edgefence's own body:

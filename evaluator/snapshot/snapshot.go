@@ -50,4 +50,5 @@ type Device struct {
 	Seq                    uint32
 	Lat, Lon               int32  // fixed point (history.Fixed)
 	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
+	Acc                    uint16 // the last evaluated ping's accuracy, decimetres (0: none)
 }

@@ -19,8 +19,11 @@ func TestDecodeAllocs(t *testing.T) {
 		{"chirpstack", fixture(t, "chirpstack-v4-up.json"), payload.ChirpStack},
 		{"chirpstack via auto", fixture(t, "chirpstack-v4-up.json"), payload.Auto},
 		{"ttn", fixture(t, "ttn-v3-up.json"), payload.TTN},
+		{"chirpstack v3", fixture(t, "chirpstack-v3-up.json"), payload.ChirpStack},
+		{"chirpstack v3 json_v3", fixture(t, "chirpstack-v3-legacy-up.json"), payload.Auto},
 		{"chirpstack heartbeat", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"battery":3.6},"time":"2026-12-01T10:00:00Z"}`), payload.ChirpStack},
 		{"rejected lat", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"lat":91,"lon":1}}`), payload.ChirpStack},
+		{"wrong type, named", []byte(`{"fCnt":3,"deviceInfo":{"devEui":"01"},"object":{"lat":"x","lon":1}}`), payload.ChirpStack},
 		{"not json", []byte(`{"fCnt":3,`), payload.ChirpStack},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,6 +67,7 @@ func BenchmarkDecode(b *testing.B) {
 	}{
 		{"chirpstack", compact(b, "chirpstack-v4-up.json"), payload.ChirpStack},
 		{"ttn", compact(b, "ttn-v3-up.json"), payload.TTN},
+		{"chirpstack-v3", compact(b, "chirpstack-v3-up.json"), payload.ChirpStack},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var d lorawan.Decoder

@@ -19,7 +19,8 @@ type Uplink struct {
 	HasPosition bool
 	// Device is the device id as the uplink spells it: the body of its
 	// JSON string, escapes undecoded when DeviceEscaped; a slice of the
-	// payload, empty when the uplink names no device.
+	// payload (a ChirpStack v3 devEUI in base64: of the Decoder, in hex,
+	// until its next Decode), empty when the uplink names no device.
 	Device        []byte
 	DeviceEscaped bool
 	// Named is the id the network server's own topics name the device by
@@ -39,6 +40,41 @@ type Decoder struct {
 	// MaxSize is the largest payload accepted, in bytes; 0 or less means
 	// payload.DefaultMaxSize.
 	MaxSize int
+
+	eui   [16]byte // a ChirpStack v3 base64 devEUI, in hex: what Device and Named then alias
+	obj   []byte   // a ChirpStack v3 objectJSON, unescaped; grown once, then reused
+	blame blame    // the field of the last WrongType
+}
+
+// Field names the field whose JSON type was wrong when the last Decode
+// returned payload.WrongType ("fCnt", "rxInfo", "latitude", a mapping's
+// "gps.lat"), "" otherwise: what a reject message names.
+func (d *Decoder) Field() string {
+	if d.blame.path != nil {
+		return d.blame.path.String()
+	}
+	return d.blame.field
+}
+
+// blame is where the walk notes the field a WrongType is about: the
+// innermost that knows it, so the first noted wins.
+type blame struct {
+	field string
+	path  Path // a mapping's, instead of field
+}
+
+func (b *blame) on(err error, field string) error {
+	if err == payload.WrongType && b.field == "" && b.path == nil {
+		b.field = field
+	}
+	return err
+}
+
+func (b *blame) onPath(err error, p Path) error {
+	if err == payload.WrongType && b.field == "" && b.path == nil {
+		b.path = p
+	}
+	return err
 }
 
 // The top-level keys read, of both formats.
@@ -52,10 +88,15 @@ const (
 	tEndDevice // The Things Stack
 	tReceivedAt
 	tUplink
+	tDevEUI // ChirpStack v3
+	tDeviceName
+	tObjectJSON
+	tPublishedAt
 	numTop
 )
 
-var topNames = []string{"deviceInfo", "time", "fCnt", "devAddr", "object", "rxInfo", "end_device_ids", "received_at", "uplink_message"}
+var topNames = []string{"deviceInfo", "time", "fCnt", "devAddr", "object", "rxInfo", "end_device_ids", "received_at", "uplink_message",
+	"devEUI", "deviceName", "objectJSON", "publishedAt"}
 
 // Decode reads one uplink of format f (ChirpStack or TTN; any other
 // Format reads as whichever of the two the top-level keys say) with
@@ -71,6 +112,7 @@ func (d *Decoder) Decode(data []byte, f payload.Format, m *Mapping) (Uplink, err
 	if limit <= 0 {
 		limit = payload.DefaultMaxSize
 	}
+	d.blame = blame{}
 	if len(data) > limit {
 		return Uplink{}, payload.TooLarge
 	}
@@ -80,7 +122,7 @@ func (d *Decoder) Decode(data []byte, f payload.Format, m *Mapping) (Uplink, err
 	}
 	if !f.LoRaWAN() {
 		switch {
-		case top[tDeviceInfo] != nil:
+		case top[tDeviceInfo] != nil, top[tDevEUI] != nil:
 			f = payload.ChirpStack
 		case top[tEndDevice] != nil:
 			f = payload.TTN
@@ -94,9 +136,9 @@ func (d *Decoder) Decode(data []byte, f payload.Format, m *Mapping) (Uplink, err
 	var u Uplink
 	var err error
 	if f == payload.ChirpStack {
-		err = chirpStack(&top, m, &u)
+		err = d.chirpStack(&top, m, &u)
 	} else {
-		err = theThingsStack(&top, m, &u)
+		err = d.theThingsStack(&top, m, &u)
 	}
 	if err != nil {
 		return Uplink{}, err
@@ -182,29 +224,41 @@ var (
 	csRxNames     = []string{"gwTime", "time", "nsTime"}
 )
 
-// chirpStack reads a ChirpStack v4 event.
-func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
-	if top[tRxInfo] == nil && top[tFCnt] == nil && top[tObject] == nil {
+// chirpStack reads a ChirpStack v4 event, or a v3 one (devEUI, deviceName
+// and objectJSON or object at the top level: chirpStackV3).
+func (d *Decoder) chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
+	if top[tRxInfo] == nil && top[tFCnt] == nil && top[tObject] == nil && top[tObjectJSON] == nil {
 		return payload.Ignored // a join, status, ack or log event
 	}
-	var dev [2][]byte
-	if err := fields(top[tDeviceInfo], 1, csDeviceNames, dev[:]); err != nil {
-		return err
+	obj, objName := top[tObject], "object"
+	if top[tDeviceInfo] == nil && top[tDevEUI] != nil {
+		var err error
+		if obj, err = d.chirpStackV3(top, m, u); err != nil {
+			return err
+		}
+		if isNull(top[tObject]) && !isNull(top[tObjectJSON]) {
+			objName = "objectJSON"
+		}
+	} else {
+		var dev [2][]byte
+		if err := fields(top[tDeviceInfo], 1, csDeviceNames, dev[:]); err != nil {
+			return d.blame.on(err, "deviceInfo")
+		}
+		id := dev[0]
+		if m.ID == "deviceName" {
+			id = dev[1]
+		}
+		u.Device, u.DeviceEscaped = stringBody(id)
+		u.Named, u.NamedEscaped = stringBody(dev[0])
 	}
-	id := dev[0]
-	if m.ID == "deviceName" {
-		id = dev[1]
-	}
-	u.Device, u.DeviceEscaped = stringBody(id)
-	u.Named, u.NamedEscaped = stringBody(dev[0])
 	u.Session, _ = stringBody(top[tDevAddr])
 	p := &u.Position
 	var err error
 	if p.Seq, err = counter(top[tFCnt]); err != nil {
-		return err
+		return d.blame.on(err, "fCnt")
 	}
 	p.HasSeq = true
-	if u.HasPosition, err = position(top[tObject], 1, m, p); err != nil {
+	if u.HasPosition, err = position(obj, 1, m, p, objName, &d.blame); err != nil {
 		return err
 	}
 	if p.HasTs {
@@ -216,7 +270,7 @@ func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	if !isNull(top[tRxInfo]) {
 		es, ok := array(top[tRxInfo], 1)
 		if !ok {
-			return payload.WrongType
+			return d.blame.on(payload.WrongType, "rxInfo")
 		}
 		for {
 			v, ok := es.next()
@@ -225,23 +279,28 @@ func chirpStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 			}
 			var rx [3][]byte
 			if err := fields(v, 2, csRxNames, rx[:]); err != nil {
-				return err
+				return d.blame.on(err, "rxInfo")
 			}
-			gw := rx[0]
+			gw, name := rx[0], csRxNames[0]
 			if isNull(gw) {
-				gw = rx[1] // v4 before gwTime was named
+				gw, name = rx[1], csRxNames[1] // v4 before gwTime was named, and v3
 			}
 			if err := earliest(gw, &gps, &hasGPS); err != nil {
-				return err
+				return d.blame.on(err, name)
 			}
 			if err := earliest(rx[2], &ns, &hasNS); err != nil {
-				return err
+				return d.blame.on(err, csRxNames[2])
 			}
 		}
 	}
 	nsTime, hasTime, err := rfc3339(top[tTime])
 	if err != nil {
-		return err
+		return d.blame.on(err, "time")
+	}
+	if !hasTime { // v3: when the application server published it
+		if nsTime, hasTime, err = rfc3339(top[tPublishedAt]); err != nil {
+			return d.blame.on(err, "publishedAt")
+		}
 	}
 	switch {
 	case hasGPS:
@@ -264,13 +323,13 @@ var (
 )
 
 // theThingsStack reads a The Things Stack v3 application up message.
-func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
+func (d *Decoder) theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	if isNull(top[tUplink]) {
 		return payload.Ignored // a join-accept, downlink event or the like
 	}
 	var ids [3][]byte
 	if err := fields(top[tEndDevice], 1, ttIDNames, ids[:]); err != nil {
-		return err
+		return d.blame.on(err, "end_device_ids")
 	}
 	id := ids[0]
 	if m.ID == "dev_eui" {
@@ -280,7 +339,7 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	u.Named, u.NamedEscaped = stringBody(ids[0])
 	var up [6][]byte
 	if err := fields(top[tUplink], 1, ttUplinkNames, up[:]); err != nil {
-		return err
+		return d.blame.on(err, "uplink_message")
 	}
 	if u.Session, _ = stringBody(up[1]); u.Session == nil {
 		u.Session, _ = stringBody(ids[2])
@@ -288,14 +347,14 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	p := &u.Position
 	var err error
 	if p.Seq, err = counter(up[0]); err != nil {
-		return err
+		return d.blame.on(err, "f_cnt")
 	}
 	p.HasSeq = true
-	if u.HasPosition, err = position(up[2], 2, m, p); err != nil {
+	if u.HasPosition, err = position(up[2], 2, m, p, "decoded_payload", &d.blame); err != nil {
 		return err
 	}
 	if !u.HasPosition && m.Lat == nil {
-		if u.HasPosition, err = solved(up[3], p); err != nil {
+		if u.HasPosition, err = solved(up[3], p, &d.blame); err != nil {
 			return err
 		}
 	}
@@ -307,7 +366,7 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	if !isNull(up[4]) {
 		es, ok := array(up[4], 2)
 		if !ok {
-			return payload.WrongType
+			return d.blame.on(payload.WrongType, "rx_metadata")
 		}
 		for {
 			v, ok := es.next()
@@ -316,10 +375,10 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 			}
 			var rx [1][]byte
 			if err := fields(v, 3, ttRxNames, rx[:]); err != nil {
-				return err
+				return d.blame.on(err, "rx_metadata")
 			}
 			if err := earliest(rx[0], &gps, &hasGPS); err != nil {
-				return err
+				return d.blame.on(err, "gps_time")
 			}
 		}
 	}
@@ -330,7 +389,7 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 	for _, v := range [2][]byte{up[5], top[tReceivedAt]} { // the Network Server's, else the Application Server's
 		ns, ok, err := rfc3339(v)
 		if err != nil {
-			return err
+			return d.blame.on(err, "received_at")
 		}
 		if ok {
 			p.TsNs, p.HasTs, p.Source = ns, true, payload.SourceNetwork
@@ -344,13 +403,13 @@ func theThingsStack(top *[numTop][]byte, m *Mapping, u *Uplink) error {
 // solved reads the first location in The Things Stack's locations map
 // that the network or the device determined: a registry (user-set)
 // location is where someone once put the device, not where it is.
-func solved(v []byte, p *payload.Position) (bool, error) {
+func solved(v []byte, p *payload.Position, b *blame) (bool, error) {
 	if isNull(v) {
 		return false, nil
 	}
 	ms, ok := object(v, 2)
 	if !ok {
-		return false, payload.WrongType
+		return false, b.on(payload.WrongType, "locations")
 	}
 	for {
 		_, loc, ok := ms.next()
@@ -359,7 +418,7 @@ func solved(v []byte, p *payload.Position) (bool, error) {
 		}
 		var f [4][]byte
 		if err := fields(loc, 3, ttLocNames, f[:]); err != nil {
-			return false, err
+			return false, b.on(err, "locations")
 		}
 		if src, _ := stringBody(f[3]); string(src) == "SOURCE_REGISTRY" {
 			continue
@@ -367,8 +426,8 @@ func solved(v []byte, p *payload.Position) (bool, error) {
 		if f[0] == nil && f[1] == nil {
 			continue
 		}
-		if err := fix(f[0], f[1], f[2], p); err != nil {
-			return false, err
+		if which, err := fix(f[0], f[1], f[2], p); err != nil {
+			return false, b.on(err, ttLocNames[which])
 		}
 		return true, nil
 	}

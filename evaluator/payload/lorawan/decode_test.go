@@ -329,3 +329,102 @@ func TestTheThingsStackLocations(t *testing.T) {
 		t.Fatalf("solved location: %+v %v", u, err)
 	}
 }
+
+// ChirpStack v3's uplinks, with either marshaler, read as the v4 one:
+// devEUI in hex whether sent in hex or base64 (what the topic's device
+// level spells), the position from object or objectJSON, the gateway's
+// GPS time, else publishedAt; deviceName with id=deviceName. Before, the
+// ids at the top level were not looked for, and an uplink with a fine
+// topic was rejected as having no device id.
+func TestChirpStackV3Fixtures(t *testing.T) {
+	for _, name := range []string{"chirpstack-v3-up.json", "chirpstack-v3-legacy-up.json"} {
+		for _, f := range []payload.Format{payload.ChirpStack, payload.Auto} {
+			u, err := decode(t, fixture(t, name), f, nil)
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, f, err)
+			}
+			p := u.Position
+			if u.Format != payload.ChirpStack || !u.HasPosition || string(u.Device) != "0101010101010101" ||
+				string(u.Named) != "0101010101010101" || u.DeviceEscaped || name == "chirpstack-v3-up.json" && len(u.Session) == 0 {
+				t.Fatalf("%s %v: got %+v", name, f, u)
+			}
+			if p.Lat != 52.520008 || p.Lon != 13.404954 || !p.HasAcc || p.Acc != 8.5 || !p.HasSeq || p.Seq != 10 {
+				t.Errorf("%s: position %+v", name, p)
+			}
+			if !p.HasTs || p.TsNs != ns("2026-12-01T10:00:01.210000123Z") || p.Source != payload.SourceGatewayGPS {
+				t.Errorf("%s: time %d %v %v, want the gateway's GPS time", name, p.TsNs, p.HasTs, p.Source)
+			}
+		}
+		u, err := decode(t, fixture(t, name), payload.ChirpStack, &lorawan.Mapping{ID: "deviceName"})
+		if err != nil || string(u.Device) != "truck-42" || string(u.Named) != "0101010101010101" {
+			t.Fatalf("%s id=deviceName: %q %q %v", name, u.Device, u.Named, err)
+		}
+	}
+	// No GPS gateway: the application server's publishedAt.
+	noGPS := edit(t, "chirpstack-v3-up.json", func(m map[string]any) {
+		delete(m["rxInfo"].([]any)[0].(map[string]any), "time")
+	})
+	u, err := decode(t, noGPS, payload.ChirpStack, nil)
+	if err != nil || u.Position.TsNs != ns("2026-12-01T10:00:01.512345Z") || u.Position.Source != payload.SourceNetwork {
+		t.Errorf("without a GPS gateway: %+v %v, want publishedAt from the network", u.Position, err)
+	}
+	// An objectJSON with escapes beyond the quotes, and one that is not JSON.
+	for in, want := range map[string]error{
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,\"lon\":13.4,\"note\":\"caf\u00e9 \ud83d\ude9a\\n\"}"}`: nil,
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,"}`:                                                     payload.NotJSON,
+		`{"devEUI":"0101010101010101","fCnt":1,"objectJSON":"{\"lat\":52.5,\"lon\":13.4} x"}`:                                      payload.NotJSON,
+		`{"devEUI":7,"fCnt":1,"object":{"lat":52.5,"lon":13.4}}`:                                                                   payload.WrongType,
+	} {
+		u, err := decode(t, []byte(in), payload.ChirpStack, nil)
+		if err != want || want == nil && (!u.HasPosition || u.Position.Lat != 52.5) {
+			t.Errorf("%s: %+v %v, want %v", in, u, err, want)
+		}
+	}
+}
+
+// A wrong_type says which field, at whatever depth: the uplink's key, the
+// layout's or the mapping's path; other reasons name none.
+func TestDecodeNamesTheWrongTypeField(t *testing.T) {
+	cs := func(fn func(m map[string]any)) []byte { return edit(t, "chirpstack-v4-up.json", fn) }
+	tt := func(fn func(m map[string]any)) []byte { return edit(t, "ttn-v3-up.json", fn) }
+	gps := &lorawan.Mapping{Lat: lorawan.Path{"gps", "lat"}, Lon: lorawan.Path{"gps", "lng"}}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		f    payload.Format
+		m    *lorawan.Mapping
+		want string
+	}{
+		{"fCnt", cs(func(m map[string]any) { m["fCnt"] = "10" }), payload.ChirpStack, nil, "fCnt"},
+		{"deviceInfo", cs(func(m map[string]any) { m["deviceInfo"] = []any{} }), payload.ChirpStack, nil, "deviceInfo"},
+		{"rxInfo", cs(func(m map[string]any) { m["rxInfo"] = map[string]any{} }), payload.ChirpStack, nil, "rxInfo"},
+		{"gwTime", cs(func(m map[string]any) {
+			delete(obj(m, "object"), "time")
+			m["rxInfo"].([]any)[0].(map[string]any)["gwTime"] = 7
+		}), payload.ChirpStack, nil, "gwTime"},
+		{"time", cs(func(m map[string]any) { m["time"] = "yesterday"; m["rxInfo"] = []any{} }), payload.ChirpStack, nil, "time"},
+		{"object", cs(func(m map[string]any) { m["object"] = "x" }), payload.ChirpStack, nil, "object"},
+		{"latitude", cs(func(m map[string]any) { obj(m, "object")["latitude"] = true }), payload.ChirpStack, nil, "latitude"},
+		{"accuracy", cs(func(m map[string]any) { obj(m, "object")["accuracy"] = "far" }), payload.ChirpStack, nil, "accuracy"},
+		{"mapping", cs(func(m map[string]any) { m["object"] = map[string]any{"gps": map[string]any{"lat": "n", "lng": 1}} }), payload.ChirpStack, gps, "gps.lat"},
+		{"mapping level", cs(func(m map[string]any) { m["object"] = map[string]any{"gps": 5} }), payload.ChirpStack, gps, "gps.lat"},
+		{"devEUI v3", []byte(`{"devEUI":7,"fCnt":1,"object":{"lat":1,"lon":1}}`), payload.ChirpStack, nil, "devEUI"},
+		{"objectJSON v3", []byte(`{"devEUI":"01","fCnt":1,"objectJSON":{}}`), payload.ChirpStack, nil, "objectJSON"},
+		{"objectJSON v3, not an object", []byte(`{"devEUI":"01","fCnt":1,"objectJSON":"[1]"}`), payload.ChirpStack, nil, "objectJSON"},
+		{"f_cnt", tt(func(m map[string]any) { obj(m, "uplink_message")["f_cnt"] = -1 }), payload.TTN, nil, "f_cnt"},
+		{"rx_metadata", tt(func(m map[string]any) { obj(m, "uplink_message")["rx_metadata"] = 1 }), payload.TTN, nil, "rx_metadata"},
+		{"end_device_ids", tt(func(m map[string]any) { m["end_device_ids"] = "x" }), payload.TTN, nil, "end_device_ids"},
+		{"lat range", cs(func(m map[string]any) { obj(m, "object")["latitude"] = 91 }), payload.ChirpStack, nil, ""},
+	} {
+		var d lorawan.Decoder
+		d.Decode([]byte(`{"fCnt":"x","deviceInfo":{"devEui":"01"}}`), payload.ChirpStack, nil) // a stale field must not carry over
+		m := c.m
+		if m == nil {
+			m = &lorawan.Mapping{}
+		}
+		_, err := d.Decode(c.in, c.f, m)
+		if got := d.Field(); got != c.want || (c.want != "") != (err == payload.WrongType) {
+			t.Errorf("%s: %v, field %q; want %q", c.name, err, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package lorawan decodes the uplinks LoRaWAN network servers publish on
-// their MQTT integrations — ChirpStack v4 (application/<app>/device/<devEUI>/event/up)
-// and The Things Stack v3 (v3/<app>@<tenant>/devices/<device>/up) — into
+// their MQTT integrations — ChirpStack v4 (application/<app>/device/<devEUI>/event/up),
+// ChirpStack v3 (the same topic, or .../rx) and The Things Stack v3
+// (v3/<app>@<tenant>/devices/<device>/up) — into
 // a payload.Position, with the device id, the frame counter and the clock
 // the event time was read from.
 //

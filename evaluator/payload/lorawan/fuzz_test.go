@@ -13,10 +13,11 @@ import (
 // Reasons as errors, pure across Decoder reuse, NotJSON for what
 // encoding/json rejects, and every position it returns in range.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"chirpstack-v4-up.json", "ttn-v3-up.json"} {
+	for _, name := range []string{"chirpstack-v4-up.json", "ttn-v3-up.json", "chirpstack-v3-up.json", "chirpstack-v3-legacy-up.json"} {
 		f.Add(fixture(f, name), byte(payload.Auto), false)
 	}
 	f.Add([]byte(`{"fCnt":1,"deviceInfo":{"devEui":"x"},"object":{"gps":{"lat":"1","lng":2},"time":"2026-12-01T10:00:00+02:00"}}`), byte(payload.ChirpStack), false)
+	f.Add([]byte(`{"devEUI":"AQEBAQEBAQE=","fCnt":2,"objectJSON":"{\"lat\":\"1\",\"lon\":2,\"n\":\"\ud83d\ude9a\\u0041\"}"}`), byte(payload.Auto), false)
 	f.Add([]byte(`{"end_device_ids":{"device_id":"d"},"uplink_message":{"decoded_payload":{"a":{"b":1,"c":2}}}}`), byte(payload.TTN), true)
 	var reused lorawan.Decoder
 	mapped := &lorawan.Mapping{Lat: lorawan.Path{"a", "b"}, Lon: lorawan.Path{"a", "c"}, Ts: lorawan.Path{"t"}}
@@ -28,8 +29,12 @@ func FuzzDecode(f *testing.F) {
 		fm := payload.Format(format)
 		got, err := reused.Decode(data, fm, m)
 		var fresh lorawan.Decoder
-		if got2, err2 := fresh.Decode(data, fm, m); err2 != err || string(got2.Device) != string(got.Device) || got2.Position != got.Position {
-			t.Fatalf("reused Decoder gave %+v, %v; fresh gave %+v, %v", got, err, got2, err2)
+		if got2, err2 := fresh.Decode(data, fm, m); err2 != err || string(got2.Device) != string(got.Device) || got2.Position != got.Position ||
+			fresh.Field() != reused.Field() {
+			t.Fatalf("reused Decoder gave %+v, %v (%q); fresh gave %+v, %v (%q)", got, err, reused.Field(), got2, err2, fresh.Field())
+		}
+		if (err == payload.WrongType) != (reused.Field() != "") {
+			t.Fatalf("%v with field %q: a wrong_type names its field, nothing else does", err, reused.Field())
 		}
 		if err != nil {
 			if _, ok := err.(payload.Reason); !ok {

@@ -49,41 +49,45 @@ var layoutPairs = [][2]int{{kLatitude, kLongitude}, {kLat, kLon}, {kLat, kLng}, 
 
 // position reads the fix in the decoded object obj (at depth) into p,
 // with a device stamp when there is one; false when obj has none.
-func position(obj []byte, depth int, m *Mapping, p *payload.Position) (bool, error) {
+// name is the object's key, for a WrongType's field (b).
+func position(obj []byte, depth int, m *Mapping, p *payload.Position, name string, b *blame) (bool, error) {
 	if isNull(obj) {
 		return false, nil
 	}
 	if m.Lat != nil {
+		if _, ok := object(obj, depth); !ok {
+			return false, b.on(payload.WrongType, name)
+		}
 		lat, err := lookup(obj, depth, m.Lat)
 		if err != nil {
-			return false, err
+			return false, b.onPath(err, m.Lat)
 		}
 		lon, err := lookup(obj, depth, m.Lon)
 		if err != nil {
-			return false, err
+			return false, b.onPath(err, m.Lon)
 		}
 		if lat == nil && lon == nil {
 			return false, nil
 		}
 		acc, err := lookup(obj, depth, m.Acc)
 		if err != nil {
-			return false, err
+			return false, b.onPath(err, m.Acc)
 		}
-		if err := fix(lat, lon, acc, p); err != nil {
-			return false, err
+		if which, err := fix(lat, lon, acc, p); err != nil {
+			return false, b.onPath(err, [...]Path{m.Lat, m.Lon, m.Acc}[which])
 		}
-		return true, deviceStamp(obj, depth, m, nil, p)
+		return true, deviceStamp(obj, depth, m, nil, p, b)
 	}
 	var top [numLayoutKeys][]byte
 	if err := fields(obj, depth, layoutKeys, top[:]); err != nil {
-		return false, err
+		return false, b.on(err, name)
 	}
-	found, err := layout(&top, p)
+	found, err := layout(&top, p, b)
 	if err != nil {
 		return false, err
 	}
 	if found {
-		return true, deviceStamp(obj, depth, m, &top, p)
+		return true, deviceStamp(obj, depth, m, &top, p, b)
 	}
 	for _, k := range [...]int{kGPS, kLocation, kPosition} {
 		if top[k] == nil || top[k][0] != '{' {
@@ -93,15 +97,15 @@ func position(obj []byte, depth int, m *Mapping, p *payload.Position) (bool, err
 		if err := fields(top[k], depth+1, layoutKeys, in[:]); err != nil {
 			return false, err
 		}
-		found, err := layout(&in, p)
+		found, err := layout(&in, p, b)
 		if err != nil {
 			return false, err
 		}
 		if found {
-			if err := stampOf(&in, m, p); err != nil || p.HasTs {
+			if err := stampOf(&in, m, p, b); err != nil || p.HasTs {
 				return true, err
 			}
-			return true, deviceStamp(obj, depth, m, &top, p)
+			return true, deviceStamp(obj, depth, m, &top, p, b)
 		}
 	}
 	return false, nil
@@ -109,17 +113,18 @@ func position(obj []byte, depth int, m *Mapping, p *payload.Position) (bool, err
 
 // layout reads the first pair of Layouts present in one level; a lone
 // half of a pair is MissingLat or MissingLon.
-func layout(lv *[numLayoutKeys][]byte, p *payload.Position) (bool, error) {
+func layout(lv *[numLayoutKeys][]byte, p *payload.Position, b *blame) (bool, error) {
 	for _, pr := range layoutPairs {
 		lat, lon := lv[pr[0]], lv[pr[1]]
 		if lat == nil || lon == nil {
 			continue
 		}
-		acc := lv[kAccuracy]
-		if acc == nil {
-			acc = lv[kAcc]
+		k := kAccuracy
+		if lv[k] == nil {
+			k = kAcc
 		}
-		return true, fix(lat, lon, acc, p)
+		which, err := fix(lat, lon, lv[k], p)
+		return true, b.on(err, layoutKeys[[...]int{pr[0], pr[1], k}[which]])
 	}
 	for _, pr := range layoutPairs {
 		switch {
@@ -134,30 +139,30 @@ func layout(lv *[numLayoutKeys][]byte, p *payload.Position) (bool, error) {
 
 // deviceStamp reads the device's own stamp: the mapped path, or beside
 // the position (lv, when the layout was found at this level).
-func deviceStamp(obj []byte, depth int, m *Mapping, lv *[numLayoutKeys][]byte, p *payload.Position) error {
+func deviceStamp(obj []byte, depth int, m *Mapping, lv *[numLayoutKeys][]byte, p *payload.Position, b *blame) error {
 	if m.NoTs {
 		return nil
 	}
 	if m.Ts != nil {
 		v, err := lookup(obj, depth, m.Ts)
 		if err != nil {
-			return err
+			return b.onPath(err, m.Ts)
 		}
-		return stamp(v, p)
+		return b.onPath(stamp(v, p), m.Ts)
 	}
 	if lv == nil {
 		return nil
 	}
-	return stampOf(lv, m, p)
+	return stampOf(lv, m, p, b)
 }
 
-func stampOf(lv *[numLayoutKeys][]byte, m *Mapping, p *payload.Position) error {
+func stampOf(lv *[numLayoutKeys][]byte, m *Mapping, p *payload.Position, b *blame) error {
 	if m.NoTs || m.Ts != nil {
 		return nil
 	}
 	for _, k := range [...]int{kTime, kTimestamp, kTs} {
 		if lv[k] != nil {
-			return stamp(lv[k], p)
+			return b.on(stamp(lv[k], p), layoutKeys[k])
 		}
 	}
 	return nil
@@ -209,25 +214,25 @@ func stampNs(x float64, unit int64) int64 {
 }
 
 // fix checks and stores a position; a value may be a number or a string
-// holding one (codecs often format coordinates with toFixed).
-func fix(latV, lonV, accV []byte, p *payload.Position) error {
-	var err error
+// holding one (codecs often format coordinates with toFixed). which says
+// which of the three an error is about: 0 lat, 1 lon, 2 acc.
+func fix(latV, lonV, accV []byte, p *payload.Position) (which int, err error) {
 	if p.Lat, err = coord(latV, 90, payload.MissingLat, payload.LatRange); err != nil {
-		return err
+		return 0, err
 	}
 	if p.Lon, err = coord(lonV, 180, payload.MissingLon, payload.LonRange); err != nil {
-		return err
+		return 1, err
 	}
 	if !isNull(accV) {
 		if p.Acc, err = number(accV); err != nil {
-			return err
+			return 2, err
 		}
 		if p.Acc < 0 {
-			return payload.AccRange
+			return 2, payload.AccRange
 		}
 		p.HasAcc = true
 	}
-	return nil
+	return 0, nil
 }
 
 func coord(v []byte, limit float64, missing, outside payload.Reason) (float64, error) {
