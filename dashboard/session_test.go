@@ -102,7 +102,9 @@ var kathmandu = time.FixedZone("UTC+05:45", 5*3600+45*60)
 // devices leave the map and the table.
 func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 	cfg := testConfig(t)
-	cfg.Engine.IdleTimeout = 4 * time.Second // devices outside every fence, silent for it, are evicted
+	// Devices outside every fence, silent for it, are evicted: long enough
+	// for the checks before car-3 drives in on a loaded machine.
+	cfg.Engine.IdleTimeout = 10 * time.Second
 	srv := start(t, cfg)
 	tab := browser(t, 60*time.Second)
 	seen := watchProblems(t, tab)
