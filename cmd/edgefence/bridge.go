@@ -8,15 +8,17 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/bridge"
+	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 // bridgeFlags binds every bridge flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
 // The groups are the headings of bridge --help.
-func bridgeFlags(cfg *bridge.Config, topics *telemetryTopics, receiveMax *int, proc *processFlags) (*flag.FlagSet, *flagGroups) {
+func bridgeFlags(cfg *bridge.Config, topics *ingest.TopicFlags, receiveMax *int, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
 	fs := flag.NewFlagSet("edgefence bridge", flag.ContinueOnError)
-	g := new(flagGroups)
-	g.group(fs, "upstream", func() {
+	g := new(cmdhelp.Groups)
+	g.Group(fs, "upstream", func() {
 		fs.StringVar(&cfg.Upstream, "upstream", cfg.Upstream, "the broker: mqtt://host:port or mqtts://host:port (also ws://, wss://)")
 		fs.StringVar(&cfg.CA, "ca", cfg.CA, "PEM CA bundle to verify an mqtts:// broker (default: the system's)")
 		fs.StringVar(&cfg.Cert, "cert", cfg.Cert, "PEM client certificate for mqtts:// (mutual TLS)")
@@ -31,14 +33,14 @@ func bridgeFlags(cfg *bridge.Config, topics *telemetryTopics, receiveMax *int, p
 		fs.DurationVar(&cfg.ReconnectMax, "reconnect-max", cfg.ReconnectMax, "longest delay between connection attempts")
 		fs.IntVar(receiveMax, "receive-maximum", *receiveMax, "QoS 1 telemetry publishes the broker may have unacknowledged with the bridge (1-65535)")
 	})
-	g.group(fs, "engine", func() {
+	g.Group(fs, "engine", func() {
 		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP and on change)")
 		fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
-		topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id; $share/<group>/FILTER for a shared subscription")
+		topics.Register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id; $share/<group>/FILTER for a shared subscription")
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 		engineFlags(fs, &cfg.Engine)
 	})
-	g.group(fs, "output", func() {
+	g.Group(fs, "output", func() {
 		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
@@ -51,7 +53,7 @@ func bridgeFlags(cfg *bridge.Config, topics *telemetryTopics, receiveMax *int, p
 		fs.DurationVar(&cfg.RestoreTimeout, "restore-timeout", cfg.RestoreTimeout, "bound of reading the retained state at start")
 		fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for the queue to drain upstream")
 	})
-	g.group(fs, "ops", func() {
+	g.Group(fs, "ops", func() {
 		fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
@@ -62,7 +64,7 @@ func bridgeFlags(cfg *bridge.Config, topics *telemetryTopics, receiveMax *int, p
 
 func bridgeCommand() *ffcli.Command {
 	cfg := bridge.DefaultConfig()
-	topics := newTelemetryTopics()
+	topics := ingest.NewTopicFlags()
 	receiveMax := int(cfg.ReceiveMaximum)
 	proc := defaultProcessFlags()
 	fs, groups := bridgeFlags(&cfg, topics, &receiveMax, &proc)
@@ -90,7 +92,7 @@ func bridgeCommand() *ffcli.Command {
 				return fmt.Errorf("--receive-maximum %d: want 1 to 65535", receiveMax)
 			}
 			cfg.ReceiveMaximum = uint16(receiveMax)
-			if cfg.Telemetry, err = topics.filters(); err != nil {
+			if cfg.Telemetry, err = topics.Filters(); err != nil {
 				return err
 			}
 			return runBridge(ctx, cfg)

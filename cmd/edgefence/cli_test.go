@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 // runCLI runs the binary with args to its end and returns its exit code,
@@ -115,7 +118,7 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 	for _, path := range commandPaths(rootCommand().Subcommands, nil) {
 		_, out, _ := runCLI(t, append(path, "--help")...)
 		for line := range strings.Lines(out) {
-			if n := len([]rune(strings.TrimSuffix(line, "\n"))); n > helpWidth {
+			if n := len([]rune(strings.TrimSuffix(line, "\n"))); n > cmdhelp.Width {
 				t.Errorf("edgefence %v --help: a line of %d columns: %s", path, n, line)
 			}
 		}
@@ -152,14 +155,14 @@ func TestEveryPrintedDefaultParses(t *testing.T) {
 		for _, c := range cmds {
 			if c.FlagSet != nil {
 				c.FlagSet.VisitAll(func(f *flag.Flag) {
-					printed := shownDefault(f)
+					printed := cmdhelp.ShownDefault(f)
 					if printed == "" {
 						printed = f.DefValue
 					}
 					if err := f.Value.Set(printed); err != nil {
 						t.Errorf("%s --%s %q: %v", c.FlagSet.Name(), f.Name, printed, err)
 					}
-					if _, list := f.Value.(*telemetryTopics); !list && f.Value.String() != f.DefValue {
+					if _, list := f.Value.(*ingest.TopicFlags); !list && f.Value.String() != f.DefValue {
 						t.Errorf("%s --%s %q reads back as %q, not %q", c.FlagSet.Name(), f.Name, printed, f.Value.String(), f.DefValue)
 					}
 				})

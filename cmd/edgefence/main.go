@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 // Exit codes: a command that ran and failed, and a command line that was
@@ -57,8 +59,8 @@ func rootCommand() *ffcli.Command {
 // rootUsage is the help of edgefence itself.
 func rootUsage(root *ffcli.Command) string {
 	var b strings.Builder
-	b.WriteString("USAGE\n  " + root.ShortUsage + "\n\n" + wrap(root.LongHelp, 0, helpWidth) + "\n\nCOMMANDS\n")
-	writeCommands(&b, root.Subcommands)
+	b.WriteString("USAGE\n  " + root.ShortUsage + "\n\n" + cmdhelp.Wrap(root.LongHelp, 0, cmdhelp.Width) + "\n\nCOMMANDS\n")
+	cmdhelp.WriteCommands(&b, root.Subcommands)
 	b.WriteString("\nFLAGS\n  --version   print the version\n  --help      print this help\n\n" +
 		"Run 'edgefence help <command>' (or 'edgefence <command> --help') for a command's flags.\n")
 	return b.String()
@@ -88,9 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case strings.HasPrefix(a, "-"):
 		return usageError(stderr, "edgefence", fmt.Errorf("unknown flag %s", a))
 	}
-	cmd := find(root.Subcommands, args[0])
+	cmd := cmdhelp.Find(root.Subcommands, args[0])
 	if cmd == nil {
-		return usageError(stderr, "edgefence", unknownCommand(root.Subcommands, args[0]))
+		return usageError(stderr, "edgefence", cmdhelp.Unknown(root.Subcommands, args[0]))
 	}
 	if err := cmd.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -146,59 +148,14 @@ func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
 	}
 	cmd := root
 	for _, name := range path {
-		sub := find(cmd.Subcommands, name)
+		sub := cmdhelp.Find(cmd.Subcommands, name)
 		if sub == nil {
-			return usageError(stderr, "edgefence help", unknownCommand(cmd.Subcommands, name))
+			return usageError(stderr, "edgefence help", cmdhelp.Unknown(cmd.Subcommands, name))
 		}
 		cmd = sub
 	}
 	fmt.Fprintln(stdout, cmd.UsageFunc(cmd))
 	return 0
-}
-
-func find(cmds []*ffcli.Command, name string) *ffcli.Command {
-	for _, c := range cmds {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// unknownCommand names the commands a mistyped name may have meant: those
-// it is a prefix of, or within two edits of.
-func unknownCommand(cmds []*ffcli.Command, name string) error {
-	var near []string
-	for _, c := range cmds {
-		if strings.HasPrefix(c.Name, name) || editDistance(c.Name, name) <= 2 {
-			near = append(near, c.Name)
-		}
-	}
-	if len(near) == 0 {
-		return fmt.Errorf("unknown command %q", name)
-	}
-	return fmt.Errorf("unknown command %q (did you mean %s?)", name, strings.Join(near, " or "))
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // commandLineError is a mistake in the command line that a command

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 // helpFlags reads the flags and printed defaults of a command's --help.
@@ -36,10 +38,10 @@ func helpFlags(t *testing.T, help string) map[string]string {
 			head := strings.Fields(line)[0]
 			name = strings.TrimPrefix(head, "--")
 			name, _, _ = strings.Cut(name, "[")
-			if len(line) > flagColumn && line[flagColumn-1] == ' ' { // the description begins on this line
-				text = append(text, strings.TrimSpace(line[flagColumn:]))
+			if len(line) > cmdhelp.FlagColumn && line[cmdhelp.FlagColumn-1] == ' ' { // the description begins on this line
+				text = append(text, strings.TrimSpace(line[cmdhelp.FlagColumn:]))
 			}
-		case strings.HasPrefix(line, strings.Repeat(" ", flagColumn)) && name != "":
+		case strings.HasPrefix(line, strings.Repeat(" ", cmdhelp.FlagColumn)) && name != "":
 			text = append(text, strings.TrimSpace(line))
 		default:
 			flush()

@@ -17,6 +17,8 @@ import (
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/homeassistant"
+	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 )
 
@@ -104,10 +106,10 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence. The groups are the headings of serve --help.
-func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags) (*flag.FlagSet, *flagGroups) {
+func serveFlags(cfg *broker.Config, topics *ingest.TopicFlags, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
-	g := new(flagGroups)
-	g.group(fs, "listeners", func() {
+	g := new(cmdhelp.Groups)
+	g.Group(fs, "listeners", func() {
 		fs.StringVar(&cfg.MQTTAddr, "mqtt-addr", cfg.MQTTAddr, "MQTT TCP listen address")
 		fs.StringVar(&cfg.TLSAddr, "tls-addr", cfg.TLSAddr, "MQTTS listen address (with --tls-cert)")
 		fs.StringVar(&cfg.WSAddr, "ws-addr", cfg.WSAddr, "MQTT over WebSocket listen address (empty: off)")
@@ -122,14 +124,14 @@ func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags)
 		fs.Var(flagvalue.Uint[uint16]{P: &cfg.MaxInflight}, "max-inflight", "outbound QoS 1/2 messages awaiting acknowledgement per client")
 		fs.DurationVar(&cfg.CloseTimeout, "close-timeout", cfg.CloseTimeout, "how long shutdown waits for MQTT clients to close")
 	})
-	g.group(fs, "engine", func() {
+	g.Group(fs, "engine", func() {
 		fs.Var(flagvalue.Off{P: &cfg.EngineOff}, "engine", "on, or off: a bare MQTT broker with the same listeners, access control and limits, and no evaluation (a baseline for load tests)")
 		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file (reloaded on SIGHUP, on change, or from edgefence/admin/fences)")
 		fs.DurationVar(&cfg.FencesPoll, "fences-poll", cfg.FencesPoll, "check the fence file for changes this often (0: only on SIGHUP)")
-		topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id")
+		topics.Register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn, a LoRaWAN format optionally with a field mapping (FILTER=chirpstack,lat=gps.lat,lon=gps.lng; docs/lorawan.md); '+' levels are the device id")
 		engineFlags(fs, &cfg.Engine)
 	})
-	g.group(fs, "security", func() {
+	g.Group(fs, "security", func() {
 		fs.StringVar(&cfg.Auth, "auth", cfg.Auth, "YAML user file (bcrypt/argon2id hashes, roles device, gateway, dashboard and admin); without it only loopback listeners are allowed")
 		fs.BoolVar(&cfg.AllowAnonymous, "allow-anonymous", cfg.AllowAnonymous, "allow anonymous access on non-loopback listeners (a trusted network only)")
 		fs.BoolVar(&cfg.StrictClientIDs, "strict-client-ids", cfg.StrictClientIDs, "with --auth: a device's client id is its username, or starts with username/; nobody else's")
@@ -140,7 +142,7 @@ func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags)
 		fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per device id (or user, or client id) above --rate")
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	})
-	g.group(fs, "output", func() {
+	g.Group(fs, "output", func() {
 		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
@@ -153,7 +155,7 @@ func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags)
 		fs.Int64Var(&cfg.CaptureMaxBytes, "capture-max-bytes", cfg.CaptureMaxBytes, "rotate the capture file before it grows past this size")
 		fs.IntVar(&cfg.CaptureKeep, "capture-keep", cfg.CaptureKeep, "rotated capture files kept (FILE.1 … FILE.N); 0 keeps none")
 	})
-	g.group(fs, "ops", func() {
+	g.Group(fs, "ops", func() {
 		fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 		fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
 		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
@@ -165,7 +167,7 @@ func serveFlags(cfg *broker.Config, topics *telemetryTopics, proc *processFlags)
 
 func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
-	topics := newTelemetryTopics()
+	topics := ingest.NewTopicFlags()
 	proc := defaultProcessFlags()
 	fs, groups := serveFlags(&cfg, topics, &proc)
 	return &ffcli.Command{
@@ -189,7 +191,7 @@ func serveCommand() *ffcli.Command {
 			if err := removedFlagsOf(fs).check(cfg.Log); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = topics.filters(); err != nil {
+			if cfg.Telemetry, err = topics.Filters(); err != nil {
 				return err
 			}
 			return serve(ctx, cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/store"
@@ -64,7 +65,7 @@ func storeCommand() *ffcli.Command {
 	}
 	c.Exec = func(_ context.Context, args []string) error {
 		if len(args) > 0 {
-			return commandLineError{"edgefence store", unknownCommand(c.Subcommands, args[0])}
+			return commandLineError{"edgefence store", cmdhelp.Unknown(c.Subcommands, args[0])}
 		}
 		return flag.ErrHelp
 	}

@@ -17,14 +17,14 @@ import (
 // "FILTER=format".
 func filterStrings(t *testing.T, args ...string) ([]string, error) {
 	t.Helper()
-	topics := newTelemetryTopics()
+	topics := ingest.NewTopicFlags()
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	topics.register(fs, "telemetry topic")
+	topics.Register(fs, "telemetry topic")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	tf, err := topics.filters()
+	tf, err := topics.Filters()
 	var out []string
 	for _, f := range tf {
 		out = append(out, f.Filter+"="+f.Format.String())

@@ -11,6 +11,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/security"
@@ -20,10 +21,10 @@ import (
 // workerFlags binds every worker flag to cfg; ff fills them from the
 // command line, EDGEFENCE_* environment variables and a config file.
 // The groups are the headings of worker --help.
-func workerFlags(cfg *worker.Config, topics *telemetryTopics, proc *processFlags, printMappings *bool) (*flag.FlagSet, *flagGroups) {
+func workerFlags(cfg *worker.Config, topics *ingest.TopicFlags, proc *processFlags, printMappings *bool) (*flag.FlagSet, *cmdhelp.Groups) {
 	fs := flag.NewFlagSet("edgefence worker", flag.ContinueOnError)
-	g := new(flagGroups)
-	g.group(fs, "cluster", func() {
+	g := new(cmdhelp.Groups)
+	g.Group(fs, "cluster", func() {
 		fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
 		fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
 		fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
@@ -35,7 +36,7 @@ func workerFlags(cfg *worker.Config, topics *telemetryTopics, proc *processFlags
 		fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
 		fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	})
-	g.group(fs, "security", func() {
+	g.Group(fs, "security", func() {
 		fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
 		fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
 		fs.Var(&flagvalue.Joined{P: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
@@ -43,18 +44,18 @@ func workerFlags(cfg *worker.Config, topics *telemetryTopics, proc *processFlags
 		fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
 		fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
 	})
-	g.group(fs, "engine", func() {
+	g.Group(fs, "engine", func() {
 		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
-		topics.register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
+		topics.Register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 		engineFlags(fs, &cfg.Engine)
 	})
-	g.group(fs, "output", func() {
+	g.Group(fs, "output", func() {
 		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
 	})
-	g.group(fs, "ops", func() {
+	g.Group(fs, "ops", func() {
 		fs.String("config", "", "config file: one 'flag value' per line (e.g. 'hold 750ms')")
 		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "HTTP address for /metrics, /healthz, /readyz (empty: off)")
 		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address")
@@ -78,7 +79,7 @@ func natsMappings(filters []ingest.TelemetryFilter, p int) string {
 
 func workerCommand() *ffcli.Command {
 	cfg := worker.DefaultConfig()
-	topics := newTelemetryTopics()
+	topics := ingest.NewTopicFlags()
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs, groups := workerFlags(&cfg, topics, &proc, &printMappings)
@@ -102,7 +103,7 @@ func workerCommand() *ffcli.Command {
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if cfg.Telemetry, err = topics.filters(); err != nil {
+			if cfg.Telemetry, err = topics.Filters(); err != nil {
 				return err
 			}
 			if printMappings {

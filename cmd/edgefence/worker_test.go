@@ -29,7 +29,7 @@ func TestWorkerFlagsFromEnv(t *testing.T) {
 	t.Setenv("EDGEFENCE_NATS_KEY", "/etc/edgefence/worker-key.pem")
 	t.Setenv("EDGEFENCE_NATS_CREDS", "/etc/edgefence/worker.creds")
 	cfg := worker.DefaultConfig()
-	topics := newTelemetryTopics()
+	topics := ingest.NewTopicFlags()
 	proc := defaultProcessFlags()
 	var printMappings bool
 	fs, _ := workerFlags(&cfg, topics, &proc, &printMappings)

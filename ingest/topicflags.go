@@ -1,33 +1,33 @@
-package main
+package ingest
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"strings"
-
-	"github.com/edgefence/edgefence/ingest"
 )
 
-// telemetryTopics is --telemetry-topic with --telemetry-topic-replace.
+// TopicFlags is --telemetry-topic with --telemetry-topic-replace, the
+// flags serve, bridge and worker share.
 // The filters given are added to the defaults, so that adding a LoRaWAN
 // network server's topic does not silently stop the trackers' topics
 // from being evaluated; one given for a default's own filter (with
 // another format or mapping) takes that default's place. With
 // --telemetry-topic-replace the filters given are the only ones; a shared
 // subscription ($share/...) needs it.
-type telemetryTopics struct {
+type TopicFlags struct {
 	defaults []string
 	given    []string
 	replace  bool
 }
 
-func newTelemetryTopics() *telemetryTopics {
-	return &telemetryTopics{defaults: ingest.DefaultTelemetryFilters}
+// NewTopicFlags returns the flags with the default filters.
+func NewTopicFlags() *TopicFlags {
+	return &TopicFlags{defaults: DefaultTelemetryFilters}
 }
 
 // String is the defaults, then the filters given, comma-separated.
-func (t *telemetryTopics) String() string {
+func (t *TopicFlags) String() string {
 	if t == nil {
 		return ""
 	}
@@ -35,20 +35,20 @@ func (t *telemetryTopics) String() string {
 }
 
 // Set adds a filter.
-func (t *telemetryTopics) Set(v string) error {
+func (t *TopicFlags) Set(v string) error {
 	t.given = append(t.given, v)
 	return nil
 }
 
-// register defines both flags on fs; help says what a filter is.
-func (t *telemetryTopics) register(fs *flag.FlagSet, help string) {
+// Register defines both flags on fs; help says what a filter is.
+func (t *TopicFlags) Register(fs *flag.FlagSet, help string) {
 	fs.Var(t, "telemetry-topic", help+"; repeatable, added to the defaults (a default's own filter given again takes its place)")
 	fs.BoolVar(&t.replace, "telemetry-topic-replace", false, "the --telemetry-topic filters replace the defaults instead of adding to them")
 }
 
-// filters parses the filters in effect.
-func (t *telemetryTopics) filters() ([]ingest.TelemetryFilter, error) {
-	given, err := ingest.ParseTelemetryFilters(t.given)
+// Filters parses the filters in effect.
+func (t *TopicFlags) Filters() ([]TelemetryFilter, error) {
+	given, err := ParseTelemetryFilters(t.given)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (t *telemetryTopics) filters() ([]ingest.TelemetryFilter, error) {
 				"give --telemetry-topic-replace with every filter to subscribe to", g.Filter)
 		}
 	}
-	out, err := ingest.ParseTelemetryFilters(t.defaults)
+	out, err := ParseTelemetryFilters(t.defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -83,9 +83,9 @@ func (t *telemetryTopics) filters() ([]ingest.TelemetryFilter, error) {
 
 // indexFilter is the index in fs of the filter that matches the same
 // topics as f (a shared subscription's group aside), or -1.
-func indexFilter(fs []ingest.TelemetryFilter, f ingest.TelemetryFilter) int {
+func indexFilter(fs []TelemetryFilter, f TelemetryFilter) int {
 	for i := range fs {
-		if ingest.Unshare(fs[i].Filter) == ingest.Unshare(f.Filter) {
+		if Unshare(fs[i].Filter) == Unshare(f.Filter) {
 			return i
 		}
 	}
