@@ -47,7 +47,7 @@ const (
 
 // serveSources define serve's flags: its own, and the process flags it
 // shares with bridge and worker, and the telemetry topics.
-var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go", "../cmd/edgefence/telemetry.go"}
+var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go", "../ingest/topicflags.go"}
 
 func read(t *testing.T, path string) []byte {
 	t.Helper()
