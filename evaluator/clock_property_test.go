@@ -22,13 +22,19 @@ type stamped struct {
 }
 
 // walk generates one device moving among the test fences, a ping every
-// 200 ms to 1.5 s of true time (tracker rates), without delay.
+// 200 ms to 1.5 s of true time (tracker rates), without delay. No two
+// fixes are at exactly the same place (each is a centimetre on from the
+// one before), as no two real fixes are: a ping with a recent one's stamp
+// and position is a redelivered copy (clock.md, "Redelivered copies"),
+// which a clock stepping back by a multiple of the gaps would otherwise
+// make of a standing device's pings.
 func walk(t *rapid.T, minGap time.Duration, n int) []stamped {
 	var out []stamped
 	at := time.Duration(0)
-	for range n {
+	for i := range n {
 		at += ms(rapid.IntRange(int(minGap/time.Millisecond), 1500).Draw(t, "gap_ms"))
 		p := points[rapid.IntRange(0, len(points)-1).Draw(t, "point")]
+		p.lat += float64(i) / 1e7
 		out = append(out, stamped{p: p, at: at, stamp: at, arrive: at})
 	}
 	return out

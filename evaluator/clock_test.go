@@ -200,19 +200,18 @@ func TestHistoryKeepsExactlyHistoryPoints(t *testing.T) {
 // A device that keeps sending the odd late ping, every 2 s (never
 // HistoryWait apart), does not keep its batch open for ever: it is
 // reconciled at exactly its first ping's arrival + 4 × HistoryWait, not a
-// nanosecond before. That holds for redelivered copies of committed
-// pings, which teach the clock nothing, and for delayed pings too far
-// apart to tell a backward step (one is "being told" all along).
+// nanosecond before. That holds for delayed pings too far apart to tell a
+// backward step (one is "being told" all along). (Redelivered copies of
+// recent pings never get there: TestRedeliveredCopiesAreDropped.)
 func TestLateBatchReconciledAtFirstPlusFourWaits(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		stamps []time.Duration // of the late pings, arriving +6s, +8s, … +16s
 		candN  int             // the clock's step candidate at the cap
 	}{
-		{"redelivered copies", []time.Duration{ms(1000), ms(2000), ms(3000), ms(4000), ms(1000), ms(2000)}, 0},
-		// Behind the model by 4.75, 3.25, 8.75, 7.25, 12.75, 11.25 s:
+		// Behind the model by about 4.75, 3.25, 8.75, 7.25, 12.75, 11.25 s:
 		// each more than stepBand from the one before, so none confirms.
-		{"delayed pings telling no step", []time.Duration{ms(1250), ms(4750), ms(1250), ms(4750), ms(1250), ms(4750)}, -1},
+		{"delayed pings telling no step", []time.Duration{ms(1250), ms(4750), ms(1260), ms(4760), ms(1270), ms(4770)}, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
@@ -278,4 +277,25 @@ func TestRestoreBoundaryIsTheRestoredInstant(t *testing.T) {
 			t.Fatalf("late = %+v, want none", h.rec.late)
 		}
 	})
+}
+
+// A QoS 1 redelivery of one of a device's last pings (the same stamp and
+// position) is dropped at once and counted: it teaches the clock nothing
+// and waits in no batch. A ping at the same instant but elsewhere is not
+// a copy.
+func TestRedeliveredCopiesAreDropped(t *testing.T) {
+	h := newHarness(t, nil)
+	h.learn("truck-1", inDepot, 6, 0) // +0s … +5s, all committed by +6s
+	for i, stamp := range []time.Duration{ms(1000), ms(2000), ms(3000), ms(4000), ms(1000), ms(5000)} {
+		h.send("truck-1", inDepot, stamp, 6*time.Second+time.Duration(2*i)*time.Second)
+	}
+	if got, n := h.proc.Deferred(), h.m.Copies.Get(); got != 0 || n != 6 {
+		t.Fatalf("deferred %d, copies dropped %d; want 0 and 6", got, n)
+	}
+	h.send("truck-1", outside, ms(5000), 20*time.Second)
+	if got, n := h.proc.Deferred(), h.m.Copies.Get(); got != 1 || n != 6 {
+		t.Fatalf("a ping at a recent instant elsewhere: deferred %d, copies %d; want it late, not a copy", got, n)
+	}
+	h.at(time.Minute)
+	h.want("truck-1 depot ENTER +0s", "truck-1 depot EXIT +5s")
 }

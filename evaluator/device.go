@@ -48,6 +48,9 @@ type device struct {
 	// Assistant is told with the position. It takes 2 of the 8 bytes the
 	// record had left in its 288-byte allocation (docs/clock.md).
 	acc uint16
+	// recent are the device's last stamped pings: a QoS 1 redelivery of
+	// one of them is dropped before it can teach the clock model anything.
+	recent reorder.Recent
 }
 
 // hold returns the device's allowed lateness in nanoseconds.

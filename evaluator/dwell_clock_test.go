@@ -81,6 +81,9 @@ func TestPropertyClockStepDuringAStayKeepsTheTrueDwell(t *testing.T) {
 		var w []stamped
 		at := time.Duration(0)
 		add := func(p pos) {
+			// A centimetre on from the fix before: no two real fixes are at
+			// one place, and a recent one's stamp and place is a copy.
+			p.lat += float64(len(w)) / 1e7
 			at += ms(rapid.IntRange(500, 1500).Draw(t, "gap_ms"))
 			w = append(w, stamped{p: p, at: at, stamp: at + offset, arrive: at + ms(rapid.IntRange(0, int(maxDelay/time.Millisecond)).Draw(t, "delay_ms"))})
 		}

@@ -180,6 +180,13 @@ func (p *Processor) ingest(d *device, pg *engine.Ping, now int64) {
 		p.evaluate(d, pg, now, now)
 		return
 	}
+	// A redelivered copy (QoS 1 after a reconnect) of a recent ping is
+	// dropped before anything weighs it: the clock model, the burst, the
+	// late batch. Only a stamp the device gave can tell a copy.
+	if (pg.Clamp == clock.ClampNone || pg.Clamp == clock.ClampWeekRollover) && d.recent.Copy(pg.Event, history.Fixed(pg.Lat), history.Fixed(pg.Lon)) {
+		p.m.Copies.Inc()
+		return
+	}
 	// A ping that follows the one before within milliseconds is part of a
 	// backlog burst: its order is the burst's, not its arrival's.
 	burst := now-d.clk.PrevArrival() < clock.BurstGap

@@ -24,6 +24,7 @@ func (p *Processor) Snapshot() *snapshot.State {
 			ID: d.id, Buf: append([]reorder.Held(nil), d.buf...), Trimmed: d.trimmed,
 			Clock: d.clk.Snapshot(), Gate: d.gate, High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
 			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(), Acc: d.acc,
+			Recent: d.recent,
 		}
 		ds.States = append([]presence.State(nil), d.states...)
 		ds.Hist = append([]history.Point(nil), d.Points...)
@@ -58,7 +59,7 @@ func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Se
 			id: ds.ID, buf: reorder.Heap(append([]reorder.Held(nil), ds.Buf...)), trimmed: ds.Trimmed,
 			clk: clock.RestoreModel(&ds.Clock), gate: ds.Gate, high: ds.High, wm: ds.WM, done: ds.Done, highAt: ds.HighAt,
 			holdUs: ds.HoldUs, seq: ds.Seq, slot: int32(i), lat: ds.Lat, lon: ds.Lon, est: hold.FromBits(ds.Hold),
-			acc: ds.Acc,
+			acc: ds.Acc, recent: ds.Recent,
 		}
 		d.buf.Init()
 		d.states = append(d.states, ds.States...)

@@ -51,4 +51,7 @@ type Device struct {
 	Lat, Lon               int32  // fixed point (history.Fixed)
 	Hold                   uint32 // the adaptive hold's estimate (hold.Estimate.Bits)
 	Acc                    uint16 // the last evaluated ping's accuracy, decimetres (0: none)
+	// Recent are its last stamped pings: a redelivered copy after a
+	// hand-over is still one.
+	Recent reorder.Recent
 }

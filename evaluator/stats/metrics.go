@@ -16,6 +16,7 @@ type Metrics struct {
 	Released       *metrics.Counter // pings handed to the state machine
 	Late           *metrics.Counter
 	Gated          *metrics.Counter // fixes the speed gate set aside (package gate)
+	Copies         *metrics.Counter // redelivered copies of a device's recent pings, dropped
 	Overflow       *metrics.Counter // pings released early because a buffer was full
 	QueueFull      *metrics.Counter // pings refused because a shard queue was full
 	Transitions    [engine.NumTypes]*metrics.Counter
@@ -60,6 +61,7 @@ func NewMetrics(set *metrics.Set) *Metrics {
 		Released:       set.NewCounter(`edgefence_released_total`),
 		Late:           set.NewCounter(`edgefence_late_total`),
 		Gated:          set.NewCounter(`edgefence_gated_total`),
+		Copies:         set.NewCounter(`edgefence_redelivered_copies_total`),
 		Overflow:       set.NewCounter(`edgefence_buffer_overflow_total`),
 		QueueFull:      set.NewCounter(`edgefence_queue_full_total`),
 		Reversals:      set.NewCounter(`edgefence_transition_reversals_total`),
