@@ -147,6 +147,8 @@ type ClientConnection struct {
 	Conn     net.Conn      // the net.Conn used to establish the connection
 	bconn    *bufio.Reader // a buffered net.Conn for reading packets
 	outbuf   *bytes.Buffer // a buffer for writing packets
+	holdAt   time.Time     // when the reader began holding acknowledgements in outbuf, if hold
+	hold     bool          // the reader has more packets read: acknowledgements wait in outbuf; under the client's lock
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
@@ -531,11 +533,82 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 			return err
 		}
 
+		// While the next packet is already read, the acknowledgements this
+		// one causes wait in the write buffer, so that a burst of packets
+		// is answered with one write rather than one per packet. A client's
+		// DISCONNECT closes the connection: what is held is written first.
+		more := cl.nextPacketBuffered()
+		if fh.Type == packets.Disconnect && cl.Net.hold {
+			if err := cl.releaseAcks(); err != nil {
+				return err
+			}
+		} else if more && !cl.Net.hold {
+			cl.holdAcks()
+		}
+
 		err = packetHandler(cl, pk) // Process inbound packet.
+		if cl.Net.hold && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
+			if ferr := cl.releaseAcks(); err == nil {
+				err = ferr
+			}
+		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// maxAckHold bounds how long a reader working through the packets it has
+// read keeps their acknowledgements in the write buffer; it is checked
+// between packets.
+const maxAckHold = time.Millisecond
+
+// nextPacketBuffered reports whether the read buffer holds the whole of the
+// next packet, so that reading it will not wait for the network.
+func (cl *Client) nextPacketBuffered() bool {
+	n := cl.Net.bconn.Buffered()
+	if n < 2 {
+		return false
+	}
+	b, _ := cl.Net.bconn.Peek(n) // never more than is buffered: does not read
+	remaining, multiplier := 0, 1
+	for i := 1; i < len(b) && i <= 4; i++ { // the remaining length follows the first byte
+		remaining += int(b[i]&127) * multiplier
+		if b[i]&128 == 0 {
+			return n >= i+1+remaining
+		}
+		multiplier *= 128
+	}
+	return false
+}
+
+// holdAcks makes WritePacket keep acknowledgements in the write buffer
+// until releaseAcks.
+func (cl *Client) holdAcks() {
+	cl.Lock()
+	defer cl.Unlock()
+	cl.Net.hold = true
+	cl.Net.holdAt = time.Now()
+}
+
+// releaseAcks writes what holdAcks kept in the write buffer.
+func (cl *Client) releaseAcks() error {
+	cl.Lock()
+	defer cl.Unlock()
+	cl.Net.hold = false
+	return cl.flushOutbuf()
+}
+
+// heldPacketType reports whether a packet of type t may wait in the write
+// buffer while the reader holds acknowledgements: the small answers to a
+// client's packets. Anything else flushes the buffer, held packets first.
+func heldPacketType(t byte) bool {
+	switch t {
+	case packets.Puback, packets.Pubrec, packets.Pubrel, packets.Pubcomp,
+		packets.Suback, packets.Unsuback, packets.Pingresp:
+		return true
+	}
+	return false
 }
 
 // Stop instructs the client to shut down all processing goroutines and disconnect.
@@ -752,7 +825,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		if cl.State.outbound.len() == 0 {
+		if cl.State.outbound.len() == 0 && !(cl.Net.hold && heldPacketType(pk.FixedHeader.Type)) {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
 			}
@@ -763,7 +836,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 			return int64(n), err
 		}
 
-		// there are more writes in the queue
+		// there are more writes in the queue, or the reader holds acknowledgements
 		if cl.Net.outbuf == nil {
 			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
 				return buf.WriteTo(cl.Net.Conn)
