@@ -147,8 +147,9 @@ type ClientConnection struct {
 	Conn     net.Conn      // the net.Conn used to establish the connection
 	bconn    *bufio.Reader // a buffered net.Conn for reading packets
 	outbuf   *bytes.Buffer // a buffer for writing packets
-	holdAt   time.Time     // when the reader began holding acknowledgements in outbuf, if hold
-	hold     bool          // the reader has more packets read: acknowledgements wait in outbuf; under the client's lock
+	holdAt   time.Time     // when the reader began to hold acknowledgements; the reader's own
+	hold     atomic.Bool   // the reader has more packets read: acknowledgements wait in outbuf
+	held     atomic.Bool   // outbuf holds acknowledgements because of hold; set under the client's lock
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
@@ -538,16 +539,17 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 		// is answered with one write rather than one per packet. A client's
 		// DISCONNECT closes the connection: what is held is written first.
 		more := cl.nextPacketBuffered()
-		if fh.Type == packets.Disconnect && cl.Net.hold {
+		if fh.Type == packets.Disconnect && cl.Net.hold.Load() {
 			if err := cl.releaseAcks(); err != nil {
 				return err
 			}
-		} else if more && !cl.Net.hold {
-			cl.holdAcks()
+		} else if more && !cl.Net.hold.Load() {
+			cl.Net.holdAt = time.Now()
+			cl.Net.hold.Store(true)
 		}
 
 		err = packetHandler(cl, pk) // Process inbound packet.
-		if cl.Net.hold && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
+		if cl.Net.hold.Load() && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
 			if ferr := cl.releaseAcks(); err == nil {
 				err = ferr
 			}
@@ -582,20 +584,17 @@ func (cl *Client) nextPacketBuffered() bool {
 	return false
 }
 
-// holdAcks makes WritePacket keep acknowledgements in the write buffer
-// until releaseAcks.
-func (cl *Client) holdAcks() {
-	cl.Lock()
-	defer cl.Unlock()
-	cl.Net.hold = true
-	cl.Net.holdAt = time.Now()
-}
-
-// releaseAcks writes what holdAcks kept in the write buffer.
+// releaseAcks ends the reader's hold and writes the acknowledgements held.
+// It takes the client's lock only if some are: a writer may hold the lock
+// for as long as a slow client takes to read, and a reader of PUBACKs
+// (a subscriber's) must not wait for it for nothing.
 func (cl *Client) releaseAcks() error {
+	cl.Net.hold.Store(false)
+	if !cl.Net.held.Load() {
+		return nil // a WritePacket holding one now sees hold false after it and flushes
+	}
 	cl.Lock()
 	defer cl.Unlock()
-	cl.Net.hold = false
 	return cl.flushOutbuf()
 }
 
@@ -825,7 +824,8 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		if cl.State.outbound.len() == 0 && !(cl.Net.hold && heldPacketType(pk.FixedHeader.Type)) {
+		hold := heldPacketType(pk.FixedHeader.Type) && cl.Net.hold.Load()
+		if cl.State.outbound.len() == 0 && !hold {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
 			}
@@ -846,6 +846,12 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 
 		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
 		if cl.Net.outbuf.Len() < cl.ops.options.ClientNetWriteBufferSize {
+			if hold {
+				cl.Net.held.Store(true)
+				if !cl.Net.hold.Load() { // released meanwhile, maybe before held was set
+					return int64(n), cl.flushOutbuf()
+				}
+			}
 			return int64(n), nil
 		}
 
@@ -876,6 +882,7 @@ func (cl *Client) flushOutbuf() (err error) {
 	if err == nil {
 		writeBufferPool.Put(cl.Net.outbuf)
 		cl.Net.outbuf = nil
+		cl.Net.held.Store(false)
 	}
 	return
 }

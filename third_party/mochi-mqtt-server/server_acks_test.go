@@ -238,3 +238,33 @@ func BenchmarkServerAckBurst(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(sc.writes.Load()-before)/float64(b.N), "writes/burst")
 }
+
+func TestServerReadsABurstWhileAWriteIsBlocked(t *testing.T) {
+	s := newAckTestServer(t)
+	w, _, _ := connectAckTestClient(t, s)
+	cl, ok := s.Clients.Get("zen")
+	require.True(t, ok)
+	for id := uint16(1); id <= 2; id++ {
+		cl.State.Inflight.Set(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, PacketID: id, TopicName: "a/b"})
+	}
+
+	// A write the client does not read yet holds the client's lock, as a
+	// writer to a slow subscriber does.
+	written := make(chan error, 1)
+	go func() {
+		written <- cl.WritePacket(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Pingresp}})
+	}()
+	time.Sleep(10 * time.Millisecond) // not needed for the test to pass, only for it to test something
+
+	// Two PUBACKs in one write: the reader holds for the second while it
+	// handles the first, and must not wait for the lock to do so.
+	_, err := w.Write([]byte{packets.Puback << 4, 2, 0, 1, packets.Puback << 4, 2, 0, 2})
+	require.NoError(t, err)
+	for i := 0; i < 500 && cl.State.Inflight.Len() > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, 0, cl.State.Inflight.Len(), "both PUBACKs handled while the write waits")
+
+	require.Equal(t, []byte{packets.Pingresp << 4, 0}, readAcks(t, w, 2))
+	require.NoError(t, <-written)
+}
