@@ -515,7 +515,17 @@ func (cl *Client) ClearExpiredInflights(now, maximumExpiry int64) []uint16 {
 // Read reads incoming packets from the connected client and transforms them into
 // packets to be handled by the packetHandler.
 func (cl *Client) Read(packetHandler ReadFn) error {
+	return cl.readPackets(func(cl *Client, pk *packets.Packet) error {
+		return packetHandler(cl, *pk)
+	})
+}
+
+// readPackets is Read with a handler that takes the packet by pointer: the
+// server's own reader passes it so down to the hooks rather than copying
+// it (over 800 bytes) into every frame on the way.
+func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error) error {
 	var err error
+	pk := new(packets.Packet) // one per connection: a pointer to a packet on this stack would move it to the heap for every packet
 
 	for {
 		if cl.Closed() {
@@ -529,7 +539,7 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 			return err
 		}
 
-		pk, err := cl.ReadPacket(fh)
+		err = cl.readPacketInto(fh, pk)
 		if err != nil {
 			return err
 		}
@@ -549,6 +559,7 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 		}
 
 		err = packetHandler(cl, pk) // Process inbound packet.
+		*pk = packets.Packet{}      // what it refers to is the handler's now
 		if cl.Net.hold.Load() && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
 			if ferr := cl.releaseAcks(); err == nil {
 				err = ferr
@@ -684,6 +695,12 @@ func (cl *Client) ReadFixedHeader(fh *packets.FixedHeader) error {
 
 // ReadPacket reads the remaining buffer into an MQTT packet.
 func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err error) {
+	err = cl.readPacketInto(fh, &pk)
+	return
+}
+
+// readPacketInto is ReadPacket into *pk, which must be zero.
+func (cl *Client) readPacketInto(fh *packets.FixedHeader, pk *packets.Packet) (err error) {
 	atomic.AddInt64(&cl.ops.info.PacketsReceived, 1)
 
 	pk.ProtocolVersion = cl.Properties.ProtocolVersion // inherit client protocol version for decoding
@@ -691,7 +708,7 @@ func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err er
 	p := make([]byte, pk.FixedHeader.Remaining)
 	n, err := io.ReadFull(cl.Net.bconn, p)
 	if err != nil {
-		return pk, err
+		return err
 	}
 
 	atomic.AddInt64(&cl.ops.info.BytesReceived, int64(n))
@@ -736,10 +753,10 @@ func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err er
 	}
 
 	if err != nil {
-		return pk, err
+		return err
 	}
 
-	pk, err = cl.ops.hooks.OnPacketRead(cl, pk)
+	*pk, err = cl.ops.hooks.OnPacketRead(cl, *pk)
 	return
 }
 
