@@ -147,6 +147,9 @@ type ClientConnection struct {
 	Conn     net.Conn      // the net.Conn used to establish the connection
 	bconn    *bufio.Reader // a buffered net.Conn for reading packets
 	outbuf   *bytes.Buffer // a buffer for writing packets
+	holdAt   time.Time     // when the reader began to hold acknowledgements; the reader's own
+	hold     atomic.Bool   // the reader has more packets read: acknowledgements wait in outbuf
+	held     atomic.Bool   // outbuf holds acknowledgements because of hold; set under the client's lock
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
@@ -512,7 +515,17 @@ func (cl *Client) ClearExpiredInflights(now, maximumExpiry int64) []uint16 {
 // Read reads incoming packets from the connected client and transforms them into
 // packets to be handled by the packetHandler.
 func (cl *Client) Read(packetHandler ReadFn) error {
+	return cl.readPackets(func(cl *Client, pk *packets.Packet) error {
+		return packetHandler(cl, *pk)
+	})
+}
+
+// readPackets is Read with a handler that takes the packet by pointer: the
+// server's own reader passes it so down to the hooks rather than copying
+// it (over 800 bytes) into every frame on the way.
+func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error) error {
 	var err error
+	pk := new(packets.Packet) // one per connection: a pointer to a packet on this stack would move it to the heap for every packet
 
 	for {
 		if cl.Closed() {
@@ -526,16 +539,86 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 			return err
 		}
 
-		pk, err := cl.ReadPacket(fh)
+		err = cl.readPacketInto(fh, pk)
 		if err != nil {
 			return err
 		}
 
+		// While the next packet is already read, the acknowledgements this
+		// one causes wait in the write buffer, so that a burst of packets
+		// is answered with one write rather than one per packet. A client's
+		// DISCONNECT closes the connection: what is held is written first.
+		more := cl.nextPacketBuffered()
+		if fh.Type == packets.Disconnect && cl.Net.hold.Load() {
+			if err := cl.releaseAcks(); err != nil {
+				return err
+			}
+		} else if more && !cl.Net.hold.Load() {
+			cl.Net.holdAt = time.Now()
+			cl.Net.hold.Store(true)
+		}
+
 		err = packetHandler(cl, pk) // Process inbound packet.
+		*pk = packets.Packet{}      // what it refers to is the handler's now
+		if cl.Net.hold.Load() && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
+			if ferr := cl.releaseAcks(); err == nil {
+				err = ferr
+			}
+		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// maxAckHold bounds how long a reader working through the packets it has
+// read keeps their acknowledgements in the write buffer; it is checked
+// between packets.
+const maxAckHold = time.Millisecond
+
+// nextPacketBuffered reports whether the read buffer holds the whole of the
+// next packet, so that reading it will not wait for the network.
+func (cl *Client) nextPacketBuffered() bool {
+	n := cl.Net.bconn.Buffered()
+	if n < 2 {
+		return false
+	}
+	b, _ := cl.Net.bconn.Peek(n) // never more than is buffered: does not read
+	remaining, multiplier := 0, 1
+	for i := 1; i < len(b) && i <= 4; i++ { // the remaining length follows the first byte
+		remaining += int(b[i]&127) * multiplier
+		if b[i]&128 == 0 {
+			return n >= i+1+remaining
+		}
+		multiplier *= 128
+	}
+	return false
+}
+
+// releaseAcks ends the reader's hold and writes the acknowledgements held.
+// It takes the client's lock only if some are: a writer may hold the lock
+// for as long as a slow client takes to read, and a reader of PUBACKs
+// (a subscriber's) must not wait for it for nothing.
+func (cl *Client) releaseAcks() error {
+	cl.Net.hold.Store(false)
+	if !cl.Net.held.Load() {
+		return nil // a WritePacket holding one now sees hold false after it and flushes
+	}
+	cl.Lock()
+	defer cl.Unlock()
+	return cl.flushOutbuf()
+}
+
+// heldPacketType reports whether a packet of type t may wait in the write
+// buffer while the reader holds acknowledgements: the small answers to a
+// client's packets. Anything else flushes the buffer, held packets first.
+func heldPacketType(t byte) bool {
+	switch t {
+	case packets.Puback, packets.Pubrec, packets.Pubrel, packets.Pubcomp,
+		packets.Suback, packets.Unsuback, packets.Pingresp:
+		return true
+	}
+	return false
 }
 
 // Stop instructs the client to shut down all processing goroutines and disconnect.
@@ -612,6 +695,12 @@ func (cl *Client) ReadFixedHeader(fh *packets.FixedHeader) error {
 
 // ReadPacket reads the remaining buffer into an MQTT packet.
 func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err error) {
+	err = cl.readPacketInto(fh, &pk)
+	return
+}
+
+// readPacketInto is ReadPacket into *pk, which must be zero.
+func (cl *Client) readPacketInto(fh *packets.FixedHeader, pk *packets.Packet) (err error) {
 	atomic.AddInt64(&cl.ops.info.PacketsReceived, 1)
 
 	pk.ProtocolVersion = cl.Properties.ProtocolVersion // inherit client protocol version for decoding
@@ -619,7 +708,7 @@ func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err er
 	p := make([]byte, pk.FixedHeader.Remaining)
 	n, err := io.ReadFull(cl.Net.bconn, p)
 	if err != nil {
-		return pk, err
+		return err
 	}
 
 	atomic.AddInt64(&cl.ops.info.BytesReceived, int64(n))
@@ -664,10 +753,10 @@ func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err er
 	}
 
 	if err != nil {
-		return pk, err
+		return err
 	}
 
-	pk, err = cl.ops.hooks.OnPacketRead(cl, pk)
+	*pk, err = cl.ops.hooks.OnPacketRead(cl, *pk)
 	return
 }
 
@@ -752,7 +841,8 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		if cl.State.outbound.len() == 0 {
+		hold := heldPacketType(pk.FixedHeader.Type) && cl.Net.hold.Load()
+		if cl.State.outbound.len() == 0 && !hold {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
 			}
@@ -763,7 +853,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 			return int64(n), err
 		}
 
-		// there are more writes in the queue
+		// there are more writes in the queue, or the reader holds acknowledgements
 		if cl.Net.outbuf == nil {
 			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
 				return buf.WriteTo(cl.Net.Conn)
@@ -773,6 +863,12 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 
 		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
 		if cl.Net.outbuf.Len() < cl.ops.options.ClientNetWriteBufferSize {
+			if hold {
+				cl.Net.held.Store(true)
+				if !cl.Net.hold.Load() { // released meanwhile, maybe before held was set
+					return int64(n), cl.flushOutbuf()
+				}
+			}
 			return int64(n), nil
 		}
 
@@ -803,6 +899,7 @@ func (cl *Client) flushOutbuf() (err error) {
 	if err == nil {
 		writeBufferPool.Put(cl.Net.outbuf)
 		cl.Net.outbuf = nil
+		cl.Net.held.Store(false)
 	}
 	return
 }

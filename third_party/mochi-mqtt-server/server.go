@@ -476,7 +476,7 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 
 	s.hooks.OnSessionEstablished(cl, pk)
 
-	err = cl.Read(s.receivePacket)
+	err = cl.readPackets(s.receive)
 	cl.State.retained = nil // owed to this connection's subscriptions only
 	if err != nil {
 		s.sendLWT(cl)
@@ -543,7 +543,14 @@ func (s *Server) readConnectionPacket(cl *Client) (pk packets.Packet, err error)
 // receivePacket processes an incoming packet for a client, and issues a disconnect to the client
 // if an error has occurred (if mqtt v5).
 func (s *Server) receivePacket(cl *Client, pk packets.Packet) error {
-	err := s.processPacket(cl, pk)
+	return s.receive(cl, &pk)
+}
+
+// receive is receivePacket for the connection's reader, which owns the
+// packet: passed by pointer down to the hooks, the packet (over 800 bytes)
+// is not copied into every frame on the way.
+func (s *Server) receive(cl *Client, pk *packets.Packet) error {
+	err := s.handlePacket(cl, pk)
 	if err != nil {
 		if code, ok := err.(packets.Code); ok &&
 			cl.Properties.ProtocolVersion == 5 &&
@@ -551,7 +558,7 @@ func (s *Server) receivePacket(cl *Client, pk packets.Packet) error {
 			_ = s.DisconnectClient(cl, code)
 		}
 
-		s.Log.Warn("error processing packet", "error", err, "client", cl.ID, "listener", cl.Net.Listener, "pk", pk)
+		s.Log.Warn("error processing packet", "error", err, "client", cl.ID, "listener", cl.Net.Listener, "pk", *pk)
 
 		return err
 	}
@@ -714,56 +721,107 @@ func (s *Server) SendConnack(cl *Client, reason packets.Code, present bool, prop
 // processPacket processes an inbound packet for a client. Since the method is
 // typically called as a goroutine, errors are primarily for test checking purposes.
 func (s *Server) processPacket(cl *Client, pk packets.Packet) error {
+	return s.handlePacket(cl, &pk)
+}
+
+// handlePacket is processPacket on a packet the caller owns; a publish is
+// processed in place. OnPacketProcessed sees the packet as it was read.
+func (s *Server) handlePacket(cl *Client, pk *packets.Packet) error {
 	var err error
 
-	switch pk.FixedHeader.Type {
-	case packets.Connect:
-		err = s.processConnect(cl, pk)
-	case packets.Disconnect:
-		err = s.processDisconnect(cl, pk)
-	case packets.Pingreq:
-		err = s.processPingreq(cl, pk)
-	case packets.Publish:
+	if pk.FixedHeader.Type == packets.Publish {
 		code := pk.PublishValidate(s.Options.Capabilities.TopicAliasMaximum)
 		if code != packets.CodeSuccess {
 			return code
 		}
-		err = s.processPublish(cl, pk)
-	case packets.Puback:
-		err = s.processPuback(cl, pk)
-	case packets.Pubrec:
-		err = s.processPubrec(cl, pk)
-	case packets.Pubrel:
-		err = s.processPubrel(cl, pk)
-	case packets.Pubcomp:
-		err = s.processPubcomp(cl, pk)
-	case packets.Subscribe:
-		code := pk.SubscribeValidate()
-		if code != packets.CodeSuccess {
-			return code
+		if s.hooks.Provides(OnPacketProcessed) {
+			err = s.handlePublishCopy(cl, pk) // the hook gets the packet as it was read
+		} else {
+			err = s.handlePublish(cl, pk)
 		}
-		err = s.processSubscribe(cl, pk)
-	case packets.Unsubscribe:
-		code := pk.UnsubscribeValidate()
-		if code != packets.CodeSuccess {
-			return code
-		}
-		err = s.processUnsubscribe(cl, pk)
-	case packets.Auth:
-		code := pk.AuthValidate()
-		if code != packets.CodeSuccess {
-			return code
-		}
-		err = s.processAuth(cl, pk)
-	default:
+	} else if err = s.handleOtherPacket(cl, pk); err == errNoValidPacket {
 		return fmt.Errorf("no valid packet available; %v", pk.FixedHeader.Type)
+	} else if code, ok := err.(validationError); ok {
+		return code.Code
 	}
 
-	s.hooks.OnPacketProcessed(cl, pk, err)
+	s.packetProcessed(cl, pk, err)
 	if err != nil {
 		return err
 	}
 
+	s.afterPacket(cl)
+	return nil
+}
+
+// errNoValidPacket is handleOtherPacket's answer to a packet type the
+// server does not handle.
+var errNoValidPacket = errors.New("no valid packet available")
+
+// validationError is handleOtherPacket's answer to a packet that fails
+// validation: processPacket returns its code without OnPacketProcessed.
+type validationError struct{ packets.Code }
+
+// packetProcessed calls the OnPacketProcessed hooks; its copy of the
+// packet is not in handlePacket's frame.
+//
+//go:noinline
+func (s *Server) packetProcessed(cl *Client, pk *packets.Packet, err error) {
+	s.hooks.OnPacketProcessed(cl, *pk, err)
+}
+
+// handleOtherPacket processes a packet other than a publish, for
+// handlePacket: the copies of the packet the process functions take are
+// in this frame, not in the one below every publish.
+//
+//go:noinline
+func (s *Server) handleOtherPacket(cl *Client, pk *packets.Packet) error {
+	var err error
+	switch pk.FixedHeader.Type {
+	case packets.Connect:
+		err = s.processConnect(cl, *pk)
+	case packets.Disconnect:
+		err = s.processDisconnect(cl, *pk)
+	case packets.Pingreq:
+		err = s.processPingreq(cl, *pk)
+	case packets.Puback:
+		err = s.processPuback(cl, *pk)
+	case packets.Pubrec:
+		err = s.processPubrec(cl, *pk)
+	case packets.Pubrel:
+		err = s.processPubrel(cl, *pk)
+	case packets.Pubcomp:
+		err = s.processPubcomp(cl, *pk)
+	case packets.Subscribe:
+		code := pk.SubscribeValidate()
+		if code != packets.CodeSuccess {
+			return validationError{code}
+		}
+		err = s.processSubscribe(cl, *pk)
+	case packets.Unsubscribe:
+		code := pk.UnsubscribeValidate()
+		if code != packets.CodeSuccess {
+			return validationError{code}
+		}
+		err = s.processUnsubscribe(cl, *pk)
+	case packets.Auth:
+		code := pk.AuthValidate()
+		if code != packets.CodeSuccess {
+			return validationError{code}
+		}
+		err = s.processAuth(cl, *pk)
+	default:
+		return errNoValidPacket
+	}
+	return err
+}
+
+// afterPacket sends what the client has room for after one of its packets:
+// retained messages owed to its new subscriptions and inflight messages
+// held for its receive maximum. Its packets are not in handlePacket's frame.
+//
+//go:noinline
+func (s *Server) afterPacket(cl *Client) {
 	if len(cl.State.retained) > 0 { // the packet may have been an acknowledgement that makes room
 		s.sendRetained(cl)
 	}
@@ -778,8 +836,6 @@ func (s *Server) processPacket(cl *Client, pk packets.Packet) error {
 			cl.State.Inflight.DecreaseSendQuota()
 		}
 	}
-
-	return nil
 }
 
 // processConnect processes a Connect packet. The packet cannot be used to establish
@@ -907,7 +963,22 @@ func (s *Server) InjectPacket(cl *Client, pk packets.Packet) error {
 }
 
 // processPublish processes a Publish packet.
+//
+//go:noinline
 func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
+	return s.handlePublish(cl, &pk) // noinline: the copy stays out of the caller's frame
+}
+
+// handlePublishCopy is handlePublish on a copy of *pk, made in this frame.
+//
+//go:noinline
+func (s *Server) handlePublishCopy(cl *Client, pk *packets.Packet) error {
+	c := *pk
+	return s.handlePublish(cl, &c)
+}
+
+// handlePublish is processPublish on a packet the caller owns, in place.
+func (s *Server) handlePublish(cl *Client, pk *packets.Packet) error {
 	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
 		// Resolved before anything looks at the topic: the checks below and
 		// the ACL see the topic the alias stands for.
@@ -939,8 +1010,7 @@ func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
 			ackType = packets.Pubrec
 		}
 
-		ack := s.buildAck(pk.PacketID, ackType, 0, pk.Properties, packets.ErrNotAuthorized)
-		return cl.WritePacket(ack)
+		return s.ackPublish(cl, pk, ackType, packets.ErrNotAuthorized)
 	}
 
 	pk.Origin = cl.ID
@@ -952,14 +1022,8 @@ func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
 	}
 
 	if !cl.Net.Inline {
-		if pki, ok := cl.State.Inflight.Get(pk.PacketID); ok {
-			if pki.FixedHeader.Type == packets.Pubrec { // [MQTT-4.3.3-10]
-				ack := s.buildAck(pk.PacketID, packets.Pubrec, 0, pk.Properties, packets.ErrPacketIdentifierInUse)
-				return cl.WritePacket(ack)
-			}
-			if ok := cl.State.Inflight.Delete(pk.PacketID); ok { // [MQTT-4.3.2-5]
-				atomic.AddInt64(&s.Info.Inflight, -1)
-			}
+		if inUse, err := s.publishPacketIDInUse(cl, pk); inUse {
+			return err
 		}
 	}
 
@@ -971,31 +1035,81 @@ func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
 		pk.FixedHeader.Qos = s.Options.Capabilities.MaximumQos // [MQTT-3.2.2-9] Reduce qos based on server max qos capability
 	}
 
-	pkx, err := s.hooks.OnPublish(cl, pk)
+	err := s.publishHooks(cl, pk)
 	if err == nil {
-		pk = pkx
+		// *pk is what the hooks returned
 	} else if errors.Is(err, packets.ErrRejectPacket) {
 		return nil
 	} else if errors.Is(err, packets.CodeSuccessIgnore) {
 		pk.Ignore = true
 	} else if cl.Properties.ProtocolVersion == 5 && pk.FixedHeader.Qos > 0 && errors.As(err, new(packets.Code)) {
-		err = cl.WritePacket(s.buildAck(pk.PacketID, packets.Puback, 0, pk.Properties, err.(packets.Code)))
+		err = s.ackPublish(cl, pk, packets.Puback, err.(packets.Code))
 		if err != nil {
 			return err
 		}
 		return nil
 	}
 
+	return s.publishAccepted(cl, pk)
+}
+
+// publishPacketIDInUse answers a QoS 2 publish whose packet id is still
+// awaiting its PUBREL with 0x91 and returns true; any other inflight entry
+// under the id is dropped. The inflight packet it looks at is in this
+// frame, not in handlePublish's.
+//
+//go:noinline
+func (s *Server) publishPacketIDInUse(cl *Client, pk *packets.Packet) (bool, error) {
+	pki, ok := cl.State.Inflight.Get(pk.PacketID)
+	if !ok {
+		return false, nil
+	}
+	if pki.FixedHeader.Type == packets.Pubrec { // [MQTT-4.3.3-10]
+		return true, s.ackPublish(cl, pk, packets.Pubrec, packets.ErrPacketIdentifierInUse)
+	}
+	if ok := cl.State.Inflight.Delete(pk.PacketID); ok { // [MQTT-4.3.2-5]
+		atomic.AddInt64(&s.Info.Inflight, -1)
+	}
+	return false, nil
+}
+
+// ackPublish answers a publish that goes no further with an acknowledgement
+// of type ackType and the reason code; the acknowledgement is built in this
+// frame, not in handlePublish's.
+//
+//go:noinline
+func (s *Server) ackPublish(cl *Client, pk *packets.Packet, ackType byte, code packets.Code) error {
+	return cl.WritePacket(s.buildAck(pk.PacketID, ackType, 0, pk.Properties, code))
+}
+
+// publishHooks runs the OnPublish hooks on *pk, which becomes what they
+// returned unless one fails. The copies of the packet they take are in
+// this frame, not in handlePublish's below the rest of the publish.
+//
+//go:noinline
+func (s *Server) publishHooks(cl *Client, pk *packets.Packet) error {
+	pkx, err := s.hooks.OnPublish(cl, *pk)
+	if err == nil {
+		*pk = pkx
+	}
+	return err
+}
+
+// publishAccepted retains, acknowledges and publishes a publish the hooks
+// have let through.
+//
+//go:noinline
+func (s *Server) publishAccepted(cl *Client, pk *packets.Packet) error {
 	if pk.FixedHeader.Retain { // [MQTT-3.3.1-5] ![MQTT-3.3.1-8]
-		s.retainMessage(cl, pk)
+		s.retainMessage(cl, *pk)
 	}
 
 	// If it's inlineClient, it can't handle PUBREC and PUBREL.
 	// When it publishes a package with a qos > 0, the server treats
 	// the package as qos=0, and the client receives it as qos=1 or 2.
 	if pk.FixedHeader.Qos == 0 || cl.Net.Inline {
-		s.publishToSubscribers(pk)
-		s.hooks.OnPublished(cl, pk)
+		s.publishToSubscribers(*pk)
+		s.hooks.OnPublished(cl, *pk)
 		return nil
 	}
 
@@ -1010,7 +1124,7 @@ func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
 		s.hooks.OnQosPublish(cl, ack, ack.Created, 0)
 	}
 
-	err = cl.WritePacket(ack)
+	err := cl.WritePacket(ack)
 	if err != nil {
 		return err
 	}
@@ -1023,8 +1137,8 @@ func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
 		s.hooks.OnQosComplete(cl, ack)
 	}
 
-	s.publishToSubscribers(pk)
-	s.hooks.OnPublished(cl, pk)
+	s.publishToSubscribers(*pk)
+	s.hooks.OnPublished(cl, *pk)
 
 	return nil
 }
@@ -1075,7 +1189,7 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 
 	for id, subs := range subscribers.Subscriptions {
 		if cl, ok := s.Clients.Get(id); ok {
-			_, err := s.publishToClient(cl, subs, pk)
+			_, err := s.publishToClientWait(cl, subs, pk, false) // not through publishToClient: one frame less under a publish
 			if err != nil {
 				s.Log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
 			}
