@@ -147,7 +147,7 @@ func serveFlags(cfg *broker.Config, topics *ingest.TopicFlags, proc *processFlag
 		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
 		fs.StringVar(&cfg.RejectTopic, "reject-topic", cfg.RejectTopic, "rejected payloads go to TOPIC/<device>")
 		fs.DurationVar(&cfg.ExitExpiry, "exit-expiry", cfg.ExitExpiry, "MQTT 5 message expiry of retained EXIT messages")
-		fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers, fences as occupancy sensors; =`PREFIX` for a discovery prefix other than homeassistant")
+		fs.Var(optionalPrefix{&cfg.HomeAssistant, homeassistant.DefaultPrefix}, "homeassistant", "Home Assistant MQTT discovery: devices as device_trackers with an occupancy binary_sensor per fence, fences as occupancy sensors; =`PREFIX` for a discovery prefix other than homeassistant")
 		fs.BoolVar(&cfg.OwnTracksEvents, "owntracks-events", cfg.OwnTracksEvents, "publish the transitions of devices reporting over owntracks/<user>/<device> as OwnTracks events on owntracks/<user>/<device>/event")
 		fs.StringVar(&cfg.MapTiles, "map-tiles", cfg.MapTiles, "live page: base map, a tile URL template (https://tile.openstreetmap.org/{z}/{x}/{y}.png) or a directory of tiles DIR/{z}/{x}/{y}.png served offline (empty: no base map, no request leaves the page)")
 		fs.StringVar(&cfg.MapAttribution, "map-attribution", cfg.MapAttribution, "live page: the tile provider's credit shown on the map, e.g. '© OpenStreetMap contributors'")
