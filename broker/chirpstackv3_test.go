@@ -82,3 +82,36 @@ func TestChirpStackV3IntoServe(t *testing.T) {
 		t.Errorf("devices %v, want the two devEUIs in hex", seen)
 	}
 }
+
+// A v3 uplink is held to the topic's device as a v4 one is: a body whose
+// devEUI (hex or base64) is not the topic's, on the LoRaWAN topic or a
+// tracker's own, is refused with 0x87 and evaluated for nobody.
+func TestChirpStackV3BodyNeverSpeaksForAnotherDevice(t *testing.T) {
+	cfg := testConfig(t)
+	tf, err := ingest.ParseTelemetryFilter("application/+/device/+/rx=chirpstack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Telemetry = append(cfg.Telemetry, tf)
+	srv := start(t, cfg)
+	dash := connect5(t, srv.MQTTAddr(), "dashboard")
+	dash.Subscribe("geofence/#")
+	pub := connect5(t, srv.MQTTAddr(), "publisher")
+	inside := `"object":{"latitude":52.519,"longitude":13.399},"fCnt":1,"deviceName":"truck-2"`
+	for _, c := range []struct{ topic, eui string }{
+		{"application/7/device/0101010101010101/event/up", `"0202020202020202"`},
+		{"application/7/device/0101010101010101/event/up", `"AgICAgICAgI="`}, // base64 of 0x02 × 8
+		{"application/7/device/0101010101010101/rx", `"0202020202020202"`},
+		{"devices/truck-1/telemetry", `"0202020202020202"`},
+	} {
+		if rc := pub.Publish(c.topic, 1, []byte(`{"devEUI":`+c.eui+`,`+inside+`}`)); rc != 0x87 {
+			t.Errorf("%s naming devEUI %s: PUBACK %#x, want 0x87", c.topic, c.eui, rc)
+		}
+	}
+	if got := dash.Sync(); len(got) != 0 {
+		t.Errorf("%d transitions (first on %s), want none", len(got), got[0].Topic)
+	}
+	if n := metric(t, srv, `edgefence_rejected_total{reason="device_mismatch"}`); n != 4 {
+		t.Errorf(`edgefence_rejected_total{reason="device_mismatch"} = %v, want 4`, n)
+	}
+}
