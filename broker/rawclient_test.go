@@ -33,6 +33,9 @@ type rawConn struct {
 	v    byte
 	conn net.Conn
 	br   *bufio.Reader
+	// early holds PUBLISHes that came before a SUBACK, which MQTT allows
+	// (3.1.1 §3.8.4): nextPublish returns them first.
+	early []packets.Packet
 }
 
 // dialRaw opens a raw client's socket to addr, closed when the test ends.
@@ -984,17 +987,45 @@ func (tc *rawConn) subscribe(id uint16, filters ...string) packets.Packet {
 	if err := tc.send(pk); err != nil {
 		tc.t.Fatalf("SUBSCRIBE %v: %v", filters, err)
 	}
-	ack := tc.expect(packets.Suback, "SUBACK")
+	var ack packets.Packet
+	for {
+		pk, err := tc.next()
+		if err != nil {
+			tc.t.Fatalf("SUBACK: %v", err)
+		}
+		if pk.FixedHeader.Type == packets.Publish {
+			tc.ackPublish(pk)
+			tc.early = append(tc.early, pk)
+			continue
+		}
+		if pk.FixedHeader.Type != packets.Suback {
+			tc.t.Fatalf("SUBACK: got packet type %d (reason %#x), want type %d", pk.FixedHeader.Type, pk.ReasonCode, packets.Suback)
+		}
+		ack = pk
+		break
+	}
 	if ack.PacketID != id || len(ack.ReasonCodes) != len(filters) || ack.ReasonCodes[0] >= 0x80 {
 		tc.t.Fatalf("SUBACK id %d codes % x, want id %d and %d granted", ack.PacketID, ack.ReasonCodes, id, len(filters))
 	}
 	return ack
 }
 
+// ackPublish acknowledges a QoS 1 PUBLISH.
+func (tc *rawConn) ackPublish(pk packets.Packet) {
+	if pk.FixedHeader.Qos == 1 {
+		_ = tc.send(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
+	}
+}
+
 // nextPublish reads packets until a PUBLISH, acknowledging it at QoS 1;
 // it fails on anything but PUBLISH and PUBACK.
 func (tc *rawConn) nextPublish(what string) packets.Packet {
 	tc.t.Helper()
+	if len(tc.early) > 0 {
+		pk := tc.early[0]
+		tc.early = tc.early[1:]
+		return pk
+	}
 	for {
 		pk, err := tc.next()
 		if err != nil {
@@ -1004,9 +1035,7 @@ func (tc *rawConn) nextPublish(what string) packets.Packet {
 		case packets.Puback:
 			continue
 		case packets.Publish:
-			if pk.FixedHeader.Qos == 1 {
-				_ = tc.send(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: pk.PacketID})
-			}
+			tc.ackPublish(pk)
 			return pk
 		}
 		tc.t.Fatalf("%s: got packet type %d", what, pk.FixedHeader.Type)

@@ -124,8 +124,9 @@ func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 		tracker.Publish("devices/"+id+"/telemetry", 1, ping(at[0], at[1], ts))
 	}
 	cars := []string{"car-1", "car-2", "car-3"}
+	firstAt := time.Now()
 	for _, id := range cars {
-		send(id, spot, time.Now())
+		send(id, spot, firstAt)
 	}
 	until(t, tab, wait, "the three cars are listed", `document.querySelectorAll('#devices tbody tr').length === 3`)
 	// The fleet view refreshes every 10 s on its own; it must not say 0
@@ -164,7 +165,13 @@ func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 
 	// car-3 drives into the museum fence: its ENTER is listed at the
 	// stamp's local time, and the zone is said.
-	enterAt := time.Now().Add(-time.Second).Truncate(time.Millisecond)
+	// Stamped in the past but after car-3's first ping, however quickly the
+	// checks above ran: an earlier stamp would make it a late, historic fix.
+	enterAt := time.Now().Add(-time.Second)
+	if !enterAt.After(firstAt) {
+		enterAt = firstAt.Add(2 * time.Millisecond)
+	}
+	enterAt = enterAt.Truncate(time.Millisecond)
 	send("car-3", [2]float64{museumLat, museumLon}, enterAt)
 	send("car-1", spot, time.Now()) // the others stay alive
 	send("car-2", spot, time.Now())
