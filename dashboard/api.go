@@ -169,6 +169,8 @@ type committedJSON struct {
 	// fences whose state it kept against the position (docs/clock.md).
 	Rule string   `json:"rule"`
 	Held []string `json:"held,omitempty"`
+	// Standing: the device stood still at the fix (docs/fences.md).
+	Standing bool `json:"standing,omitempty"`
 }
 
 type fenceJSON struct {
@@ -220,7 +222,7 @@ func (d *Dashboard) device(w http.ResponseWriter, r *http.Request) {
 		out.Received = append(out.Received, pingJSON(p.Event, p.Stamp, p.Ingest, p.Clamp, p.Lat, p.Lon))
 	}
 	for _, c := range v.History {
-		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon, Acc: c.Acc, SetAside: c.SetAside, Rule: c.Rule, Held: c.Held})
+		out.History = append(out.History, committedJSON{Event: stamp(c.Event), Ingest: stamp(c.Ingest), Lat: c.Lat, Lon: c.Lon, Acc: c.Acc, SetAside: c.SetAside, Rule: c.Rule, Held: c.Held, Standing: c.Standing})
 	}
 	for _, f := range v.Fences {
 		out.Fences = append(out.Fences, fenceJSON{Fence: f.Fence, Inside: f.Inside, Dwelled: f.Dwelled, Since: stamp(f.Since)})

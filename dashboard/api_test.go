@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,72 @@ func TestIntrospectionNamesTheRuleOfEachFix(t *testing.T) {
 	want := "[{Rule:position Held:[] Acc:5 SetAside:false} {Rule:accuracy_margin Held:[customer-alex] Acc:5 SetAside:false} {Rule:speed_gate Held:[] Acc:5 SetAside:true}]"
 	if got != want {
 		t.Errorf("history %s,\nwant %s", got, want)
+	}
+}
+
+// The two rules after the margin are named too: a fix clear inside
+// customer-alex whose predecessor was clear outside keeps the device out
+// (confirmation), and one clear outside from a device that has stood 4 m
+// inside the edge for 30 s keeps it in (standing_still, and every fix
+// from then on says standing).
+func TestIntrospectionNamesConfirmationAndStanding(t *testing.T) {
+	srv := start(t, testConfig(t))
+	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
+	const alexLat, alexLon, mPerDeg = 52.5219, 13.4132, 111_195.08
+	t0 := time.Now().Add(-time.Minute)
+	send := func(dev string, i int, north float64) {
+		ts := t0.Add(time.Duration(i) * time.Second).UnixMilli()
+		tracker.Publish("devices/"+dev+"/telemetry", 1, fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":5}`, alexLat+north/mPerDeg, alexLon, ts))
+	}
+	// The edge is 150 m north of the fixes' line's origin: 90 m is 60 m
+	// inside, 146 m 4 m inside (within the margin of 1.5 × 5 m), 174 m
+	// and 168 m clear outside.
+	send("van-7", 0, 174)
+	send("van-7", 1, 90)
+	send("van-7", 2, 91)
+	send("van-6", 0, 90)
+	for i := 1; i <= 33; i++ {
+		send("van-6", i, 146)
+	}
+	send("van-6", 34, 168)
+	tracker.Sync()
+
+	type fix struct {
+		Lat      float64  `json:"lat"`
+		Rule     string   `json:"rule"`
+		Held     []string `json:"held"`
+		Standing bool     `json:"standing"`
+	}
+	// history polls until the device's last fix is at north (the last
+	// sent) and it has n of them.
+	history := func(dev string, n int, north float64) []fix {
+		var v struct {
+			History []fix `json:"history"`
+		}
+		url := "http://" + srv.HTTPAddr() + "/api/devices/" + dev
+		for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+			if status := getJSON(t, url, &v); status != 200 {
+				t.Fatalf("GET %s: %d", url, status)
+			}
+			last := len(v.History) - 1
+			if last >= n-1 && math.Abs(v.History[last].Lat-(alexLat+north/mPerDeg)) < 1e-6 || time.Now().After(deadline) {
+				for i := range v.History {
+					v.History[i].Lat = 0 // compared apart
+				}
+				return v.History
+			}
+		}
+	}
+	if got, want := fmt.Sprintf("%+v", history("van-7", 3, 91)), "[{Lat:0 Rule:position Held:[] Standing:false} {Lat:0 Rule:confirmation Held:[customer-alex] Standing:false} {Lat:0 Rule:position Held:[] Standing:false}]"; got != want {
+		t.Errorf("van-7's history %s,\nwant %s", got, want)
+	}
+	h := history("van-6", 16, 168)
+	if got, want := fmt.Sprintf("%+v", h[len(h)-1]), "{Lat:0 Rule:standing_still Held:[customer-alex] Standing:true}"; got != want {
+		t.Errorf("van-6's last fix %s, want %s", got, want)
+	}
+	// Its spot starts at its third fix (the first two 56 m apart), so it
+	// stands from 30 s later: the last three fixes.
+	if !h[len(h)-3].Standing || h[len(h)-4].Standing {
+		t.Errorf("van-6 standing from its fix at +32 s on: %+v", h)
 	}
 }

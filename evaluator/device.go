@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/hold"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/still"
 )
 
 // noTime marks an unset event time or deadline.
@@ -28,6 +29,7 @@ type device struct {
 	history.History
 	clk  clock.Model
 	gate gate.State // the speed gate's: the last accepted fix, and any set aside since
+	spot still.Spot // where its fixes have stayed, and since when: whether it stands still
 
 	high     int64 // high-water mark, never beyond the model's clock plus the skew tolerance
 	wm       int64 // watermark: pings after it wait in the buffer

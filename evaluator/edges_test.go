@@ -88,6 +88,7 @@ func TestAccuracyMargin(t *testing.T) {
 		{3, []string{"d depot ENTER +0s"}},
 	} {
 		h := newHarness(t, func(cfg *engine.Config) { cfg.AccuracyMargin = c.margin })
+		h.oneFixDecides()
 		h.sendAcc("d", westOfDepot(100), 20, 0, 0)
 		h.sendAcc("d", westOfDepot(-50), 20, time.Second, time.Second)
 		h.sendAcc("d", westOfDepot(-30), 10, 2*time.Second, 2*time.Second) // within 3 × 10 m
@@ -244,6 +245,7 @@ func TestAccuracyHysteresisHistoryStartsFromAHeldFix(t *testing.T) {
 // were lost.)
 func TestAccuracyHysteresisLateClearFixAmongHeldOnes(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
 	for i := 1; i <= 6; i++ {
 		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i)) // within the margin: outside
@@ -314,6 +316,7 @@ func TestAccuracyHysteresisHistoryStartsFromAFixHeldInSeveralFences(t *testing.T
 // to precede it.
 func TestAccuracyHysteresisDwellOfAStayPublishedLater(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	mid := pos{52.505, 13.410} // the zone's middle, on the depot's and yard's shared edge
 	h.sendInArrivalOrder("d", []fix{
 		{westOfDepot(1), 1, ms(200), ms(200)},
@@ -334,6 +337,7 @@ func TestAccuracyHysteresisDwellOfAStayPublishedLater(t *testing.T) {
 // before its dwell came gets no DWELL when they are placed.
 func TestAccuracyHysteresisNoDwellAfterARevealedExit(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	var fixes []fix
 	for i := 1; i <= 8; i++ {
 		fixes = append(fixes, fix{westOfDepot(1), 1, ms(200 * i), ms(200 * i)})
@@ -359,6 +363,7 @@ func TestAccuracyHysteresisNoDwellAfterARevealedExit(t *testing.T) {
 // EXIT at the live one again.)
 func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5) // outside every fence
 	fixes := []fix{
@@ -384,6 +389,7 @@ func TestAccuracyHysteresisLateFixKeptForAnotherFence(t *testing.T) {
 // the EXIT, historic, and then preceded the EXIT the late fix revealed.)
 func TestAccuracyHysteresisDwellOwedUntilLateFixesArePlaced(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	mid := pos{52.505, 13.410} // the zone's middle
 	var fixes []fix
 	for i := 1; i <= 16; i++ {
@@ -470,7 +476,8 @@ func TestAccuracyHysteresisDwellWaitsForMovedPings(t *testing.T) {
 // newest for the next one; a DWELL that the placed pings bring due waits
 // for those too: here one of them shows the device left before it.
 func TestAccuracyHysteresisDwellWaitsForPingsKeptForTheNextBatch(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(c *engine.Config) { c.AccuracyMargin = 2 }) // the margins below are at 2 × acc
+	h.oneFixDecides()
 	m := moved
 	out := m(pos{52.500, 13.400}, -5, -5)      // outside every fence
 	edge := m(pos{52.500, 13.405}, -2.5, -2.5) // within the depot's and zone's margins

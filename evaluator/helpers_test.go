@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/engine"
@@ -17,6 +18,14 @@ const testFences = `{"type":"FeatureCollection","features":[
  {"type":"Feature","id":"yard","properties":{"dwell":0},"geometry":{"type":"Polygon","coordinates":[[[13.410,52.500],[13.420,52.500],[13.420,52.510],[13.410,52.510],[13.410,52.500]]]}},
  {"type":"Feature","id":"zone","properties":{"dwell":3},"geometry":{"type":"Polygon","coordinates":[[[13.405,52.500],[13.415,52.500],[13.415,52.510],[13.405,52.510],[13.405,52.500]]]}}
 ]}`
+
+// oneFixDecides makes every test fence change a device's state on one fix
+// clear of its margin, with no second to agree (properties.confirm
+// false): for the tests of the margin alone among late fixes.
+func (h *harness) oneFixDecides() {
+	h.t.Helper()
+	h.set = mustFences(h.t, strings.ReplaceAll(testFences, `"properties":{`, `"properties":{"confirm":false,`))
+}
 
 // Positions relative to the test fences.
 var (

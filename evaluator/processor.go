@@ -55,6 +55,7 @@ type Processor struct {
 	owed   presence.Owing[*device] // DWELLs owed to stays replaced while late pings waited (payOwed)
 	eff    []*fence.Fence          // a ping's fences after accuracy hysteresis
 	inside []*fence.Fence          // the fences a device is inside, for it
+	held   []*fence.Fence          // …after fence.Hold
 
 	watched inspect.Watchlist[*device] // devices being inspected
 }

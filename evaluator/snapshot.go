@@ -22,7 +22,7 @@ func (p *Processor) Snapshot() *snapshot.State {
 	for i, d := range p.all {
 		ds := snapshot.Device{
 			ID: d.id, Buf: append([]reorder.Held(nil), d.buf...), Trimmed: d.trimmed,
-			Clock: d.clk.Snapshot(), Gate: d.gate, High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
+			Clock: d.clk.Snapshot(), Gate: d.gate, Spot: d.spot, High: d.high, WM: d.wm, Done: d.done, HighAt: d.highAt,
 			HoldUs: d.holdUs, Seq: d.seq, Lat: d.lat, Lon: d.lon, Hold: d.est.Bits(), Acc: d.acc,
 			Recent: d.recent,
 		}
@@ -57,7 +57,7 @@ func RestoreProcessor(cfg engine.Config, base time.Time, fences func() *fence.Se
 		}
 		d := &device{
 			id: ds.ID, buf: reorder.Heap(append([]reorder.Held(nil), ds.Buf...)), trimmed: ds.Trimmed,
-			clk: clock.RestoreModel(&ds.Clock), gate: ds.Gate, high: ds.High, wm: ds.WM, done: ds.Done, highAt: ds.HighAt,
+			clk: clock.RestoreModel(&ds.Clock), gate: ds.Gate, spot: ds.Spot, high: ds.High, wm: ds.WM, done: ds.Done, highAt: ds.HighAt,
 			holdUs: ds.HoldUs, seq: ds.Seq, slot: int32(i), lat: ds.Lat, lon: ds.Lon, est: hold.FromBits(ds.Hold),
 			acc: ds.Acc, recent: ds.Recent,
 		}

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"slices"
 	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
@@ -27,12 +28,16 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 		p.commit(d, pg, nil, nil, f.Mark(true))
 		return
 	}
+	mark := f.Mark(false)
+	if pg.HasAcc && pg.Acc > 0 && pg.Acc <= p.cfg.MaxAccuracy && d.spot.Observe(f.Event, f.Lat, f.Lon, f.Acc) {
+		mark |= history.GateStill
+	}
 	hits := p.search.Contains(p.fences(), pg.Lat, pg.Lon)
 	eff := hits
 	if pg.HasAcc && pg.Acc > 0 {
-		eff = p.edges(d, pg, hits)
+		eff = p.edges(d, pg, hits, &mark)
 	}
-	p.commit(d, pg, hits, eff, f.Mark(false))
+	p.commit(d, pg, hits, eff, mark)
 	hits = eff
 	p.m.ReleaseLatency.Observe(time.Duration(now - arrived))
 	d.seq++
@@ -106,8 +111,10 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 }
 
 // edges applies accuracy hysteresis (fence.Settle) to the fences
-// containing pg, against the fences d is inside.
-func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fence.Fence {
+// containing pg, against the fences d is inside, then keeps the changes
+// the fix may not make (fence.Hold: d stands still, or the fix before
+// it disagrees), marking the point GateHeld when it kept one.
+func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence, mark *history.Gate) []*fence.Fence {
 	// Most pings change nothing: the fences containing them are those the
 	// device is in (both sorted by ID). Then there is nothing to settle.
 	if d.states.Same(hits) {
@@ -115,7 +122,23 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence) []*fe
 	}
 	p.inside = d.states.Fences(p.inside[:0], p.fences())
 	p.eff = fence.Settle(p.eff, hits, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy)
-	return p.eff
+	if slices.Equal(p.eff, p.inside) {
+		return p.eff
+	}
+	pr := fence.Prior{Still: *mark&history.GateStill != 0}
+	for k := len(d.Points) - 1; k >= 0; k-- {
+		if q := &d.Points[k]; !q.Aside() && q.Event <= pg.Event {
+			if pg.Event-q.Event <= int64(fence.ConfirmWithin) {
+				pr.Prev, pr.PLat, pr.PLon = true, history.Degrees(q.Lat), history.Degrees(q.Lon)
+			}
+			break
+		}
+	}
+	p.held = fence.Hold(p.held, p.eff, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy, &pr)
+	if !slices.Equal(p.held, p.eff) {
+		*mark |= history.GateHeld
+	}
+	return p.held
 }
 
 // fireDwells emits the DWELLs in p.dues in event-time order.

@@ -42,6 +42,8 @@ var (
 	// ErrInvalidMargin: properties.accuracy_margin is not a number >= 0
 	// and at most MaxMargin.
 	ErrInvalidMargin = errors.New("invalid accuracy_margin")
+	// ErrInvalidConfirm: properties.confirm is not true or false.
+	ErrInvalidConfirm = errors.New("invalid confirm")
 )
 
 // FeatureError reports why one feature of a fence file was rejected. Index is

@@ -48,6 +48,10 @@ type Fence struct {
 	// a fence line wants more than an open field.
 	Margin    float64
 	HasMargin bool
+	// Single is properties.confirm set to false: one fix clear of the
+	// margin changes a device's state here, with no second to agree
+	// (Hold). For fences a device crosses in one fix.
+	Single bool
 
 	rank int // position in the Set's ID order: results sort on it, not on strings
 	// depth is how far from its edge a point inside the fence can be, in

@@ -122,6 +122,15 @@ func parseFeature(raw json.RawMessage) (*Fence, string, error) {
 		}
 		f.Margin, f.HasMargin = m, true
 	}
+	if raw, ok := props.get("confirm"); ok {
+		switch string(bytes.TrimSpace(raw)) {
+		case "true":
+		case "false":
+			f.Single = true
+		default:
+			return nil, id, errf(ErrInvalidConfirm, "properties.confirm must be true or false, got %s", clip(raw))
+		}
+	}
 	radius := 0.0
 	if raw, ok := props.get("radius"); ok {
 		if radius, ok = decodeNumber(raw); !ok || !(radius > 0) || math.IsInf(radius, 0) {

@@ -1,5 +1,12 @@
 package fence
 
+import "time"
+
+// ConfirmWithin is how recent the fix before a fix must be to confirm or
+// refuse its change (Hold): a device reporting less often is judged on
+// each fix alone, as a second fix would come too late to wait for.
+const ConfirmWithin = 10 * time.Second
+
 // Settle returns the fences a device is in after a fix at lat, lon with
 // an accuracy of acc metres, given before, the fences it was in: hits
 // (the fences containing the fix), except that a fence whose edge lies
@@ -21,6 +28,50 @@ func Settle(dst, hits, before []*Fence, lat, lon, acc, margin, limit float64) []
 	}
 	for _, f := range before {
 		if Find(hits, f.ID) == nil && f.straddles(lat, lon, acc, margin, limit) {
+			dst = append(dst, f) // still inside
+			for k := len(dst) - 1; k > 0 && dst[k-1].ID > f.ID; k-- {
+				dst[k], dst[k-1] = dst[k-1], dst[k]
+			}
+		}
+	}
+	return dst
+}
+
+// Prior is what Hold knows of a fix beyond its position: whether the
+// device stood still there (package still), and the fix before it.
+type Prior struct {
+	Still      bool
+	Prev       bool    // there is a fix before it, at PLat, PLon, recent enough to confirm
+	PLat, PLon float64 // …in degrees
+}
+
+// Hold returns eff, the fences a fix at lat, lon with an accuracy of acc
+// metres settled into (Settle) from before, with the changes the fix may
+// not make undone, in dst's memory: every change while the device stands
+// still, and a change the fix before it does not agree with (it lies on
+// the old side of that fence's edge), unless the fence asks for no
+// confirmation (Single). As Settle, a fix without accuracy, or less
+// accurate than limit (or the fence's own cap), counts at its position
+// alone. eff and before are sorted by ID, and so is the result.
+func Hold(dst, eff, before []*Fence, lat, lon, acc, limit float64, pr *Prior) []*Fence {
+	dst = dst[:0]
+	if !(acc > 0) || !pr.Still && !pr.Prev {
+		return append(dst, eff...)
+	}
+	held := func(f *Fence, in bool) bool {
+		lim := limit
+		if f.HasMaxAccuracy {
+			lim = f.MaxAccuracy
+		}
+		return acc <= lim && (pr.Still || pr.Prev && !f.Single && f.Contains(pr.PLat, pr.PLon) != in)
+	}
+	for _, f := range eff {
+		if Find(before, f.ID) != nil || !held(f, true) {
+			dst = append(dst, f)
+		}
+	}
+	for _, f := range before {
+		if Find(eff, f.ID) == nil && held(f, false) {
 			dst = append(dst, f) // still inside
 			for k := len(dst) - 1; k > 0 && dst[k-1].ID > f.ID; k-- {
 				dst[k], dst[k-1] = dst[k-1], dst[k]

@@ -24,8 +24,7 @@ import (
 
 // Spread is how many times its reported accuracy (the 68 % radius) each of
 // two fixes may be off, on top of the distance the device can travel
-// between them: 2 is three standard deviations per axis, as the accuracy
-// margin's default (engine.DefaultAccuracyMargin).
+// between them: 2 is three standard deviations per axis.
 const Spread = 2
 
 // Floor is the least slack between two fixes, metres: fixes without an

@@ -23,9 +23,63 @@ func Merge(dst []Point, before []reorder.Held, hist []Point, pings []reorder.Hel
 			dst = append(dst, hist[j])
 			j++
 		}
-		dst = append(dst, HeldPoint(&pings[i]))
+		pt := HeldPoint(&pings[i])
+		if j > 0 && j < len(hist) && hist[j-1].Still() && hist[j].Still() {
+			pt.Gate |= GateStill // between two fixes of a device standing still
+		}
+		dst = append(dst, pt)
 	}
 	return append(dst, hist[j:]...)
+}
+
+// prior returns what fence.Hold knows of pts[i]: whether the device stood
+// still there, and the last point before it that is not set aside nor
+// skipped, if within fence.ConfirmWithin of it.
+func prior(pts []Point, i int, skip func(int) bool) fence.Prior {
+	pr := fence.Prior{Still: pts[i].Still()}
+	for k := i - 1; k >= 0; k-- {
+		q := &pts[k]
+		if q.Aside() || skip != nil && skip(k) {
+			continue
+		}
+		if pts[i].Event-q.Event <= int64(fence.ConfirmWithin) {
+			pr.Prev, pr.PLat, pr.PLon = true, Degrees(q.Lat), Degrees(q.Lon)
+		}
+		break
+	}
+	return pr
+}
+
+// agreed returns, in dst's memory, the fences of eff (a point's settling
+// with late pings from prev) with those where prev and old (the state
+// without them) agree taken from rec (what was published there) instead.
+// All are sorted by ID.
+func agreed(dst, eff, rec, prev, old []*fence.Fence) []*fence.Fence {
+	dst = dst[:0]
+	in := func(fs []*fence.Fence, f *fence.Fence) bool { return fence.Find(fs, f.ID) != nil }
+	take := func(f *fence.Fence) {
+		if !in(dst, f) && (in(prev, f) == in(old, f) && in(rec, f) || in(prev, f) != in(old, f) && in(eff, f)) {
+			dst = append(dst, f)
+		}
+	}
+	for _, fs := range [][]*fence.Fence{eff, rec} {
+		for _, f := range fs {
+			take(f)
+		}
+	}
+	slices.SortFunc(dst, func(a, b *fence.Fence) int { return strings.Compare(a.ID, b.ID) })
+	return dst
+}
+
+// settle returns, in dst's memory, the fences a device in prev is in
+// after pts[i], under accuracy hysteresis (fence.Settle) and what the
+// fixes around it say (fence.Hold); eff is scratch memory.
+func settle(dst, eff, hits, prev []*fence.Fence, margin, maxAcc float64, pts []Point, i int, skip func(int) bool) (out, scratch []*fence.Fence) {
+	pt := &pts[i]
+	lat, lon, acc := Degrees(pt.Lat), Degrees(pt.Lon), float64(pt.Acc)/10
+	eff = fence.Settle(eff, hits, prev, lat, lon, acc, margin, maxAcc)
+	pr := prior(pts, i, skip)
+	return fence.Hold(dst, eff, prev, lat, lon, acc, maxAcc, &pr), eff
 }
 
 // Reveal is a membership change that late pings revealed.
@@ -98,6 +152,7 @@ type open struct {
 // value is ready, and it keeps its memory between batches.
 type Changes struct {
 	prev, eff []*fence.Fence
+	tmp       []*fence.Fence
 	old, oeff []*fence.Fence // the membership without the late pings
 	other     []*fence.Fence // seed's
 	open      []open
@@ -150,20 +205,30 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 			}
 			continue
 		}
-		lat, lon := Degrees(pt.Lat), Degrees(pt.Lon)
-		acc := float64(pt.Acc) / 10
-		hits := search.Contains(set, lat, lon)
-		c.eff = fence.Settle(c.eff, hits, c.prev, lat, lon, acc, margin, maxAcc)
-		c.diff(c.prev, c.eff, i, false)
-		c.prev, c.eff = c.eff, c.prev
+		hits := search.Contains(set, Degrees(pt.Lat), Degrees(pt.Lon))
 		if committed {
 			// What was published there is its record (a kept late point's
 			// too, whose change in a fence a later transition stands for).
 			k++
 			var ok bool
 			if c.oeff, ok = recorded(c.oeff, hits, set, margin, maxAcc, pt); !ok {
-				c.oeff = fence.Settle(c.oeff, hits, c.old, lat, lon, acc, margin, maxAcc)
+				c.oeff, c.tmp = settle(c.oeff, c.tmp, hits, c.old, margin, maxAcc, merged, i, func(j int) bool { return c.late[j] })
 			}
+		}
+		c.eff, c.tmp = settle(c.eff, c.tmp, hits, c.prev, margin, maxAcc, merged, i, nil)
+		if !slices.Equal(c.eff, c.tmp) {
+			pt.Gate |= GateHeld
+		}
+		if committed && pt.Settled != SettledKept {
+			// In a fence where both runs are in the same state, a
+			// committed fix decides as it did when it came: the fix before
+			// it then confirmed or refused its change.
+			c.tmp = agreed(c.tmp, c.eff, c.oeff, c.prev, c.old)
+			c.eff, c.tmp = c.tmp, c.eff
+		}
+		c.diff(c.prev, c.eff, i, false)
+		c.prev, c.eff = c.eff, c.prev
+		if committed {
 			c.diff(c.old, c.oeff, i, true)
 			c.old, c.oeff = c.oeff, c.old
 		}
@@ -200,6 +265,9 @@ func (c *Changes) stale(set *fence.Set, search *fence.Searcher, margin, maxAcc f
 		side := (fence.Find(search.Contains(set, lat, lon), r.Fence.ID) != nil) == r.Enter
 		// Published, its state in r's fence is the one before r.
 		pt.setHeld(r.Fence, side)
+		if side {
+			pt.Gate |= GateHeld
+		}
 		if (c.late[i] || c.kept[i]) && side && !r.Fence.Straddles(lat, lon, float64(pt.Acc)/10, margin, maxAcc) {
 			if c.kept[i] || c.publishedAt(i) {
 				pt.Settled = SettledKept
@@ -313,7 +381,7 @@ func (c *Changes) settledAt(set *fence.Set, search *fence.Searcher, margin, maxA
 		}
 		c.seed(set, search, margin, maxAcc, &hist[i])
 	}
-	c.replay(set, search, margin, maxAcc, hist[i+1:j+1])
+	c.replay(set, search, margin, maxAcc, hist, i+1, j+1)
 }
 
 // recorded returns, in dst's memory, the fences a device was in at h as
@@ -335,7 +403,7 @@ func recorded(dst, hits []*fence.Fence, set *fence.Set, margin, maxAcc float64, 
 			continue
 		}
 		f := set.ByRank(int(r) - 1)
-		if f == nil || h.Settled != SettledKept && !f.Straddles(Degrees(h.Lat), Degrees(h.Lon), float64(h.Acc)/10, margin, maxAcc) {
+		if f == nil || h.Settled != SettledKept && h.Gate&GateHeld == 0 && !f.Straddles(Degrees(h.Lat), Degrees(h.Lon), float64(h.Acc)/10, margin, maxAcc) {
 			return dst, false
 		}
 		if k := slices.Index(dst, f); k >= 0 {
@@ -371,15 +439,14 @@ func (c *Changes) seed(set *fence.Set, search *fence.Searcher, margin, maxAcc fl
 	c.prev = fence.Settle(c.prev, hits, c.other, lat, lon, float64(h.Acc)/10, margin, maxAcc)
 }
 
-// replay settles the points pts in order from c.prev.
-func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, pts []Point) {
-	for i := range pts {
+// replay settles the points pts[from:to] in order from c.prev.
+func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc float64, pts []Point, from, to int) {
+	for i := from; i < to; i++ {
 		h := &pts[i]
 		if h.Aside() {
 			continue
 		}
-		lat, lon := Degrees(h.Lat), Degrees(h.Lon)
-		c.eff = fence.Settle(c.eff, search.Contains(set, lat, lon), c.prev, lat, lon, float64(h.Acc)/10, margin, maxAcc)
+		c.eff, c.tmp = settle(c.eff, c.tmp, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), c.prev, margin, maxAcc, pts, i, nil)
 		c.prev, c.eff = c.eff, c.prev
 	}
 }

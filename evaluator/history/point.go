@@ -47,7 +47,17 @@ const (
 	GateAside
 	// GateLate is a late ping's point the gate has not judged yet.
 	GateLate
+	// GateStill is a point taken while the device stood still (package
+	// still): it changes no fence (fence.Hold). A late point between two
+	// such points is one too (Merge).
+	GateStill
+	// GateHeld is a point whose settling kept a fence against its fix for
+	// more than its margin (fence.Hold): its record is trusted as it is.
+	GateHeld
 )
+
+// Still reports whether pt was taken while the device stood still.
+func (pt *Point) Still() bool { return pt.Gate&GateStill != 0 }
 
 // Aside reports whether the speed gate set pt aside.
 func (pt *Point) Aside() bool { return pt.Gate&GateAside != 0 }

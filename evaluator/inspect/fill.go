@@ -44,19 +44,23 @@ func Committed(points []history.Point, set *fence.Set) []CommittedPing {
 		c := CommittedPing{
 			Event: TimeOf(h.Event), Ingest: time.Unix(0, h.Wall),
 			Lat: history.Degrees(h.Lat), Lon: history.Degrees(h.Lon), Acc: float64(h.Acc) / 10,
-			SetAside: h.Aside(), Rule: RuleReplayed,
+			SetAside: h.Aside(), Rule: RuleReplayed, Standing: h.Still(),
 		}
 		switch {
 		case h.Aside():
 			c.Rule = RuleGate
 		case h.Settled == history.SettledAtPosition:
 			c.Rule = RulePosition
+		case h.Settled == history.SettledHeld && h.Gate&history.GateHeld != 0 && h.Still():
+			c.Rule = RuleStill
+		case h.Settled == history.SettledHeld && h.Gate&history.GateHeld != 0:
+			c.Rule = RuleConfirm
 		case h.Settled == history.SettledHeld:
 			c.Rule = RuleMargin
 		case h.Settled == history.SettledKept:
 			c.Rule = RuleKept
 		}
-		if c.Rule == RuleMargin || c.Rule == RuleKept {
+		if c.Rule != RulePosition && c.Rule != RuleGate && c.Rule != RuleReplayed {
 			for _, r := range h.Held {
 				if r == 0 {
 					continue

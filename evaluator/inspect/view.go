@@ -82,9 +82,12 @@ type CommittedPing struct {
 	// Rule names what decided the device's fence membership at this fix
 	// (docs/clock.md, "Which rule decided a fix"): RulePosition,
 	// RuleMargin (Held lists the fences whose state the accuracy margin
-	// kept against the position), RuleGate, RuleReplayed or RuleKept.
+	// kept against the position), RuleStill, RuleConfirm, RuleGate,
+	// RuleReplayed or RuleKept.
 	Rule string
 	Held []string
+	// Standing says the device stood still at this fix (docs/fences.md).
+	Standing bool
 }
 
 // The rules a committed fix's membership was decided by.
@@ -94,6 +97,13 @@ const (
 	// RuleMargin: as RulePosition, but the fences in Held kept their state,
 	// an edge lying within the fix's accuracy margin.
 	RuleMargin = "accuracy_margin"
+	// RuleStill: the device stood still at the fix; the fences in Held
+	// kept their state against it.
+	RuleStill = "standing_still"
+	// RuleConfirm: the fences in Held kept their state, the fix before
+	// this one lying on their old side (a change needs two fixes that
+	// agree), or an edge within the margin.
+	RuleConfirm = "confirmation"
 	// RuleGate: the speed gate set the fix aside; it decided nothing.
 	RuleGate = "speed_gate"
 	// RuleReplayed: a late fix, or one settled before points recorded it,

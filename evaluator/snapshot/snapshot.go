@@ -9,6 +9,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/presence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/still"
 )
 
 // State is an evaluator.Processor's whole device state with exported fields: what
@@ -44,6 +45,7 @@ type Device struct {
 	Trimmed bool
 	Clock   clock.ModelSnapshot
 	Gate    gate.State // the speed gate's
+	Spot    still.Spot // where it has stood, and since when
 
 	High, WM, Done, HighAt int64
 	HoldUs                 int32

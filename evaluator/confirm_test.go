@@ -1,0 +1,131 @@
+package evaluator
+
+import (
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/still"
+)
+
+// A change needs the fix before it to agree: a fix clear of the margin
+// whose predecessor lies on the old side of the edge changes nothing,
+// and the next one that agrees makes the change. A fence with
+// "confirm": false changes on the first.
+func TestAChangeNeedsTheFixBeforeToAgree(t *testing.T) {
+	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	fixes := []float64{-100, 50, 60, -50, 5, -50, -60} // metres into the depot, ±5 m
+	run := func(h *harness) {
+		for i, m := range fixes {
+			h.sendAcc("d", westOfDepot(m), 5, sec(i), sec(i))
+		}
+		h.at(sec(len(fixes)))
+	}
+	h := newHarness(t, nil)
+	run(h)
+	// 50 m in after 100 m out: not yet; 60 m in: ENTER. 50 m out after
+	// 60 m in: not yet; 5 m in (within the margin): inside still; 50 m
+	// out after it: not yet; 60 m out: EXIT.
+	h.want("d depot ENTER +2s", "d depot EXIT +6s")
+
+	h = newHarness(t, nil)
+	h.oneFixDecides()
+	run(h)
+	h.want("d depot ENTER +1s", "d depot EXIT +3s")
+}
+
+// A fix whose predecessor is more than fence.ConfirmWithin older is
+// judged alone: a device that reports every 30 s is not a report late.
+func TestASlowReporterIsJudgedOnEachFix(t *testing.T) {
+	h := newHarness(t, nil)
+	h.sendAcc("d", westOfDepot(-100), 5, 0, 0)
+	h.sendAcc("d", westOfDepot(50), 5, 30*time.Second, 30*time.Second)
+	h.sendAcc("d", westOfDepot(-50), 5, time.Minute, time.Minute)
+	h.at(time.Minute + time.Second)
+	h.want("d depot ENTER +30s", "d depot EXIT +1m0s")
+}
+
+// A device standing still changes no fence: parked 2 m outside the
+// depot's edge with a receiver that says ±3 m and errs by 10, its fixes
+// wander clear across the edge in pairs once it has stood there 30 s,
+// and nothing happens; when it drives in, it enters.
+func TestDeviceStandingStillChangesNoFence(t *testing.T) {
+	h := newHarness(t, nil)
+	at := time.Duration(0)
+	send := func(m float64) {
+		h.sendAcc("d", westOfDepot(m), 3, at, at)
+		at += time.Second
+	}
+	for range 32 {
+		send(-2) // within the margin: nothing either way
+	}
+	send(9) // clear inside, twice: a pair that agrees
+	send(10)
+	send(-9)
+	send(-10)
+	send(8)
+	send(9)
+	send(-2)
+	h.at(at)
+	h.want()
+	send(60) // drives in: 60 m from the spot
+	send(90)
+	h.at(at)
+	h.want("d depot ENTER +40s")
+}
+
+// A late fix between two fixes of a device standing still stood still
+// too: a pair of late fixes clear outside the edge a parked device is in
+// by 2 m changes nothing, as it would have had they come in order.
+func TestLateFixesBetweenStandingFixesChangeNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	h.sendAcc("d", westOfDepot(-100), 3, 0, 0)
+	h.sendAcc("d", westOfDepot(40), 3, sec(1), sec(1))
+	h.sendAcc("d", westOfDepot(30), 3, sec(2), sec(2))
+	for i := 3; i < 60; i++ {
+		if i == 41 || i == 42 {
+			continue // on their way
+		}
+		h.sendAcc("d", westOfDepot(2), 3, sec(i), sec(i))
+		if i == 44 {
+			h.sendAcc("d", westOfDepot(-10), 3, sec(41), sec(i))
+			h.sendAcc("d", westOfDepot(-11), 3, sec(42), sec(i))
+		}
+	}
+	h.at(sec(70))
+	h.want("d depot ENTER +2s")
+}
+
+// However its fixes jitter around the spot where it stands (within half
+// the standing radius of it, so within the radius of any mean of them),
+// a device's fences change on none of its fixes taken once it has stood
+// there still.For, wherever the spot is from an edge and whatever
+// accuracy its fixes claim.
+func TestPropertyDeviceStandingStillNeverFlips(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := newHarness(t, nil)
+		spot := rapid.Float64Range(-15, 15).Draw(t, "spot_m") // metres into the depot
+		acc := rapid.Float64Range(0.5, 12).Draw(t, "acc")
+		r := still.Radius(uint16(acc*10)) / 2
+		ev, first := time.Duration(0), time.Duration(-1)
+		for range rapid.IntRange(1, 120).Draw(t, "fixes") {
+			ev += ms(rapid.IntRange(200, 3000).Draw(t, "gap_ms"))
+			if first < 0 {
+				first = ev
+			}
+			// Along the normal to the edge: the worst direction.
+			m := spot + rapid.Float64Range(-r*0.99, r*0.99).Draw(t, "jitter_m")
+			arrive := ev + ms(rapid.SampledFrom([]int{0, 50, 300}).Draw(t, "delay_ms"))
+			h.sendAcc("d", westOfDepot(m), acc, ev, arrive)
+		}
+		h.at(ev + time.Hour)
+		for _, tr := range h.rec.trans {
+			if tr.Type != engine.Dwell && time.Duration(tr.Event-t0.UnixNano()) >= first+still.For {
+				t.Fatalf("a %v at %v after standing %v: %q", tr.Type, time.Duration(tr.Event-t0.UnixNano()), time.Duration(still.For), h.rec.lines())
+			}
+		}
+	})
+}

@@ -1,0 +1,135 @@
+package still_test
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/edgefence/edgefence/evaluator/history"
+	"github.com/edgefence/edgefence/evaluator/still"
+)
+
+const sec = int64(1_000_000_000)
+
+// at returns the fixed-point position north and east metres from a
+// point in Berlin.
+func at(north, east float64) (int32, int32) {
+	const lat, lon = 52.5, 13.4
+	return history.Fixed(lat + north/111_320), history.Fixed(lon + east/(111_320*math.Cos(lat*math.Pi/180)))
+}
+
+// A device stands still once its fixes have stayed near one spot for
+// still.For, not before; two fixes in a row beyond the radius move the
+// spot and start the time again, one alone (an outlier) does not.
+func TestStandsAfterStayingNearOneSpot(t *testing.T) {
+	var s still.Spot
+	for i := int64(0); i <= 30; i++ {
+		lat, lon := at(float64(i%3)*5, -float64(i%2)*5) // jitter of 5–7 m
+		got := s.Observe(i*sec, lat, lon, 50)
+		if want := i*sec >= still.For; got != want {
+			t.Fatalf("fix %d s after the first: standing %v, want %v", i, got, want)
+		}
+	}
+	lat, lon := at(40, 0) // 40 m off, beyond max(25 m, 2 × 5 m)
+	if !s.Observe(31*sec, lat, lon, 50) {
+		t.Fatal("one fix 40 m from the spot (an outlier): no longer standing")
+	}
+	if s.Observe(32*sec, lat, lon, 50) {
+		t.Fatal("a second fix 40 m from the spot: still standing")
+	}
+	for i := int64(33); i <= 61; i++ {
+		if s.Observe(i*sec, lat, lon, 50) {
+			t.Fatalf("%d s after moving: standing already", i-32)
+		}
+	}
+	if !s.Observe(62*sec, lat, lon, 50) {
+		t.Fatal("30 s after moving, at the new spot: not standing")
+	}
+	back, lon0 := at(0, 0)
+	s.Observe(63*sec, back, lon0, 50) // an outlier back at the old spot
+	if !s.Observe(64*sec, lat, lon, 50) {
+		t.Fatal("an outlier between fixes at the spot moved it")
+	}
+}
+
+// The radius grows with the fix's accuracy: a receiver that reports 30 m
+// keeps standing through a fix 50 m off.
+func TestRadiusGrowsWithAccuracy(t *testing.T) {
+	if r := still.Radius(0); r != still.MinRadius {
+		t.Errorf("radius without accuracy %v, want %v", r, still.MinRadius)
+	}
+	if r := still.Radius(300); r != 60 {
+		t.Errorf("radius at 30 m accuracy %v, want 60", r)
+	}
+	var s still.Spot
+	lat, lon := at(0, 0)
+	for i := int64(0); i <= 30; i++ {
+		s.Observe(i*sec, lat, lon, 300)
+	}
+	lat, lon = at(50, 0)
+	if !s.Observe(31*sec, lat, lon, 300) {
+		t.Fatal("a fix 50 m off at ±30 m: no longer standing")
+	}
+}
+
+// A device silent for more than still.MaxGap may have left and come
+// back: its next fix starts the spot again.
+func TestASilenceStartsAgain(t *testing.T) {
+	var s still.Spot
+	lat, lon := at(0, 0)
+	for i := int64(0); i <= 30; i++ {
+		s.Observe(i*sec, lat, lon, 50)
+	}
+	if s.Observe(41*sec, lat, lon, 50) {
+		t.Fatal("standing after 11 s without a fix")
+	}
+	far, lon2 := at(100, 0)
+	s = still.Spot{}
+	for i := int64(0); i <= 30; i++ {
+		s.Observe(i*sec, lat, lon, 50)
+	}
+	if s.Observe(45*sec, far, lon2, 50) {
+		t.Fatal("a fix 100 m off after 15 s of silence taken for an outlier of a standing device")
+	}
+}
+
+// A fix stamped before the spot's last starts it again: the device's
+// timeline went back (a restored state, a clock step).
+func TestAnEarlierFixStartsAgain(t *testing.T) {
+	var s still.Spot
+	lat, lon := at(0, 0)
+	for i := int64(10); i <= 40; i++ {
+		s.Observe(i*sec, lat, lon, 50)
+	}
+	if s.Observe(5*sec, lat, lon, 50) {
+		t.Fatal("standing on a fix before the spot's first")
+	}
+}
+
+// Whatever its fixes' jitter within the radius, a device that moves no
+// more than that stands once For has passed, and stays standing: the
+// spot's mean never wanders so far that a fix within the jitter leaves it.
+func TestPropertyJitterWithinTheRadiusKeepsStanding(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		acc := uint16(rapid.IntRange(0, 500).Draw(t, "acc_dm"))
+		// Jitter within half the radius of a fixed point: any two fixes
+		// are within the radius of each other, so of any mean of them.
+		r := still.Radius(acc) / 2
+		var s still.Spot
+		ev, first := int64(0), int64(-1)
+		for i := range rapid.IntRange(1, 200).Draw(t, "fixes") {
+			ev += int64(rapid.IntRange(100, 5000).Draw(t, "gap_ms")) * 1_000_000
+			a := rapid.Float64Range(0, 2*math.Pi).Draw(t, "angle")
+			d := rapid.Float64Range(0, r*0.99).Draw(t, "metres")
+			lat, lon := at(d*math.Sin(a), d*math.Cos(a))
+			got := s.Observe(ev, lat, lon, acc)
+			if first < 0 {
+				first = ev
+			}
+			if want := ev-first >= still.For; got != want || s.Since != first {
+				t.Fatalf("fix %d at %d ms: standing %v since %d, want %v since the first", i, ev/1e6, got, s.Since, want)
+			}
+		}
+	})
+}
