@@ -71,7 +71,7 @@ func (tr *tracker) ping(device string, lat, lon float64, tsMs int64) {
 }
 
 func canonical(lat, lon float64, tsMs int64) []byte {
-	return fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":5}`, lat, lon, tsMs)
+	return fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d}`, lat, lon, tsMs)
 }
 
 // received is one message an observer got.

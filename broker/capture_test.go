@@ -61,9 +61,9 @@ func TestCaptureRecordsAcceptedPings(t *testing.T) {
 	}
 	ms := func(v int64) int64 { return v * 1e6 }
 	want := []capture.Record{
-		{Seq: 1, Device: "cap-1", Lat: museumLat, Lon: museumLon, Acc: 8.5, HasAcc: true, Stamp: ms(t0), HasStamp: true, Event: ms(t0)},
+		{Seq: 1, Device: "cap-1", Lat: museumLat, Lon: museumLon, Stamp: ms(t0), HasStamp: true, Event: ms(t0)},
 		{Seq: 2, Device: "cap-1", Lat: 52.5, Lon: 13.3, Clamp: clock.ClampMissing},
-		{Seq: 3, Device: "cap-2", Lat: outLat, Lon: outLon, Acc: 8.5, HasAcc: true, Stamp: ms(t0 + 500), HasStamp: true, Event: ms(t0 + 500)},
+		{Seq: 3, Device: "cap-2", Lat: outLat, Lon: outLon, Stamp: ms(t0 + 500), HasStamp: true, Event: ms(t0 + 500)},
 		{Seq: 4, Device: "alice-phone", Lat: alexLat, Lon: alexLon, Acc: 12, HasAcc: true, Stamp: tst * 1e9, HasStamp: true, Event: tst * 1e9},
 	}
 	if len(got) != len(want) {

@@ -233,7 +233,12 @@ type runner struct {
 	stamps                                *rxstamp.Reader // the subscriber's receive timestamps; nil: stamped at read
 }
 
-var payloadTail = []byte(`,"acc":8.5}`)
+// payloadTail ends a ping without an accuracy: a fix then counts at its
+// position alone, so the ping whose position crosses is the one that
+// causes the transition (with an accuracy, a change needs a second fix
+// that agrees, and a device standing still changes nothing:
+// docs/fences.md); the accuracy rules are the simulator's to measure.
+var payloadTail = []byte(`}`)
 
 // keepalive of every connection, seconds: a tracker's usual. The
 // subscriber, which only receives, sends a PINGREQ every keepalive/2.

@@ -64,10 +64,12 @@ func TestTransitionsBecomeOwnTracksEvents(t *testing.T) {
 	phone := mqtttest.Connect(t, srv.MQTTAddr(), "phone", wait)
 	tracker := mqtttest.Connect(t, srv.MQTTAddr(), "tracker", wait)
 
-	tst := time.Now().Unix()
+	tst := time.Now().Unix() - 60
 	tracker.Publish("devices/truck-1/telemetry", 1, fmt.Appendf(nil, `{"lat":52.52,"lon":13.40,"ts":%d}`, tst*1000))
 	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.52,"lon":13.40,"acc":12,"tst":%d,"tid":"ap"}`, tst))
-	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.50,"lon":13.30,"acc":35,"tst":%d,"tid":"ap"}`, tst+1))
+	// A minute later, as phones report: a fix with an accuracy that
+	// follows one within 10 s would need a second to agree (docs/fences.md).
+	phone.Publish("owntracks/alice/phone", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.50,"lon":13.30,"acc":35,"tst":%d,"tid":"ap"}`, tst+60))
 	phone.Publish("owntracks/bob/tablet", 1, fmt.Appendf(nil, `{"_type":"location","lat":52.52,"lon":13.40,"acc":8,"tst":%d}`, tst))
 
 	got := map[string][]event{}
@@ -92,7 +94,7 @@ func TestTransitionsBecomeOwnTracksEvents(t *testing.T) {
 	if enter != want {
 		t.Errorf("enter event\n got  %+v\n want %+v", enter, want)
 	}
-	want.Event, want.Tst, want.Lat, want.Lon, want.Acc = "leave", tst+1, 52.50, 13.30, 35
+	want.Event, want.Tst, want.Lat, want.Lon, want.Acc = "leave", tst+60, 52.50, 13.30, 35
 	if leave != want || enter.Wtst == 0 {
 		t.Errorf("leave event\n got  %+v\n want %+v (same wtst as the enter, not 0)", leave, want)
 	}

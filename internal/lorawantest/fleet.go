@@ -160,7 +160,9 @@ func uplink(seq, d int, fcnt uint32, in bool, at time.Time, rx ...map[string]any
 			"deviceProfileName": "GPS tracker", "deviceName": fmt.Sprintf("tracker-%d", d), "devEui": eui(d),
 		},
 		"devAddr": "00189440", "adr": true, "dr": 5, "fCnt": fcnt, "fPort": 2, "data": "AQID",
-		"object": map[string]any{"latitude": lat, "longitude": lon, "accuracy": 6},
+		// No accuracy: the fleet's frames come a second apart, and a fix
+		// with one would need a second that agrees (docs/fences.md).
+		"object": map[string]any{"latitude": lat, "longitude": lon},
 		"rxInfo": rx,
 		"txInfo": map[string]any{"frequency": 868100000, "modulation": map[string]any{"lora": map[string]any{"bandwidth": 125000, "spreadingFactor": 7}}},
 	})
