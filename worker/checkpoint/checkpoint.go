@@ -70,6 +70,11 @@ type Store struct {
 // (made by worker/cluster), reading what the object store of the
 // workers before holds once, if there is one.
 func New(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) (*Store, error) {
+	// A stream made by hand may lack what the chunked store relies on.
+	if c := s.CachedInfo().Config; c.MaxMsgsPerSubject != 1 || c.AllowDirect {
+		return nil, fmt.Errorf("checkpoint stream %s: needs max messages per subject 1 and no direct gets (has %d, %v)",
+			c.Name, c.MaxMsgsPerSubject, c.AllowDirect)
+	}
 	st := &Store{js: js, st: newChunked(js, s), sets: map[string]*fence.Set{}}
 	var err error
 	if st.legacy, err = openLegacy(ctx, js); err != nil {
