@@ -44,7 +44,8 @@ type State struct {
 }
 
 // checkpoint is State as gob names it in every stored checkpoint, as it
-// did before the type moved here: the objects stay byte for byte the same.
+// did before the type moved here: stored checkpoints stay byte for byte
+// the same, the object store's included (legacy.go).
 type checkpoint State
 
 // Metadata of a stored checkpoint: its fence version and the stream

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -336,5 +337,62 @@ func TestObjectStoreCheckpointsMigrate(t *testing.T) {
 	}
 	if _, err := s2.FenceSet(ctx, checkpoint.Version(mine)); err != nil {
 		t.Fatalf("a worker's own file: %v", err)
+	}
+}
+
+// TestOrphanedChunksPurged: chunks no head names (a put that died
+// part-way) are purged by the next store's first put of that name once
+// they are old, and kept while they may be a put's under way.
+func TestOrphanedChunksPurged(t *testing.T) {
+	_, js := dial(t, startNATS(t, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := openStore(ctx, t, js)
+	put(ctx, t, s, 4, bigState(1, 10))
+	old := subjects.CheckpointPrefix + "c.p-4." + strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10) + "-0a0b0c0d0e0f.0"
+	young := subjects.CheckpointPrefix + "c.p-4." + strconv.FormatInt(time.Now().UnixMilli(), 10) + "-0a0b0c0d0e0f.0"
+	for _, subj := range []string{old, young} {
+		if _, err := js.Publish(ctx, subj, []byte("orphan")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(ctx, t, openStore(ctx, t, js), 4, bigState(2, 10))
+	stream, err := js.Stream(ctx, subjects.CheckpointStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(subjects.CheckpointPrefix+"c.p-4.>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := info.State.Subjects[old]; ok {
+		t.Errorf("an orphaned chunk an hour old is still stored")
+	}
+	if _, ok := info.State.Subjects[young]; !ok {
+		t.Errorf("a chunk a put may be writing was purged")
+	}
+	if len(info.State.Subjects) != 2 {
+		t.Errorf("chunks stored: %v, want the young orphan and the checkpoint's one", info.State.Subjects)
+	}
+	if got, err := s.Load(ctx, 4); err != nil || got.Seq != 2 {
+		t.Fatalf("Load: %v, %v", got, err)
+	}
+}
+
+// TestStreamMadeByHandRefused: a checkpoint stream without one message
+// a subject, or with direct gets, is refused with what it needs, not
+// used to lose checkpoints.
+func TestStreamMadeByHandRefused(t *testing.T) {
+	_, js := dial(t, startNATS(t, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := checkpoint.StreamConfig(1)
+	cfg.MaxMsgsPerSubject, cfg.AllowDirect = -1, true
+	s, err := js.CreateStream(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkpoint.New(ctx, js, s); err == nil || !strings.Contains(err.Error(), "max messages per subject 1") {
+		t.Fatalf("New on a stream made by hand: %v", err)
 	}
 }
