@@ -143,11 +143,12 @@ func TestInterruptedCheckpointKeepsPrevious(t *testing.T) {
 	defer cancel()
 	nc, js := dial(t, url)
 	s := openStore(ctx, t, js)
-	prev := bigState(10, 4000)
+	prev := bigState(10, 12000)
 	put(ctx, t, s, 0, prev)
 
 	// Close the writer's connection when the server has a third chunk of
-	// the next checkpoint (of 20 or so).
+	// the next checkpoint (of 60 or so: the writer waits for each chunk's
+	// ack, so it is far from its head when the close comes).
 	watch, _ := dial(t, url)
 	var seen atomic.Int32
 	sub, err := watch.Subscribe(subjects.CheckpointPrefix+"c.p-0.>", func(*nats.Msg) {
@@ -159,12 +160,12 @@ func TestInterruptedCheckpointKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	next := bigState(20, 4000)
+	next := bigState(20, 12000)
 	data, err := checkpoint.Encode(next)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(data) < 15*(8<<10) {
+	if len(data) < 50*(8<<10) {
 		t.Fatalf("a checkpoint of %d bytes has too few chunks to be cut", len(data))
 	}
 	if err := s.Put(ctx, 0, next, data); err == nil {
