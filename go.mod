@@ -46,8 +46,3 @@ require (
 // publish, per connected client and per housekeeping second
 // (third_party/README.md says which, why, and how to drop one).
 replace github.com/mochi-mqtt/server/v2 => ./third_party/mochi-mqtt-server
-
-// nats.go v1.56.0 with the patches in third_party/patches/nats.go applied:
-// an object-store Put whose chunks failed but whose meta was stored left
-// the object (a partition's checkpoint) unreadable (third_party/README.md).
-replace github.com/nats-io/nats.go => ./third_party/nats.go

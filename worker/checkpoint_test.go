@@ -7,19 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestFailedCheckpointKeepsPrevious: a checkpoint whose store fails
-// part-way (its chunk refused, its meta message accepted) leaves the
+// part-way (its chunk refused where its head would fit) leaves the
 // partition's previous checkpoint in place, and the next owner loads it.
-// nats.go as released (v1.56.0) stores the new meta over chunks it then
-// purges, so the checkpoint could never be read again and the partition
-// never owned (third_party/patches/nats.go/0001).
+// nats.go's object store, which held checkpoints before, stored the new
+// meta over chunks it then purged, so the checkpoint could never be read
+// again and the partition never owned.
 func TestFailedCheckpointKeepsPrevious(t *testing.T) {
 	js, base, logs := onePartition(t)
 	base.DedupWindow = 6 * time.Second // the least Validate allows with these
@@ -55,26 +53,31 @@ func TestFailedCheckpointKeepsPrevious(t *testing.T) {
 		t.Fatalf("no checkpoint was saved:\n%s", logs.String())
 	}
 
-	// Room for one more meta message in the bucket, not for a checkpoint.
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
+	// Room for one more head in the checkpoint stream, not for a
+	// checkpoint.
+	store, err := checkpoint.Open(ctx, js)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := obs.GetInfo(ctx, "p-0")
+	data, err := store.Saved(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const metaRoom = 600 // a meta message is about 350 bytes with its subject and headers
-	if info.Size < 2*metaRoom {
-		t.Fatalf("a checkpoint of %d bytes is too small to be refused where a meta message fits", info.Size)
+	const headRoom = 600 // a head is about 250 bytes with its subject and headers
+	if len(data) < 2*headRoom {
+		t.Fatalf("a checkpoint of %d bytes is too small to be refused where a head fits", len(data))
 	}
-	status, err := obs.Status(ctx)
+	stream, err := js.Stream(ctx, subjects.CheckpointStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.UpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: subjects.CheckpointBucket, Storage: jetstream.FileStorage, MaxBytes: int64(status.Size()) + metaRoom,
-	}); err != nil {
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := info.Config
+	limited.MaxBytes = int64(info.State.Bytes) + headRoom
+	if _, err := js.UpdateStream(ctx, limited); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,8 +99,10 @@ func TestFailedCheckpointKeepsPrevious(t *testing.T) {
 		t.Fatalf("after failed checkpoints the partition's is at %d (%v), want the previous one at %d", seq, err, saved)
 	}
 
-	// The next owner starts from it (its store's limit is lifted by the
-	// worker's CreateOrUpdateObjectStore).
+	// The next owner starts from it, the limit lifted.
+	if _, err := js.UpdateStream(ctx, info.Config); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Name = "w2"
 	w, err = worker.Start(cfg)
 	if err != nil {

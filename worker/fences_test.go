@@ -8,17 +8,16 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/checkpoint"
-	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // reloadedFences is testFences with "c" removed and "d" over the same
@@ -104,14 +103,14 @@ mqtt { listen: "127.0.0.1:-1" }
 			part, pingSeq = m.part, m.seq
 		}
 	}
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
+	store, err := checkpoint.Open(ctx, js)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var old []byte
 	for range 300 {
 		if seq, err := checkpoint.Seq(ctx, js, part); err == nil && seq >= pingSeq {
-			old, _ = obs.GetBytes(ctx, "p-"+strconv.Itoa(part))
+			old, _ = store.Saved(ctx, part)
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -147,7 +146,7 @@ mqtt { listen: "127.0.0.1:-1" }
 
 	// A worker with the old file replays from before the reload.
 	writeFences(testFences)
-	if _, err := obs.PutBytes(ctx, "p-"+strconv.Itoa(part), old); err != nil {
+	if err := store.Restore(ctx, part, old); err != nil {
 		t.Fatal(err)
 	}
 	started := strings.Count(logs.String(), `msg="partition owned"`)
@@ -188,7 +187,7 @@ func TestFenceVersionsDeleted(t *testing.T) {
 	js, base, logs := onePartition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var obs jetstream.ObjectStore // once the first worker made it
+	var store *checkpoint.Store // once the first worker made its stream
 	version := func(geojson string) string {
 		sum := sha256.Sum256([]byte(geojson))
 		return hex.EncodeToString(sum[:])
@@ -196,17 +195,10 @@ func TestFenceVersionsDeleted(t *testing.T) {
 	// stored returns the fence versions in the checkpoint store.
 	stored := func() []string {
 		t.Helper()
-		objs, err := obs.List(ctx)
+		vs, err := store.FenceVersions(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var vs []string
-		for _, o := range objs {
-			if v, ok := strings.CutPrefix(o.Name, "fences-"); ok && v != "current" {
-				vs = append(vs, v)
-			}
-		}
-		slices.Sort(vs)
 		return vs
 	}
 	waitStored := func(want ...string) {
@@ -251,7 +243,7 @@ func TestFenceVersionsDeleted(t *testing.T) {
 
 	// Two reloads on a live worker: only the newest is left.
 	w := start("w1", sets[0])
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
+	store, err := checkpoint.Open(ctx, js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,25 +264,15 @@ func TestFenceVersionsDeleted(t *testing.T) {
 
 	// Two reloads while nobody owns the partition, as a worker publishes
 	// them: the checkpoint's version, the one only a message names and the
-	// current one all stay. The checkpoint is rewritten as one saved
-	// before checkpoints carried their version in metadata.
+	// current one all stay.
 	for _, i := range []int{3, 4} {
-		if _, err := obs.PutBytes(ctx, "fences-"+v[i], []byte(sets[i])); err != nil {
+		set, err := fence.Parse([]byte(sets[i]))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := obs.PutBytes(ctx, "fences-current", []byte(v[i])); err != nil {
+		if _, err := store.Publish(ctx, []byte(sets[i]), set, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := js.Publish(ctx, subjects.PingSubjectPrefix+"0._fences", []byte(v[i])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ck, err := obs.GetBytes(ctx, "p-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := obs.PutBytes(ctx, "p-0", ck); err != nil {
-		t.Fatal(err)
 	}
 	if deleted, err := checkpoint.DeleteUnusedFences(ctx, js, 1); err != nil || len(deleted) > 0 {
 		t.Fatalf("deleted %v (%v) while a replay still needs them", deleted, err)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/checkpoint"
-	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestStaleCheckpointReplay: a partition replayed from a checkpoint whose
@@ -69,7 +68,7 @@ func TestStaleCheckpointReplay(t *testing.T) {
 
 	// A checkpoint from before dev-1's ENTER: a ping outside every fence.
 	w := start("w1")
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
+	store, err := checkpoint.Open(ctx, js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestStaleCheckpointReplay(t *testing.T) {
 	var old []byte
 	for range 300 {
 		if seq, err := checkpoint.Seq(ctx, js, 0); err == nil && seq > 0 {
-			old, _ = obs.GetBytes(ctx, "p-0")
+			old, _ = store.Saved(ctx, 0)
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -110,7 +109,7 @@ func TestStaleCheckpointReplay(t *testing.T) {
 	}
 	restoreOld := func() {
 		t.Helper()
-		if _, err := obs.PutBytes(ctx, "p-0", old); err != nil {
+		if err := store.Restore(ctx, 0, old); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -138,7 +138,7 @@ func (w *Worker) connect() error {
 	cfg := &w.cfg
 	c, err := cluster.Dial(cluster.Options{NATS: cfg.NATS, MQTT: cfg.MQTT, Security: cfg.Security, Name: cfg.Name,
 		Partitions: cfg.Partitions, Replicas: cfg.Replicas, Lease: cfg.Lease, DedupWindow: cfg.DedupWindow,
-		PingsMaxAge: cfg.PingsMaxAge, Log: w.log})
+		PingsMaxAge: cfg.PingsMaxAge, Log: w.log, CheckpointStream: checkpoint.StreamConfig(cfg.Replicas)})
 	if se := (*cluster.SettingsError)(nil); errors.As(err, &se) {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -146,7 +146,11 @@ func (w *Worker) connect() error {
 		return err
 	}
 	w.conn = c
-	w.store = checkpoint.New(c.JS, c.Checkpoints)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if w.store, err = checkpoint.New(ctx, c.JS, c.Checkpoints); err != nil {
+		return err
+	}
 	return nil
 }
 

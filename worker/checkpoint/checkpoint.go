@@ -1,7 +1,7 @@
-// Package checkpoint is the workers' checkpoint store, a JetStream object
-// store: each partition's saved state, and the fence sets those states
-// were taken under, versioned by content, with the versions no partition
-// can need again deleted (docs/scale-out.md).
+// Package checkpoint is the workers' checkpoint store, a JetStream stream
+// of chunked values (chunks.go): each partition's saved state, and the
+// fence sets those states were taken under, versioned by content, with
+// the versions no partition can need again deleted (docs/scale-out.md).
 package checkpoint
 
 import (
@@ -44,10 +44,11 @@ type State struct {
 }
 
 // checkpoint is State as gob names it in every stored checkpoint, as it
-// did before the type moved here: the objects stay byte for byte the same.
+// did before the type moved here: stored checkpoints stay byte for byte
+// the same, the object store's included (legacy.go).
 type checkpoint State
 
-// Metadata of a checkpoint object: its fence version and the stream
+// Metadata of a stored checkpoint: its fence version and the stream
 // sequence it stands after, so that collecting reads no checkpoint.
 const (
 	metaFences = "edgefence-fences"
@@ -59,24 +60,49 @@ const (
 // read-only).
 type Store struct {
 	js      jetstream.JetStream
-	obs     jetstream.ObjectStore
-	mu      sync.Mutex // guards sets
+	st      *chunked
+	legacy  jetstream.ObjectStore // the store before, if there is one (legacy.go)
+	mu      sync.Mutex            // guards sets
 	sets    map[string]*fence.Set
 	current string // the cluster's newest fence version, as seen by Init
 }
 
-// New returns the store of the object store obs, on the cluster of js.
-func New(js jetstream.JetStream, obs jetstream.ObjectStore) *Store {
-	return &Store{js: js, obs: obs, sets: map[string]*fence.Set{}}
+// New returns the store on the checkpoint stream s of the cluster of js
+// (made by worker/cluster), reading what the object store of the
+// workers before holds once, if there is one.
+func New(ctx context.Context, js jetstream.JetStream, s jetstream.Stream) (*Store, error) {
+	// A stream made by hand may lack what the chunked store relies on.
+	if c := s.CachedInfo().Config; c.MaxMsgsPerSubject != 1 || c.AllowDirect {
+		return nil, fmt.Errorf("checkpoint stream %s: needs max messages per subject 1 and no direct gets (has %d, %v)",
+			c.Name, c.MaxMsgsPerSubject, c.AllowDirect)
+	}
+	st := &Store{js: js, st: newChunked(js, s), sets: map[string]*fence.Set{}}
+	var err error
+	if st.legacy, err = openLegacy(ctx, js); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
-// open returns the cluster's store, which a worker made.
-func open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
-	obs, err := js.ObjectStore(ctx, subjects.CheckpointBucket)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint store: %w", err)
+// StreamConfig is the configuration of the checkpoint stream, with
+// replicas replicas, that New's stream must have: one message a subject
+// (a value's head or one of its chunks), gets from the leader (no
+// AllowDirect: a head and its chunks read from one current copy), and a
+// full stream refusing new messages rather than dropping stored ones.
+func StreamConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name: subjects.CheckpointStream, Subjects: []string{subjects.CheckpointPrefix + ">"}, Replicas: replicas,
+		Storage: jetstream.FileStorage, MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew,
 	}
-	return New(js, obs), nil
+}
+
+// Open returns the cluster's store, which a worker made.
+func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
+	s, err := js.Stream(ctx, subjects.CheckpointStream)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint stream: %w", err)
+	}
+	return New(ctx, js, s)
 }
 
 // Encode returns st as Put stores it.
@@ -88,30 +114,39 @@ func Encode(st *State) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Put stores data, st encoded, as partition n's checkpoint.
+// Put stores data, st encoded, as partition n's checkpoint. A put that
+// fails leaves the checkpoint before it in place.
 func (s *Store) Put(ctx context.Context, n int, st *State, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	meta := jetstream.ObjectMeta{Name: subjects.CheckpointName(n), Metadata: map[string]string{
-		metaFences: st.Fences, metaSeq: strconv.FormatUint(st.Seq, 10)}}
-	if _, err := s.obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+	if err := s.st.put(ctx, subjects.CheckpointName(n), data, checkpointMeta(st)); err != nil {
 		return fmt.Errorf("store checkpoint of partition %d: %w", n, err)
 	}
 	return nil
 }
 
+func checkpointMeta(st *State) map[string]string {
+	return map[string]string{metaFences: st.Fences, metaSeq: strconv.FormatUint(st.Seq, 10)}
+}
+
 // Load returns partition n's checkpoint, or nil if it has none.
 func (s *Store) Load(ctx context.Context, n int) (*State, error) {
-	data, err := s.obs.GetBytes(ctx, subjects.CheckpointName(n))
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return nil, nil
+	data, err := s.Saved(ctx, n)
+	if err != nil || data == nil {
+		return nil, err
 	}
+	st, err := Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("load checkpoint of partition %d: %w", n, err)
+		return nil, fmt.Errorf("partition %d: %w", n, err)
 	}
+	return st, nil
+}
+
+// Decode returns the checkpoint data holds, as Encode wrote it.
+func Decode(data []byte) (*State, error) {
 	var ck checkpoint
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
-		return nil, fmt.Errorf("decode checkpoint of partition %d: %w", n, err)
+		return nil, fmt.Errorf("decode checkpoint: %w", err)
 	}
 	if ck.Snap == nil {
 		ck.Snap = &snapshot.State{}
@@ -119,10 +154,39 @@ func (s *Store) Load(ctx context.Context, n int) (*State, error) {
 	return (*State)(&ck), nil
 }
 
+// Saved returns partition n's checkpoint as stored (encoded), or nil if
+// it has none: a backup, for operators and tests.
+func (s *Store) Saved(ctx context.Context, n int) ([]byte, error) {
+	data, err := s.get(ctx, subjects.CheckpointName(n), func(data []byte) (map[string]string, error) {
+		st, err := Decode(data)
+		if err != nil {
+			return nil, err
+		}
+		return checkpointMeta(st), nil
+	})
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint of partition %d: %w", n, err)
+	}
+	return data, nil
+}
+
+// Restore stores data, a checkpoint as Saved returns it, as partition n's
+// checkpoint: restoring a backup, for operators and tests.
+func (s *Store) Restore(ctx context.Context, n int, data []byte) error {
+	st, err := Decode(data)
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", n, err)
+	}
+	return s.Put(ctx, n, st, data)
+}
+
 // Seq returns the ping stream sequence partition n's saved state stands
 // after (0: none saved), for operators and tests.
 func Seq(ctx context.Context, js jetstream.JetStream, n int) (uint64, error) {
-	s, err := open(ctx, js)
+	s, err := Open(ctx, js)
 	if err != nil {
 		return 0, err
 	}

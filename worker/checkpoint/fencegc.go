@@ -38,7 +38,7 @@ const FenceGrace = 5 * time.Minute
 // cluster of partitions partitions can need again (see above) and
 // returns them, for operators and tests.
 func DeleteUnusedFences(ctx context.Context, js jetstream.JetStream, partitions int) ([]string, error) {
-	s, err := open(ctx, js)
+	s, err := Open(ctx, js)
 	if err != nil {
 		return nil, err
 	}
@@ -61,12 +61,9 @@ func (s *Store) DeleteUnusedFences(ctx context.Context, partitions int, grace ti
 func (s *Store) deleteUnusedFences(ctx context.Context, partitions int, grace time.Duration) ([]string, error) {
 	// The listing first: a checkpoint saved after it only ever needs what
 	// the older one and the messages after it (read later) need.
-	objs, err := s.obs.List(ctx)
-	if errors.Is(err, jetstream.ErrNoObjectsFound) {
-		return nil, nil
-	}
+	objs, err := s.st.list(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("list the checkpoint store: %w", err)
+		return nil, err
 	}
 	type ckInfo struct {
 		ver string
@@ -78,7 +75,7 @@ func (s *Store) deleteUnusedFences(ctx context.Context, partitions int, grace ti
 		switch ver, ok := strings.CutPrefix(o.Name, fenceObjectPrefix); {
 		case o.Name == currentFences:
 		case ok:
-			if time.Since(o.ModTime) >= grace {
+			if time.Since(o.Stamped) >= grace {
 				candidates = append(candidates, ver)
 			}
 		default:
@@ -86,10 +83,11 @@ func (s *Store) deleteUnusedFences(ctx context.Context, partitions int, grace ti
 			if !isCk || n < 0 || n >= partitions {
 				continue
 			}
-			seq, err := strconv.ParseUint(o.Metadata[metaSeq], 10, 64)
-			ver, has := o.Metadata[metaFences]
+			seq, err := strconv.ParseUint(o.Meta[metaSeq], 10, 64)
+			ver, has := o.Meta[metaFences]
 			if err != nil || !has {
-				// Saved before checkpoints carried metadata: read it.
+				// Every put gives a checkpoint its metadata; should it be
+				// unreadable, the checkpoint says.
 				ck, err := s.Load(ctx, n)
 				if err != nil || ck == nil {
 					return nil, fmt.Errorf("checkpoint of partition %d: %v", n, err)
@@ -103,7 +101,7 @@ func (s *Store) deleteUnusedFences(ctx context.Context, partitions int, grace ti
 		return nil, nil
 	}
 	needed := map[string]bool{}
-	cur, err := s.obs.GetBytes(ctx, currentFences)
+	cur, err := s.get(ctx, currentFences, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the current fence version: %w", err)
 	}
@@ -133,11 +131,15 @@ func (s *Store) deleteUnusedFences(ctx context.Context, partitions int, grace ti
 			continue
 		}
 		// Stored again since the listing (a reload of the same file)?
-		info, err := s.obs.GetInfo(ctx, fenceObjectPrefix+ver)
-		if err != nil || time.Since(info.ModTime) < grace {
+		info, err := s.st.info(ctx, fenceObjectPrefix+ver)
+		if err != nil || time.Since(info.Stamped) < grace {
 			continue
 		}
-		if err := s.obs.Delete(ctx, fenceObjectPrefix+ver); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		// Only that value: one stored since the reading is kept.
+		switch err := s.st.remove(ctx, info); {
+		case errors.Is(err, errLostRace):
+			continue
+		case err != nil:
 			return deleted, fmt.Errorf("delete fence set %s: %w", Short(ver), err)
 		}
 		deleted = append(deleted, ver)

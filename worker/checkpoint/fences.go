@@ -6,20 +6,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
+	"slices"
+	"strings"
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // Fence sets are versioned by content: a version is the SHA-256 of the
-// GeoJSON, stored as the object fences-<version> in the checkpoint store.
+// GeoJSON, stored as fences-<version> in the checkpoint store.
 // A reload puts the new set there and a fence message carrying its
 // version into every partition's stream; each partition switches when it
 // applies that message, at the same point of its stream whoever owns it
 // and however often it is replayed, and its checkpoints name the version
-// they were taken under. The object fences-current names the newest
+// they were taken under. The value fences-current names the newest
 // version, for partitions that start with no checkpoint. Versions no
 // partition can need again are deleted (fencegc.go).
 
@@ -46,18 +46,20 @@ func (s *Store) Init(ctx context.Context, geojson []byte, set *fence.Set) (ver, 
 	if err := s.putFences(ctx, ver, geojson); err != nil {
 		return "", "", err
 	}
-	cur, err := s.obs.GetBytes(ctx, currentFences)
-	switch {
-	case errors.Is(err, jetstream.ErrObjectNotFound):
-		if _, err := s.obs.PutBytes(ctx, currentFences, []byte(ver)); err != nil {
-			return "", "", fmt.Errorf("store the current fence version: %w", err)
+	cur, err := s.get(ctx, currentFences, nil)
+	if errors.Is(err, errNotFound) {
+		// The first worker of the cluster: its file, unless another
+		// worker starting with it came first.
+		if err = s.st.create(ctx, currentFences, []byte(ver), nil, 0); err == nil {
+			cur = []byte(ver)
+		} else if errors.Is(err, errLostRace) {
+			cur, err = s.get(ctx, currentFences, nil)
 		}
-		s.current = ver
-	case err != nil:
-		return "", "", fmt.Errorf("read the current fence version: %w", err)
-	default:
-		s.current = string(cur)
 	}
+	if err != nil {
+		return "", "", fmt.Errorf("the current fence version: %w", err)
+	}
+	s.current = string(cur)
 	return ver, s.current, nil
 }
 
@@ -65,7 +67,7 @@ func (s *Store) Init(ctx context.Context, geojson []byte, set *fence.Set) (ver, 
 // It puts it again when it is there: the new modification time keeps it
 // from being collected (fencegc.go) while the reload goes on.
 func (s *Store) putFences(ctx context.Context, ver string, geojson []byte) error {
-	if _, err := s.obs.PutBytes(ctx, fenceObjectPrefix+ver, geojson); err != nil {
+	if err := s.st.put(ctx, fenceObjectPrefix+ver, geojson, nil); err != nil {
 		return fmt.Errorf("store fence set %s: %w", Short(ver), err)
 	}
 	return nil
@@ -80,7 +82,7 @@ func (s *Store) FenceSet(ctx context.Context, ver string) (*fence.Set, error) {
 	if set != nil {
 		return set, nil
 	}
-	data, err := s.obs.GetBytes(ctx, fenceObjectPrefix+ver)
+	data, err := s.get(ctx, fenceObjectPrefix+ver, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fence set %s: %w", Short(ver), err)
 	}
@@ -99,7 +101,7 @@ func (s *Store) StartFences(ctx context.Context, ck *State) (string, *fence.Set,
 	ver := s.current
 	if ck != nil && ck.Fences != "" {
 		ver = ck.Fences
-	} else if cur, err := s.obs.GetBytes(ctx, currentFences); err == nil {
+	} else if cur, err := s.get(ctx, currentFences, nil); err == nil {
 		ver = string(cur)
 	}
 	set, err := s.FenceSet(ctx, ver)
@@ -118,7 +120,7 @@ func (s *Store) Publish(ctx context.Context, geojson []byte, set *fence.Set, par
 	s.mu.Lock()
 	s.sets[ver] = set
 	s.mu.Unlock()
-	if _, err := s.obs.PutBytes(ctx, currentFences, []byte(ver)); err != nil {
+	if err := s.st.put(ctx, currentFences, []byte(ver), nil); err != nil {
 		return "", fmt.Errorf("store the current fence version: %w", err)
 	}
 	// Every partition, owned or not, here or elsewhere: its next owner
@@ -131,10 +133,27 @@ func (s *Store) Publish(ctx context.Context, geojson []byte, set *fence.Set, par
 	}
 	// A collector that judged the version unused just before this reload
 	// stored it may have deleted it since: store it again.
-	if _, err := s.obs.GetInfo(ctx, fenceObjectPrefix+ver); errors.Is(err, jetstream.ErrObjectNotFound) {
+	if _, err := s.st.info(ctx, fenceObjectPrefix+ver); errors.Is(err, errNotFound) {
 		if err := s.putFences(ctx, ver, geojson); err != nil {
 			return "", err
 		}
 	}
 	return ver, nil
+}
+
+// FenceVersions returns the fence versions stored, sorted, for operators
+// and tests.
+func (s *Store) FenceVersions(ctx context.Context) ([]string, error) {
+	es, err := s.st.list(ctx, fenceObjectPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var vs []string
+	for _, e := range es {
+		if e.Name != currentFences {
+			vs = append(vs, strings.TrimPrefix(e.Name, fenceObjectPrefix))
+		}
+	}
+	slices.Sort(vs)
+	return vs, nil
 }

@@ -34,6 +34,9 @@ type Options struct {
 	DedupWindow time.Duration
 	PingsMaxAge time.Duration
 	Log         *slog.Logger
+	// CheckpointStream is the checkpoint stream's configuration, as its
+	// store needs it (checkpoint.StreamConfig).
+	CheckpointStream jetstream.StreamConfig
 }
 
 // Conn is a worker's connection to its cluster.
@@ -41,7 +44,7 @@ type Conn struct {
 	NATS        *nats.Conn
 	JS          jetstream.JetStream
 	Leases      jetstream.KeyValue
-	Checkpoints jetstream.ObjectStore
+	Checkpoints jetstream.Stream
 	History     jetstream.Stream
 
 	mq  mqtt.Client
@@ -59,7 +62,8 @@ func (e *SettingsError) Error() string { return e.Err.Error() }
 func (e *SettingsError) Unwrap() error { return e.Err }
 
 // Dial connects to the cluster and the MQTT listeners, and creates the
-// streams, the lease bucket and the checkpoint store if they are missing.
+// streams (pings, history, checkpoints) and the lease bucket if they are
+// missing.
 func Dial(o Options) (*Conn, error) {
 	c := &Conn{}
 	if err := c.dial(&o); err != nil {
@@ -115,10 +119,8 @@ func (c *Conn) dial(o *Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := retry(o.Log, "checkpoint store", func(ctx context.Context) (err error) {
-		c.Checkpoints, err = c.JS.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: subjects.CheckpointBucket, Replicas: o.Replicas, Storage: jetstream.FileStorage,
-		})
+	if err := retry(o.Log, "checkpoint stream", func(ctx context.Context) (err error) {
+		c.Checkpoints, err = c.ensureStream(ctx, o.CheckpointStream)
 		return err
 	}); err != nil {
 		return err

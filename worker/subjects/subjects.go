@@ -19,7 +19,13 @@ const (
 	HistoryStream     = "EDGEFENCE_TRANSITIONS"
 	HistoryPrefix     = "edgefence.history."
 	LeaseBucket       = "edgefence-leases"
-	CheckpointBucket  = "edgefence-checkpoints"
+	// CheckpointStream holds the checkpoints and fence sets, chunked
+	// (worker/checkpoint), on subjects under CheckpointPrefix.
+	CheckpointStream = "EDGEFENCE_CHECKPOINTS"
+	CheckpointPrefix = "edgefence.ckpt."
+	// CheckpointBucket is the object store that held them before: a
+	// worker reads what it finds there once (migration).
+	CheckpointBucket = "edgefence-checkpoints"
 	// RetainedStream is the NATS MQTT side's retained store.
 	RetainedStream = "$MQTT_rmsgs"
 	retainedPrefix = "$MQTT.rmsgs."
@@ -64,11 +70,10 @@ func PresenceKey(name string) string { return presencePrefix + name }
 // for any other key.
 func PresenceName(key string) (name string, ok bool) { return strings.CutPrefix(key, presencePrefix) }
 
-// CheckpointName is partition n's checkpoint object.
+// CheckpointName is the name partition n's checkpoint is stored under.
 func CheckpointName(n int) string { return checkpointPfx + strconv.Itoa(n) }
 
-// CheckpointPartition returns the partition of a checkpoint object's
-// name; ok is false for any other name.
+// CheckpointPartition returns the partition of a checkpoint's name; ok is false for any other name.
 func CheckpointPartition(name string) (n int, ok bool) {
 	if !strings.HasPrefix(name, checkpointPfx) {
 		return 0, false
