@@ -129,3 +129,27 @@ func TestPropertyDeviceStandingStillNeverFlips(t *testing.T) {
 		}
 	})
 }
+
+// A late fix far from where a device stood, between two of its standing
+// fixes, shows it left and came back: the late pair 100 m outside the
+// depot is an EXIT, and the fixes after it, back 20 m inside, an ENTER,
+// however still the device had stood.
+func TestLateFixesFarFromWhereADeviceStoodShowItLeft(t *testing.T) {
+	h := newHarness(t, nil)
+	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	h.sendAcc("d", westOfDepot(-100), 3, 0, 0)
+	h.sendAcc("d", westOfDepot(40), 3, sec(1), sec(1))
+	h.sendAcc("d", westOfDepot(30), 3, sec(2), sec(2))
+	for i := 3; i < 60; i++ {
+		if i == 41 || i == 42 {
+			continue // on their way
+		}
+		h.sendAcc("d", westOfDepot(20), 3, sec(i), sec(i))
+		if i == 44 {
+			h.sendAcc("d", westOfDepot(-100), 3, sec(41), sec(i))
+			h.sendAcc("d", westOfDepot(-101), 3, sec(42), sec(i))
+		}
+	}
+	h.at(sec(70))
+	h.want("d depot ENTER +2s", "d depot EXIT +42s", "d depot ENTER +44s")
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
+	"github.com/edgefence/edgefence/evaluator/still"
 )
 
 // Merge returns the points hist with late pings placed among them,
@@ -24,25 +25,47 @@ func Merge(dst []Point, before []reorder.Held, hist []Point, pings []reorder.Hel
 			j++
 		}
 		pt := HeldPoint(&pings[i])
-		if j > 0 && j < len(hist) && hist[j-1].Still() && hist[j].Still() {
-			pt.Gate |= GateStill // between two fixes of a device standing still
+		if j > 0 && j < len(hist) && stoodBetween(&pt, &hist[j-1], &hist[j]) {
+			pt.Gate |= GateStill
 		}
 		dst = append(dst, pt)
 	}
 	return append(dst, hist[j:]...)
 }
 
+// stoodBetween reports whether late point pt, between committed points a
+// and b, was taken while the device stood still: it did at both, and pt
+// lies within the standing radius of each (a device that left and came
+// back between them did not).
+func stoodBetween(pt, a, b *Point) bool {
+	r := still.Radius(pt.Acc)
+	return a.Still() && b.Still() && pt.Acc > 0 &&
+		still.Distance(a.Lat, a.Lon, pt.Lat, pt.Lon) <= r && still.Distance(b.Lat, b.Lon, pt.Lat, pt.Lon) <= r
+}
+
 // prior returns what fence.Hold knows of pts[i]: whether the device stood
 // still there, and the last point before it that is not set aside nor
-// skipped, if within fence.ConfirmWithin of it.
-func prior(pts []Point, i int, skip func(int) bool) fence.Prior {
-	pr := fence.Prior{Still: pts[i].Still()}
+// skipped, if within fence.ConfirmWithin of it. A fix marked standing
+// did not stand when a late one (late) within still.For before it lies
+// beyond the standing radius of it: the device had left and come back.
+func prior(pts []Point, i int, skip, late func(int) bool) fence.Prior {
+	pt := &pts[i]
+	pr := fence.Prior{Still: pt.Still()}
+	if pr.Still && late != nil {
+		r := still.Radius(pt.Acc)
+		for k := i - 1; k >= 0 && pt.Event-pts[k].Event <= still.For; k-- {
+			if q := &pts[k]; late(k) && !q.Aside() && still.Distance(q.Lat, q.Lon, pt.Lat, pt.Lon) > r {
+				pr.Still = false
+				break
+			}
+		}
+	}
 	for k := i - 1; k >= 0; k-- {
 		q := &pts[k]
 		if q.Aside() || skip != nil && skip(k) {
 			continue
 		}
-		if pts[i].Event-q.Event <= int64(fence.ConfirmWithin) {
+		if pt.Event-q.Event <= int64(fence.ConfirmWithin) {
 			pr.Prev, pr.PLat, pr.PLon = true, Degrees(q.Lat), Degrees(q.Lon)
 		}
 		break
@@ -74,11 +97,11 @@ func agreed(dst, eff, rec, prev, old []*fence.Fence) []*fence.Fence {
 // settle returns, in dst's memory, the fences a device in prev is in
 // after pts[i], under accuracy hysteresis (fence.Settle) and what the
 // fixes around it say (fence.Hold); eff is scratch memory.
-func settle(dst, eff, hits, prev []*fence.Fence, margin, maxAcc float64, pts []Point, i int, skip func(int) bool) (out, scratch []*fence.Fence) {
+func settle(dst, eff, hits, prev []*fence.Fence, margin, maxAcc float64, pts []Point, i int, skip, late func(int) bool) (out, scratch []*fence.Fence) {
 	pt := &pts[i]
 	lat, lon, acc := Degrees(pt.Lat), Degrees(pt.Lon), float64(pt.Acc)/10
 	eff = fence.Settle(eff, hits, prev, lat, lon, acc, margin, maxAcc)
-	pr := prior(pts, i, skip)
+	pr := prior(pts, i, skip, late)
 	return fence.Hold(dst, eff, prev, lat, lon, acc, maxAcc, &pr), eff
 }
 
@@ -212,10 +235,10 @@ func (c *Changes) Of(set *fence.Set, search *fence.Searcher, margin, maxAcc floa
 			k++
 			var ok bool
 			if c.oeff, ok = recorded(c.oeff, hits, set, margin, maxAcc, pt); !ok {
-				c.oeff, c.tmp = settle(c.oeff, c.tmp, hits, c.old, margin, maxAcc, merged, i, func(j int) bool { return c.late[j] })
+				c.oeff, c.tmp = settle(c.oeff, c.tmp, hits, c.old, margin, maxAcc, merged, i, c.isLate, nil)
 			}
 		}
-		c.eff, c.tmp = settle(c.eff, c.tmp, hits, c.prev, margin, maxAcc, merged, i, nil)
+		c.eff, c.tmp = settle(c.eff, c.tmp, hits, c.prev, margin, maxAcc, merged, i, nil, c.isLate)
 		if !slices.Equal(c.eff, c.tmp) {
 			pt.Gate |= GateHeld
 		}
@@ -296,6 +319,9 @@ const settledDropped Settled = 255
 func Kept(pts []Point) []Point {
 	return slices.DeleteFunc(pts, func(pt Point) bool { return pt.Settled == settledDropped })
 }
+
+// isLate reports whether merged point j is a late one.
+func (c *Changes) isLate(j int) bool { return c.late[j] }
 
 // find returns the index of f in c.open, or -1.
 // diff notes point i's changes from membership from to to, exits first:
@@ -446,7 +472,7 @@ func (c *Changes) replay(set *fence.Set, search *fence.Searcher, margin, maxAcc 
 		if h.Aside() {
 			continue
 		}
-		c.eff, c.tmp = settle(c.eff, c.tmp, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), c.prev, margin, maxAcc, pts, i, nil)
+		c.eff, c.tmp = settle(c.eff, c.tmp, search.Contains(set, Degrees(h.Lat), Degrees(h.Lon)), c.prev, margin, maxAcc, pts, i, nil, nil)
 		c.prev, c.eff = c.eff, c.prev
 	}
 }

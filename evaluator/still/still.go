@@ -6,11 +6,11 @@
 // outlasts it (docs/fences.md, "A device standing still").
 package still
 
-import (
-	"math"
+import "math"
 
-	"github.com/edgefence/edgefence/evaluator/history"
-)
+// Scale is the fixed point of positions: degrees × Scale, as the
+// history keeps them (history.Fixed; the test holds them equal).
+const Scale = 1e7
 
 // For is how long a device's fixes must stay near one spot before it
 // stands still: longer than a vehicle waits at a junction, shorter than
@@ -28,9 +28,9 @@ const MinRadius = 25.0
 // fix within the margin of the spot is no evidence of a move.
 const PerAcc = 2.0
 
-// MaxGap is the longest a device may go without a fix near its spot and
-// still be standing there: after a longer silence it may have left and
-// come back.
+// MaxGap is the longest silence after which a fix beyond the radius is
+// taken for a move at once, not for an outlier: the device had time to
+// go.
 const MaxGap = 10_000_000_000 // ns
 
 // meanOf caps how many fixes the spot averages: beyond it the spot follows
@@ -41,26 +41,27 @@ const meanOf = 32
 // since when they have been. Its zero value has seen no fix.
 type Spot struct {
 	Since    int64  // event time of the first fix near the spot, Unix ns
-	Lat, Lon int32  // history.Fixed
+	Lat, Lon int32  // degrees × Scale
 	Span     uint32 // ms from Since to the last fix near the spot
 	N        uint16
 	Away     bool // the last fix lay beyond the radius
 }
 
 // Observe takes the device's next fix, in event order: at lat, lon
-// (history.Fixed) with an accuracy of acc decimetres (0: none), taken at
+// (degrees × Scale) with an accuracy of acc decimetres (0: none), taken at
 // event. It reports whether the device stands still at that fix: its
-// fixes have stayed near the spot for For, none more than MaxGap apart.
-// The second fix in a row farther than Radius(acc) from the spot moves
-// the spot there; one alone (an outlier) leaves it.
+// fixes have stayed near the spot for For. A fix farther than
+// Radius(acc) from the spot moves the spot there when the fix before it
+// was beyond too, or when it comes more than MaxGap after the last fix
+// near the spot; one alone (an outlier) leaves it.
 func (s *Spot) Observe(event int64, lat, lon int32, acc uint16) bool {
 	last := s.Since + int64(s.Span)*1_000_000
-	if s.N == 0 || event < last || event-last > MaxGap {
+	if s.N == 0 || event < last {
 		s.restart(event, lat, lon)
 		return false
 	}
 	if Distance(s.Lat, s.Lon, lat, lon) > Radius(acc) {
-		if s.Away {
+		if s.Away || event-last > MaxGap {
 			s.restart(event, lat, lon)
 			return false
 		}
@@ -94,7 +95,7 @@ func Radius(acc uint16) float64 { return max(MinRadius, PerAcc*float64(acc)/10) 
 // positions, on the local plane (they are tens of metres apart).
 func Distance(lat1, lon1, lat2, lon2 int32) float64 {
 	const mPerDeg = 111_320.0
-	dy := float64(int64(lat2)-int64(lat1)) / history.Scale * mPerDeg
-	dx := float64(int64(lon2)-int64(lon1)) / history.Scale * mPerDeg * math.Cos(history.Degrees(lat1)*math.Pi/180)
+	dy := float64(int64(lat2)-int64(lat1)) / Scale * mPerDeg
+	dx := float64(int64(lon2)-int64(lon1)) / Scale * mPerDeg * math.Cos(float64(lat1)/Scale*math.Pi/180)
 	return math.Hypot(dx, dy)
 }

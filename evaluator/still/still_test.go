@@ -19,6 +19,13 @@ func at(north, east float64) (int32, int32) {
 	return history.Fixed(lat + north/111_320), history.Fixed(lon + east/(111_320*math.Cos(lat*math.Pi/180)))
 }
 
+// The spot's fixed point is the history's.
+func TestScaleIsTheHistorys(t *testing.T) {
+	if still.Scale != history.Scale {
+		t.Fatalf("still.Scale %v, history.Scale %v", still.Scale, history.Scale)
+	}
+}
+
 // A device stands still once its fixes have stayed near one spot for
 // still.For, not before; two fixes in a row beyond the radius move the
 // spot and start the time again, one alone (an outlier) does not.
@@ -73,23 +80,19 @@ func TestRadiusGrowsWithAccuracy(t *testing.T) {
 	}
 }
 
-// A device silent for more than still.MaxGap may have left and come
-// back: its next fix starts the spot again.
-func TestASilenceStartsAgain(t *testing.T) {
+// After a silence longer than still.MaxGap a fix beyond the radius is a
+// move, not an outlier; one near the spot finds the device still there.
+func TestAfterASilenceAFarFixIsAMove(t *testing.T) {
 	var s still.Spot
 	lat, lon := at(0, 0)
 	for i := int64(0); i <= 30; i++ {
 		s.Observe(i*sec, lat, lon, 50)
 	}
-	if s.Observe(41*sec, lat, lon, 50) {
-		t.Fatal("standing after 11 s without a fix")
+	if !s.Observe(45*sec, lat, lon, 50) {
+		t.Fatal("at its spot after 15 s of silence: not standing")
 	}
 	far, lon2 := at(100, 0)
-	s = still.Spot{}
-	for i := int64(0); i <= 30; i++ {
-		s.Observe(i*sec, lat, lon, 50)
-	}
-	if s.Observe(45*sec, far, lon2, 50) {
+	if s.Observe(60*sec, far, lon2, 50) {
 		t.Fatal("a fix 100 m off after 15 s of silence taken for an outlier of a standing device")
 	}
 }
