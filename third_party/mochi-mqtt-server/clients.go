@@ -14,6 +14,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/xid"
@@ -145,7 +146,7 @@ type Client struct {
 // ClientConnection contains the connection transport and metadata for the client.
 type ClientConnection struct {
 	Conn     net.Conn      // the net.Conn used to establish the connection
-	bconn    *bufio.Reader // a buffered net.Conn for reading packets
+	bconn    *bufio.Reader // a buffered net.Conn for reading packets; pooled while the connection is idle
 	outbuf   *bytes.Buffer // a buffer for writing packets
 	holdAt   time.Time     // when the reader began to hold acknowledgements; the reader's own
 	hold     atomic.Bool   // the reader has more packets read: acknowledgements wait in outbuf
@@ -153,6 +154,9 @@ type ClientConnection struct {
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
+
+	raw syscall.RawConn // the connection's descriptor, waited on while idle; nil if it has none
+	src connReader      // what a pooled bconn reads from
 }
 
 // ClientProperties contains the properties which define the client behaviour.
@@ -226,6 +230,7 @@ func newClient(c net.Conn, o *ops) *Client {
 		cl.Net = ClientConnection{
 			Conn:   c,
 			bconn:  bufio.NewReaderSize(c, o.options.ClientNetReadBufferSize),
+			raw:    rawConnOf(c),
 			Remote: c.RemoteAddr().String(),
 		}
 	}
@@ -533,6 +538,9 @@ func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error
 		}
 
 		cl.refreshDeadline(cl.State.Keepalive)
+		if err = cl.awaitPacket(); err != nil {
+			return err
+		}
 		fh := new(packets.FixedHeader)
 		err = cl.ReadFixedHeader(fh)
 		if err != nil {
