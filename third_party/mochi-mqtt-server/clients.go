@@ -14,6 +14,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/xid"
@@ -145,7 +146,7 @@ type Client struct {
 // ClientConnection contains the connection transport and metadata for the client.
 type ClientConnection struct {
 	Conn     net.Conn      // the net.Conn used to establish the connection
-	bconn    *bufio.Reader // a buffered net.Conn for reading packets
+	bconn    *bufio.Reader // a buffered net.Conn for reading packets; pooled while the connection is idle
 	outbuf   *bytes.Buffer // a buffer for writing packets
 	holdAt   time.Time     // when the reader began to hold acknowledgements; the reader's own
 	hold     atomic.Bool   // the reader has more packets read: acknowledgements wait in outbuf
@@ -153,6 +154,9 @@ type ClientConnection struct {
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
+
+	raw syscall.RawConn // the connection's descriptor, waited on while idle; nil if it has none
+	src connReader      // what a pooled bconn reads from
 }
 
 // ClientProperties contains the properties which define the client behaviour.
@@ -226,6 +230,7 @@ func newClient(c net.Conn, o *ops) *Client {
 		cl.Net = ClientConnection{
 			Conn:   c,
 			bconn:  bufio.NewReaderSize(c, o.options.ClientNetReadBufferSize),
+			raw:    rawConnOf(c),
 			Remote: c.RemoteAddr().String(),
 		}
 	}
@@ -233,7 +238,7 @@ func newClient(c net.Conn, o *ops) *Client {
 	return cl
 }
 
-// clientOutboundQueue holds the packets waiting for a client's WriteLoop, at most
+// clientOutboundQueue holds the packets waiting for a client's writer, at most
 // limit of them. It grows with what is queued and gives the memory back once
 // drained: a channel with a buffer of MaximumClientWritesPending allocated
 // the whole bound for every client as it connected, whether anything was
@@ -245,6 +250,9 @@ type clientOutboundQueue struct {
 	limit int               // the most packets queued at once
 	ready chan struct{}     // signalled when a packet is pushed onto an empty queue
 	room  chan struct{}     // signalled when a packet is taken from a full queue
+
+	writing   bool // a writer is taking the queued packets; pop clears it when the queue is empty
+	dedicated bool // a WriteLoop serves the queue: put leaves the writer's role to it
 }
 
 // clientOutboundQueueKeep is the capacity a drained queue keeps for reuse; memory
@@ -261,11 +269,20 @@ func newClientOutboundQueue(limit int32) *clientOutboundQueue {
 
 // push queues pk, and returns false without queueing it if the queue is full.
 func (q *clientOutboundQueue) push(pk *packets.Packet) bool {
+	ok, _ := q.put(pk, false)
+	return ok
+}
+
+// put queues pk, and returns false without queueing it if the queue is
+// full. With claim, if no writer is taking packets from the queue (and
+// no WriteLoop serves it), the caller takes the writer's role: start
+// reports that it must start one.
+func (q *clientOutboundQueue) put(pk *packets.Packet, claim bool) (ok, start bool) {
 	q.Lock()
 	n := len(q.pks) - q.head
 	if n >= q.limit {
 		q.Unlock()
-		return false
+		return false, false
 	}
 	if len(q.pks) == cap(q.pks) && q.head > 0 { // reuse the space before head rather than grow
 		copy(q.pks, q.pks[q.head:])
@@ -274,15 +291,18 @@ func (q *clientOutboundQueue) push(pk *packets.Packet) bool {
 		q.head = 0
 	}
 	q.pks = append(q.pks, pk)
+	if claim && !q.writing && !q.dedicated {
+		q.writing, start = true, true
+	}
 	q.Unlock()
 
-	if n == 0 { // the writer may be waiting: it waits only on an empty queue
+	if n == 0 { // a WriteLoop may be waiting: it waits only on an empty queue
 		select {
 		case q.ready <- struct{}{}:
 		default:
 		}
 	}
-	return true
+	return true, start
 }
 
 // pop takes the oldest queued packet, and returns false if there is none.
@@ -290,6 +310,7 @@ func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
 	q.Lock()
 	defer q.Unlock()
 	if q.head == len(q.pks) {
+		q.writing = false // under the lock put checks it with: no packet is left without a writer
 		return nil, false
 	}
 	full := len(q.pks)-q.head >= q.limit
@@ -316,14 +337,41 @@ func (q *clientOutboundQueue) pop() (*packets.Packet, bool) {
 // without queueing it if done is closed first. One goroutine at a time may
 // wait.
 func (q *clientOutboundQueue) pushWait(pk *packets.Packet, done <-chan struct{}) bool {
-	for !q.push(pk) {
+	ok, _ := q.putWait(pk, done, false)
+	return ok
+}
+
+// putWait is put, waiting while the queue is full as pushWait does.
+func (q *clientOutboundQueue) putWait(pk *packets.Packet, done <-chan struct{}, claim bool) (ok, start bool) {
+	for {
+		if ok, start = q.put(pk, claim); ok {
+			return ok, start
+		}
 		select {
 		case <-q.room:
 		case <-done:
-			return false
+			return false, false
 		}
 	}
+}
+
+// claim takes the writer's role if no writer has it, and reports whether
+// it did.
+func (q *clientOutboundQueue) claim() bool {
+	q.Lock()
+	defer q.Unlock()
+	if q.writing {
+		return false
+	}
+	q.writing = true
 	return true
+}
+
+// serveWith marks the queue as served by a WriteLoop.
+func (q *clientOutboundQueue) serveWith() {
+	q.Lock()
+	q.dedicated = true
+	q.Unlock()
 }
 
 // len returns the number of queued packets.
@@ -333,25 +381,55 @@ func (q *clientOutboundQueue) len() int {
 	return len(q.pks) - q.head
 }
 
-// WriteLoop ranges over pending outbound messages and writes them to the client connection.
+// WriteLoop ranges over pending outbound messages and writes them to the client
+// connection until the client closes. The server does not need it: a client's
+// queued messages are written by a goroutine started when a message is queued
+// for an idle client (see queueOutbound), which ends when the queue is empty.
+// A client given a WriteLoop has its messages written by it instead.
 func (cl *Client) WriteLoop() {
+	cl.State.outbound.serveWith()
 	for {
 		select {
 		case <-cl.State.outbound.ready:
-			for cl.State.open.Err() == nil {
-				pk, ok := cl.State.outbound.pop()
-				if !ok {
-					break
-				}
-				if err := cl.WritePacket(*pk); err != nil {
-					// TODO : Figure out what to do with error
-					cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
-				}
-				atomic.AddInt32(&cl.State.outboundQty, -1)
+			if cl.State.outbound.claim() {
+				cl.writeOutbound()
 			}
 		case <-cl.State.open.Done():
 			return
 		}
+	}
+}
+
+// queueOutbound queues pk for the client, waiting for room if wait is set
+// until the client closes, and starts a writer for the queue if none is
+// running. It returns false if pk was not queued.
+func (cl *Client) queueOutbound(pk *packets.Packet, wait bool) bool {
+	var ok, start bool
+	if wait {
+		ok, start = cl.State.outbound.putWait(pk, cl.State.open.Done(), true)
+	} else {
+		ok, start = cl.State.outbound.put(pk, true)
+	}
+	if start {
+		go cl.writeOutbound()
+	}
+	return ok
+}
+
+// writeOutbound writes the client's queued packets until the queue is empty
+// (giving up the writer's role) or the client closes. Its caller holds the
+// writer's role.
+func (cl *Client) writeOutbound() {
+	for cl.State.open.Err() == nil {
+		pk, ok := cl.State.outbound.pop()
+		if !ok {
+			return
+		}
+		if err := cl.WritePacket(*pk); err != nil {
+			// TODO : Figure out what to do with error
+			cl.ops.log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+		}
+		atomic.AddInt32(&cl.State.outboundQty, -1)
 	}
 }
 
@@ -533,6 +611,9 @@ func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error
 		}
 
 		cl.refreshDeadline(cl.State.Keepalive)
+		if err = cl.awaitPacket(); err != nil {
+			return err
+		}
 		fh := new(packets.FixedHeader)
 		err = cl.ReadFixedHeader(fh)
 		if err != nil {

@@ -411,7 +411,6 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 	defer s.Listeners.ClientsWg.Done()
 	s.Listeners.ClientsWg.Add(1)
 
-	go cl.WriteLoop()
 	defer cl.Stop(nil)
 
 	pk, err := s.readConnectionPacket(cl)
@@ -1291,10 +1290,10 @@ func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk pa
 	}
 
 	if wait {
-		if !cl.State.outbound.pushWait(&out, cl.State.open.Done()) {
+		if !cl.queueOutbound(&out, true) {
 			return out, packets.CodeDisconnect // as above: a QoS 1 or 2 message stays inflight
 		}
-	} else if !cl.State.outbound.push(&out) {
+	} else if !cl.queueOutbound(&out, false) {
 		atomic.AddInt64(&s.Info.MessagesDropped, 1)
 		cl.ops.hooks.OnPublishDropped(cl, pk)
 		if out.FixedHeader.Qos > 0 {
