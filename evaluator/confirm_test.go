@@ -76,11 +76,11 @@ func TestDeviceStandingStillChangesNoFence(t *testing.T) {
 	h.want("d depot ENTER +40s")
 }
 
-// A late fix between two fixes of a device standing still stood still
-// too: a pair of late fixes clear outside the edge a parked device is in
-// by 2 m changes nothing, as it would have had they come in order.
-func TestLateFixesBetweenStandingFixesChangeNothing(t *testing.T) {
-	h := newHarness(t, nil)
+// parkWithLatePair drives device d into the depot (ENTER at +2 s), parks
+// it at metres into the depot from +3 s to +59 s, 1 Hz at ±3 m, and
+// delivers the fixes of +41 s and +42 s at out1 and out2 late, with the
+// one of +44 s.
+func parkWithLatePair(h *harness, metres, out1, out2 float64) {
 	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
 	h.sendAcc("d", westOfDepot(-100), 3, 0, 0)
 	h.sendAcc("d", westOfDepot(40), 3, sec(1), sec(1))
@@ -89,13 +89,21 @@ func TestLateFixesBetweenStandingFixesChangeNothing(t *testing.T) {
 		if i == 41 || i == 42 {
 			continue // on their way
 		}
-		h.sendAcc("d", westOfDepot(2), 3, sec(i), sec(i))
+		h.sendAcc("d", westOfDepot(metres), 3, sec(i), sec(i))
 		if i == 44 {
-			h.sendAcc("d", westOfDepot(-10), 3, sec(41), sec(i))
-			h.sendAcc("d", westOfDepot(-11), 3, sec(42), sec(i))
+			h.sendAcc("d", westOfDepot(out1), 3, sec(41), sec(i))
+			h.sendAcc("d", westOfDepot(out2), 3, sec(42), sec(i))
 		}
 	}
 	h.at(sec(70))
+}
+
+// A late fix between two fixes of a device standing still stood still
+// too: a pair of late fixes clear outside the edge a parked device is in
+// by 2 m changes nothing, as it would have had they come in order.
+func TestLateFixesBetweenStandingFixesChangeNothing(t *testing.T) {
+	h := newHarness(t, nil)
+	parkWithLatePair(h, 2, -10, -11)
 	h.want("d depot ENTER +2s")
 }
 
@@ -136,20 +144,6 @@ func TestPropertyDeviceStandingStillNeverFlips(t *testing.T) {
 // however still the device had stood.
 func TestLateFixesFarFromWhereADeviceStoodShowItLeft(t *testing.T) {
 	h := newHarness(t, nil)
-	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
-	h.sendAcc("d", westOfDepot(-100), 3, 0, 0)
-	h.sendAcc("d", westOfDepot(40), 3, sec(1), sec(1))
-	h.sendAcc("d", westOfDepot(30), 3, sec(2), sec(2))
-	for i := 3; i < 60; i++ {
-		if i == 41 || i == 42 {
-			continue // on their way
-		}
-		h.sendAcc("d", westOfDepot(20), 3, sec(i), sec(i))
-		if i == 44 {
-			h.sendAcc("d", westOfDepot(-100), 3, sec(41), sec(i))
-			h.sendAcc("d", westOfDepot(-101), 3, sec(42), sec(i))
-		}
-	}
-	h.at(sec(70))
+	parkWithLatePair(h, 20, -100, -101)
 	h.want("d depot ENTER +2s", "d depot EXIT +42s", "d depot ENTER +44s")
 }

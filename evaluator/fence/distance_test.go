@@ -130,6 +130,40 @@ func TestAccuracyMarginProperty(t *testing.T) {
 	}
 }
 
+// properties.confirm false makes one clear fix enough in that fence
+// (fence.Hold); anything but true or false rejects the file.
+func TestConfirmProperty(t *testing.T) {
+	const lat0, lon0 = 52.5, 13.4
+	parse := func(props string) (*fence.Fence, error) {
+		set, err := fence.Parse(fc(`{"type":"Feature","id":"a","properties":{` + props + `},"geometry":{"type":"Polygon","coordinates":[` + square(lon0, lat0, 0.01) + `]}}`))
+		if err != nil {
+			return nil, err
+		}
+		return set.ByID("a"), nil
+	}
+	for props, single := range map[string]bool{``: false, `"confirm":true`: false, `"confirm":false`: true} {
+		f, err := parse(props)
+		if err != nil || f.Single != single {
+			t.Errorf("{%s}: Single %v (%v), want %v", props, f != nil && f.Single, err, single)
+		}
+	}
+	for _, bad := range []string{`"false"`, `0`, `"yes"`} {
+		if _, err := parse(`"confirm":` + bad); !errors.Is(err, fence.ErrInvalidConfirm) {
+			t.Errorf("confirm %s: %v, want ErrInvalidConfirm", bad, err)
+		}
+	}
+	// A fix 550 m inside (the square is 0.01° either side of its centre)
+	// after one 55 m outside: refused unless the fence asks for no
+	// confirmation.
+	pr := fence.Prior{Prev: true, PLat: lat0 - 0.0105, PLon: lon0}
+	for props, want := range map[string]int{``: 0, `"confirm":false`: 1} {
+		f, _ := parse(props)
+		if got := len(fence.Hold(nil, []*fence.Fence{f}, nil, lat0-0.005, lon0, 5, 100, &pr)); got != want {
+			t.Errorf("{%s}: in %d fences after an unconfirmed clear fix, want %d", props, got, want)
+		}
+	}
+}
+
 // Settle keeps a device's membership in a fence whose edge the fix's
 // accuracy straddles, and takes the position alone for a fix without
 // accuracy or less accurate than the cap.

@@ -69,25 +69,29 @@ func TestRadiusGrowsWithAccuracy(t *testing.T) {
 	if r := still.Radius(300); r != 60 {
 		t.Errorf("radius at 30 m accuracy %v, want 60", r)
 	}
-	var s still.Spot
-	lat, lon := at(0, 0)
-	for i := int64(0); i <= 30; i++ {
-		s.Observe(i*sec, lat, lon, 300)
-	}
-	lat, lon = at(50, 0)
+	s := standing(300)
+	lat, lon := at(50, 0)
 	if !s.Observe(31*sec, lat, lon, 300) {
 		t.Fatal("a fix 50 m off at ±30 m: no longer standing")
 	}
 }
 
-// After a silence longer than still.MaxGap a fix beyond the radius is a
-// move, not an outlier; one near the spot finds the device still there.
-func TestAfterASilenceAFarFixIsAMove(t *testing.T) {
+// standing returns a spot that has seen a fix at the origin every second
+// for 30 s, with an accuracy of acc decimetres: standing.
+func standing(acc uint16) still.Spot {
 	var s still.Spot
 	lat, lon := at(0, 0)
 	for i := int64(0); i <= 30; i++ {
-		s.Observe(i*sec, lat, lon, 50)
+		s.Observe(i*sec, lat, lon, acc)
 	}
+	return s
+}
+
+// After a silence longer than still.MaxGap a fix beyond the radius is a
+// move, not an outlier; one near the spot finds the device still there.
+func TestAfterASilenceAFarFixIsAMove(t *testing.T) {
+	s := standing(50)
+	lat, lon := at(0, 0)
 	if !s.Observe(45*sec, lat, lon, 50) {
 		t.Fatal("at its spot after 15 s of silence: not standing")
 	}
