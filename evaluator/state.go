@@ -126,14 +126,23 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence, mark 
 		return p.eff
 	}
 	pr := fence.Prior{Still: *mark&history.GateStill != 0}
+	// The fix before it among those that had come: the committed ones and
+	// the late ones waiting to be placed (history.prior replays the same).
+	wall, prev := pg.Ingest.UnixNano(), int64(noTime)
 	for k := len(d.Points) - 1; k >= 0; k-- {
-		if q := &d.Points[k]; !q.Aside() && q.Event <= pg.Event {
-			if pg.Event-q.Event <= int64(fence.ConfirmWithin) {
-				pr.Prev, pr.PLat, pr.PLon = true, history.Degrees(q.Lat), history.Degrees(q.Lon)
-			}
+		if q := &d.Points[k]; !q.Aside() && q.Event <= pg.Event && q.Wall <= wall {
+			prev, pr.PLat, pr.PLon = q.Event, history.Degrees(q.Lat), history.Degrees(q.Lon)
 			break
 		}
 	}
+	if d.Late != nil {
+		for k := range d.Late.Pings {
+			if q := &d.Late.Pings[k]; q.Event > prev && q.Event <= pg.Event && q.Wall <= wall {
+				prev, pr.PLat, pr.PLon = q.Event, history.Quantize(q.Lat), history.Quantize(q.Lon)
+			}
+		}
+	}
+	pr.Prev = prev != noTime && pg.Event-prev <= int64(fence.ConfirmWithin)
 	p.held = fence.Hold(p.held, p.eff, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy, &pr)
 	if !slices.Equal(p.held, p.eff) {
 		*mark |= history.GateHeld

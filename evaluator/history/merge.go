@@ -44,8 +44,10 @@ func stoodBetween(pt, a, b *Point) bool {
 }
 
 // prior returns what fence.Hold knows of pts[i]: whether the device stood
-// still there, and the last point before it that is not set aside nor
-// skipped, if within fence.ConfirmWithin of it. A fix marked standing
+// still there, and the last point before it that had come when it did
+// (not set aside nor skipped), if within fence.ConfirmWithin of it: a fix
+// is judged on the fixes the server had, so a late one merged since does
+// not judge it again. A fix marked standing
 // did not stand when a late one (late) within still.For before it lies
 // beyond the standing radius of it: the device had left and come back.
 func prior(pts []Point, i int, skip, late func(int) bool) fence.Prior {
@@ -62,8 +64,8 @@ func prior(pts []Point, i int, skip, late func(int) bool) fence.Prior {
 	}
 	for k := i - 1; k >= 0; k-- {
 		q := &pts[k]
-		if q.Aside() || skip != nil && skip(k) {
-			continue
+		if q.Aside() || q.Wall > pt.Wall || skip != nil && skip(k) {
+			continue // (a fix that came after this one did not judge it)
 		}
 		if pt.Event-q.Event <= int64(fence.ConfirmWithin) {
 			pr.Prev, pr.PLat, pr.PLon = true, Degrees(q.Lat), Degrees(q.Lon)
