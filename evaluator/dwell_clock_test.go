@@ -153,3 +153,40 @@ func TestPropertyClockStepDuringAStayKeepsTheTrueDwell(t *testing.T) {
 		}
 	})
 }
+
+// A stay whose DWELL came due after the last ping inside that had come
+// when the device left, with later-stamped pings inside still on their
+// way, gets the DWELL once they are placed: they prove it was inside at
+// the dwell's instant (historic, after the EXIT). Found by
+// TestPropertyClockStepDuringAStayKeepsTheTrueDwell (a step back of
+// 367 ms right after the ENTER puts the last two pings inside past the
+// hold).
+func TestLatePingsInsideProveADwellAfterALiveExit(t *testing.T) {
+	h := newHarness(t, func(c *engine.Config) { c.Dwell = 10 * time.Second })
+	i := 0
+	send := func(p pos, at, delay time.Duration) {
+		stamp := at
+		if at > 3*time.Second {
+			stamp -= 367 * time.Millisecond
+		}
+		p.lat += float64(i) / 1e7
+		i++
+		h.sendStamp("dev", p, t0.Add(stamp).UnixNano(), true, at+delay)
+	}
+	for at := ms(500); at <= ms(2500); at += ms(500) {
+		send(outside, at, 0)
+	}
+	for at := ms(3000); at <= ms(6000); at += ms(500) {
+		send(inDepotZ, at, 0)
+	}
+	send(inDepotZ, ms(6500), ms(134)) // these two wait as late pings
+	send(inDepotZ, ms(7000), ms(200))
+	for at := ms(7500); at <= ms(11500); at += ms(500) {
+		send(outside, at, 0)
+	}
+	h.at(time.Minute)
+	h.want("dev depot ENTER +3s", "dev zone ENTER +3s", "dev depot EXIT +7.133s", "dev zone EXIT +7.133s", "dev zone DWELL +6s")
+	if dw := h.rec.trans[4]; !dw.Historic {
+		t.Errorf("the DWELL after the EXIT is not historic: %+v", dw)
+	}
+}

@@ -327,11 +327,37 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 	p.overdueDwells(d, d.done, now)
 }
 
+// insideAfter returns the index of d's first point that shows it inside
+// o's fence at or after o.At and before o.Until (a stay the late pings
+// ended before o.At was dropped when they were placed), or -1.
+func (p *Processor) insideAfter(d *device, o presence.Owed) int {
+	f := p.fences().ByID(o.Fence)
+	if f == nil {
+		return -1
+	}
+	for k := range d.Points {
+		pt := &d.Points[k]
+		if !pt.Aside() && pt.Event >= o.At && pt.Event < o.Until && f.Contains(history.Degrees(pt.Lat), history.Degrees(pt.Lon)) {
+			return k
+		}
+	}
+	return -1
+}
+
 // payOwedApart publishes, as historic, the DWELLs owed apart to d's
 // replaced stays (see payOwed) that no late ping stamped before them
 // waits for any more, nor a moved ping placed next (before wait).
 func (p *Processor) payOwedApart(d *device, wait, now int64) {
 	p.owed.Settle(d, func(o presence.Owed) bool {
+		if o.Proof {
+			if o.Until >= wait || d.LateBefore(o.Until) {
+				return false
+			}
+			if k := p.insideAfter(d, o); k >= 0 {
+				p.historic(d, o.Fence, engine.Dwell, &d.Points[k], o.At, now)
+			}
+			return true
+		}
 		if o.At >= wait || d.LateBefore(o.At) || len(d.Points) == 0 {
 			return false
 		}

@@ -70,6 +70,11 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 					if st.Owed = d.LateBefore(due); !st.Owed {
 						p.dues = append(p.dues, presence.Due{I: i, At: due})
 					}
+				} else if due < pg.Event && d.LateBefore(pg.Event) {
+					// Due after the last committed ping inside, before this
+					// one: late pings waiting may show the device was still
+					// inside at the dwell's instant. Owed on that proof.
+					p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: due, Until: pg.Event, Proof: true})
 				}
 			}
 		}

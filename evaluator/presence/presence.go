@@ -33,6 +33,11 @@ type State struct {
 type Owed struct {
 	Fence     string
 	Enter, At int64 // the stay's ENTER and the DWELL's instant
+	// Proof says the DWELL is owed only if a ping placed later shows the
+	// device inside at or after At, before Until (the stay's EXIT): it
+	// came due after the last ping inside known when the device left.
+	Proof bool
+	Until int64
 }
 
 // Owing is the DWELLs owed apart (Owed), by device: rarely any, so no
