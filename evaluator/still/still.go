@@ -33,9 +33,10 @@ const PerAcc = 2.0
 // go.
 const MaxGap = 10_000_000_000 // ns
 
-// meanOf caps how many fixes the spot averages: beyond it the spot follows
-// the newest ones, as a receiver's drift moves them.
-const meanOf = 32
+// The spot averages the fixes of its first For, then stays put: a spot
+// that followed the newest fixes would follow a device walking slowly,
+// which would then never leave it; one of fewer fixes would sit where a
+// drifting receiver's first ones happened to be.
 
 // Spot is a device's spot: the mean position of the fixes near it, and
 // since when they have been. Its zero value has seen no fix.
@@ -69,12 +70,12 @@ func (s *Spot) Observe(event int64, lat, lon int32, acc uint16) bool {
 		return last-s.Since >= For
 	}
 	s.Away = false
-	if s.N < meanOf {
+	if event-s.Since < For && s.N < math.MaxUint16 {
 		s.N++
+		n := int64(s.N)
+		s.Lat += int32((int64(lat) - int64(s.Lat)) / n)
+		s.Lon += int32((int64(lon) - int64(s.Lon)) / n)
 	}
-	n := int64(s.N)
-	s.Lat += int32((int64(lat) - int64(s.Lat)) / n)
-	s.Lon += int32((int64(lon) - int64(s.Lon)) / n)
 	if event-s.Since > math.MaxUint32*1_000_000/2 {
 		s.Since = event - For // weeks standing: keep Span from overflowing
 	}
