@@ -654,8 +654,8 @@ func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error
 
 // maxAckHold bounds how long a reader working through the packets it has
 // read keeps their acknowledgements in the write buffer; it is checked
-// between packets.
-const maxAckHold = time.Millisecond
+// between packets. (A variable so that a test can widen it.)
+var maxAckHold = time.Millisecond
 
 // nextPacketBuffered reports whether the read buffer holds the whole of the
 // next packet, so that reading it will not wait for the network.
