@@ -24,8 +24,8 @@ const For = 30_000_000_000 // ns
 const MinRadius = 25.0
 
 // PerAcc is how many times its accuracy a fix may lie from the spot and
-// the device still stand there: the accuracy margin's default, so that a
-// fix within the margin of the spot is no evidence of a move.
+// the device still stand there: a poor receiver's drift (its error
+// deviation is acc / 1.5 per axis) stays within three deviations of it.
 const PerAcc = 2.0
 
 // MaxGap is the longest silence after which a fix beyond the radius is
@@ -33,19 +33,17 @@ const PerAcc = 2.0
 // go.
 const MaxGap = 10_000_000_000 // ns
 
-// The spot averages the fixes of its first For, then stays put: a spot
-// that followed the newest fixes would follow a device walking slowly,
-// which would then never leave it; one of fewer fixes would sit where a
-// drifting receiver's first ones happened to be.
-
-// Spot is a device's spot: the mean position of the fixes near it, and
-// since when they have been. Its zero value has seen no fix.
+// Spot is a device's spot: the mean position of the fixes of its first
+// For there, and since when its fixes have been near it. After For the
+// spot stays put: one that followed the newest fixes would follow a
+// device walking slowly, which would then never leave it. Its zero value
+// has seen no fix.
 type Spot struct {
 	Since    int64  // event time of the first fix near the spot, Unix ns
 	Lat, Lon int32  // degrees × Scale
 	Span     uint32 // ms from Since to the last fix near the spot
-	N        uint16
-	Away     bool // the last fix lay beyond the radius
+	N        uint16 // fixes averaged
+	Away     bool   // the last fix lay beyond the radius
 }
 
 // Observe takes the device's next fix, in event order: at lat, lon
