@@ -144,8 +144,9 @@ func (s *State) Judge(maxSpeed float64, f Fix) bool {
 // Mark judges the late points of pts (a device's history with late pings
 // merged in, in event order: those marked history.GateLate) against the
 // points before each, as Judge does live, marking those set aside
-// history.GateAside; the committed points keep their marks. It returns
-// how many it set aside.
+// history.GateAside; the committed points keep their marks. The late
+// points stay marked late for history.Stand. It returns how many it set
+// aside.
 func Mark(maxSpeed float64, pts []history.Point) int {
 	n := 0
 	for i := range pts {
@@ -153,7 +154,6 @@ func Mark(maxSpeed float64, pts []history.Point) int {
 		if pt.Gate&history.GateLate == 0 {
 			continue
 		}
-		pt.Gate &^= history.GateLate
 		var last, prev *Fix
 		run := 0
 		for j := i - 1; j >= 0; j-- {

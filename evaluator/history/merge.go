@@ -502,3 +502,27 @@ func (h *History) Place(pings []reorder.Held) (first, after int) {
 	}
 	return first, after
 }
+
+// Stand judges the late points of pts (a device's history with late
+// pings merged in, in event order; those marked GateLate, after the speed
+// gate) by the standing rule, as they would have been judged live had
+// they come in order: the fixes up to each, committed and late, are run
+// through a still.Spot, and a late point where it stands is marked
+// GateStill. A backlog flushed after an outage that began before the
+// device parked has no committed standing fix around it, only itself.
+// Fixes set aside, without an accuracy or of one above maxAcc metres say
+// nothing of where the device stood, as live. It clears GateLate.
+func Stand(pts []Point, maxAcc float64) {
+	var s still.Spot
+	for i := range pts {
+		pt := &pts[i]
+		late := pt.Gate&GateLate != 0
+		pt.Gate &^= GateLate
+		if pt.Aside() || pt.Acc == 0 || float64(pt.Acc)/10 > maxAcc {
+			continue
+		}
+		if s.Observe(pt.Event, pt.Lat, pt.Lon, pt.Acc) && late {
+			pt.Gate |= GateStill
+		}
+	}
+}

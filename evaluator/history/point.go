@@ -45,11 +45,13 @@ const (
 	GateUntimed Gate = 1 << iota
 	// GateAside is a point the gate set aside: an impossible jump.
 	GateAside
-	// GateLate is a late ping's point the gate has not judged yet.
+	// GateLate is a late ping's point not yet judged by the speed gate
+	// (gate.Mark) and the standing rule (Stand).
 	GateLate
 	// GateStill is a point taken while the device stood still (package
 	// still): it changes no fence (fence.Hold). A late point between two
-	// such points is one too (Merge).
+	// such points is one too (Merge), and so is one where the fixes up to
+	// it show the device standing (Stand).
 	GateStill
 	// GateHeld is a point whose settling kept a fence against its fix for
 	// more than its margin (fence.Hold): its record is trusted as it is.
