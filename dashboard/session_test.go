@@ -97,9 +97,9 @@ var kathmandu = time.FixedZone("UTC+05:45", 5*3600+45*60)
 // labelled without hovering; the fleet view counts the devices the table
 // lists; a device's last positions are drawn as a track, again after a
 // reload; times are local, with the zone said; a fence's occupancy shows
-// on a click; a device's panel has its own URL, which opens it alone; a one-ping visit's EXIT
-// is not tagged as a fault; the page is usable 420 px wide; evicted
-// devices leave the map and the table.
+// on a click; a device's panel has its own URL, which opens it alone; a
+// one-ping visit's EXIT is not tagged as a fault; the page is usable
+// 420 px wide; evicted devices leave the map and the table.
 func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 	cfg := testConfig(t)
 	// Devices outside every fence, silent for it, are evicted: long enough
