@@ -50,6 +50,32 @@ func TestUnknownCommandIsAnError(t *testing.T) {
 	}
 }
 
+// An argument a command does not take is a wrong command line like a
+// wrong flag: exit 2, the error naming it last; where the command has
+// subcommands, the one meant is suggested.
+func TestStrayArgumentIsAUsageError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "extra"}, `"extra"`},
+		{[]string{"bridge", "extra"}, `"extra"`},
+		{[]string{"worker", "extra"}, `"extra"`},
+		{[]string{"simulate", "extra"}, `"extra"`},
+		{[]string{"loadgen", "sutie"}, `unknown command "sutie" (did you mean suite?)`},
+		{[]string{"loadgen", "suite", "extra"}, `"extra"`},
+		{[]string{"store", "check", "extra"}, `"extra"`},
+		{[]string{"passwd", "hunter2"}, "stdin"},
+		{[]string{"version", "extra"}, `"extra"`},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != 2 || stdout != "" || len(lines) > 2 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("edgefence %v: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and an error naming %s", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
 // `edgefence help CMD` is CMD's help, as `edgefence CMD --help` prints it.
 func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 	for _, path := range [][]string{{"serve"}, {"store", "check"}, {"replay"}} {

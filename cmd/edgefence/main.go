@@ -167,6 +167,12 @@ type commandLineError struct {
 
 func (e commandLineError) Error() string { return e.cmd + ": " + e.err.Error() }
 
+// noArguments is the error of a command that takes no arguments and was
+// given some: a wrong command line, as a wrong flag is.
+func noArguments(cmd string, args []string) error {
+	return commandLineError{"edgefence " + cmd, fmt.Errorf("takes no arguments, got %q", args)}
+}
+
 // usageError prints err and where to find the help, and returns the exit
 // code of a wrong command line. ff's "error parsing commandline
 // arguments:" says nothing the line does not.
@@ -181,7 +187,10 @@ func versionCommand() *ffcli.Command {
 		Name:       "version",
 		ShortUsage: "edgefence version (or edgefence --version)",
 		ShortHelp:  "print the version",
-		Exec: func(context.Context, []string) error {
+		Exec: func(_ context.Context, args []string) error {
+			if len(args) > 0 {
+				return noArguments("version", args)
+			}
 			fmt.Println(version())
 			return nil
 		},
