@@ -67,6 +67,8 @@ func TestStrayArgumentIsAUsageError(t *testing.T) {
 		{[]string{"store", "check", "extra"}, `"extra"`},
 		{[]string{"passwd", "hunter2"}, "stdin"},
 		{[]string{"version", "extra"}, `"extra"`},
+		{[]string{"replay"}, "capture file"},
+		{[]string{"replay", "capture.jsonl", "--bogus"}, "bogus"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
 		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
@@ -93,6 +95,16 @@ func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 	}
 	if _, top, _ := runCLI(t, "help"); !strings.Contains(top, "COMMANDS") {
 		t.Errorf("edgefence help: %q, want the list of commands", top)
+	}
+	for _, h := range []string{"--help", "-h"} {
+		if code, top, _ := runCLI(t, "help", h); code != 0 || !strings.Contains(top, "COMMANDS") {
+			t.Errorf("edgefence help %s: exit %d, %q, want the list of commands", h, code, top)
+		}
+	}
+	// The hint after a mistake names a help that works.
+	_, _, stderr := runCLI(t, "help", "serv")
+	if hint := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); hint != "Run 'edgefence --help' for usage." {
+		t.Errorf("edgefence help serv: hint %q, want the top-level help", hint)
 	}
 }
 

@@ -142,7 +142,7 @@ func prepare(cmds []*ffcli.Command, usage io.Writer, shown **ffcli.Command) {
 
 // help is `edgefence help [command [subcommand]]`.
 func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
-	if len(path) == 0 {
+	if len(path) == 0 || len(path) == 1 && isHelp(path[0]) {
 		fmt.Fprint(stdout, rootUsage(root))
 		return 0
 	}
@@ -150,7 +150,8 @@ func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
 	for _, name := range path {
 		sub := cmdhelp.Find(cmd.Subcommands, name)
 		if sub == nil {
-			return usageError(stderr, "edgefence help", cmdhelp.Unknown(cmd.Subcommands, name))
+			// The hint is the top-level help: 'edgefence help --help' is no help.
+			return usageError(stderr, "edgefence", cmdhelp.Unknown(cmd.Subcommands, name))
 		}
 		cmd = sub
 	}
