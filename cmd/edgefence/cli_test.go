@@ -12,6 +12,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
@@ -182,6 +183,18 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 	for _, f := range newRemovedServeFlags() {
 		if strings.Contains(out, "--"+f.name) {
 			t.Errorf("serve --help lists the removed --%s", f.name)
+		}
+	}
+}
+
+// --auth's help names every role the user file may give (it named 3 of 4).
+func TestAuthHelpNamesEveryRole(t *testing.T) {
+	_, out, _ := runCLI(t, "serve", "--help")
+	_, text, _ := strings.Cut(out, "  --auth ")
+	text, _, _ = strings.Cut(text, "\n  --")
+	for _, r := range auth.Roles() {
+		if !strings.Contains(text, r.String()) {
+			t.Errorf("serve --help: --auth does not name the role %s:\n%s", r, text)
 		}
 	}
 }
