@@ -6,6 +6,8 @@ package main
 // docs/replay.md gave --idle-timeout a default the code no longer had).
 
 import (
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"maps"
 	"os"
@@ -83,6 +85,31 @@ func TestLayoutNamesEveryPackageAndOnlyWhatExists(t *testing.T) {
 	for p := range packages {
 		if !named[p] {
 			t.Errorf("package %s is not in docs/layout.md", p)
+		}
+	}
+}
+
+// Every package of edgefence's own says what it is in a package comment
+// (issue 35: evaluator and ingest had none).
+func TestEveryPackageHasADocComment(t *testing.T) {
+	documented := map[string]bool{}
+	fset := token.NewFileSet()
+	walkRepo(t, func(rel string, d fs.DirEntry) {
+		if d.IsDir() || !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
+			strings.HasPrefix(rel, "third_party/") || strings.HasPrefix(rel, ".") || strings.Contains("/"+rel, "/testdata/") {
+			return
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		documented[dir] = documented[dir] || f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package "+f.Name.Name+" ") ||
+			f.Name.Name == "main" && f.Doc != nil
+	})
+	for dir, ok := range documented {
+		if !ok {
+			t.Errorf("package %s has no package comment (\"Package NAME ...\")", dir)
 		}
 	}
 }
