@@ -25,6 +25,7 @@ func (s *Server) startBare(tc *tls.Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	s.ready.Store(true)
+	s.mqttLog.Release()
 	s.log.Info("edgefence serving with the engine off (a bare MQTT broker)", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(),
 		"ws", s.WSAddr(), "http", s.HTTPAddr(), "auth", s.cfg.Auth != "")
 	return s, nil

@@ -37,6 +37,7 @@ type Server struct {
 	log       *slog.Logger
 	set       *metrics.Set
 	mqtt      *mqtt.Server
+	mqttLog   *mochilog.Gate // mochi's lines, held until the start succeeds
 	engine    *sharded.Engine
 	capture   *capture.Writer // nil without --capture
 	pub       *publisher
@@ -119,11 +120,13 @@ func Start(cfg Config) (*Server, error) {
 	// mochi would otherwise echo a publisher's User Properties in its
 	// PUBACK, with reason code 0x01, which Paho's MQTT 5 clients refuse.
 	caps.Compatibilities.NoInheritedPropertiesOnAck = true
+	var mqttLog slog.Handler
+	mqttLog, s.mqttLog = mochilog.Hold(mochilog.Quiet(cfg.Log.Handler()))
 	s.mqtt = mqtt.New(&mqtt.Options{
 		Capabilities:             caps,
 		ClientNetReadBufferSize:  cfg.ClientReadBuffer,
 		ClientNetWriteBufferSize: cfg.ClientWriteBuffer,
-		Logger:                   slog.New(mochilog.Quiet(cfg.Log.Handler())).With("component", "mqtt"),
+		Logger:                   slog.New(mqttLog).With("component", "mqtt"),
 		// The live page subscribes through mochi's inline client.
 		// So do Home Assistant discovery and OwnTracks events publish.
 		InlineClient: (cfg.HTTPAddr != "" || cfg.HomeAssistant != "" || cfg.OwnTracksEvents) && !cfg.EngineOff,
@@ -225,6 +228,7 @@ func Start(cfg Config) (*Server, error) {
 		s.fences.Poll(cfg.FencesPoll)
 	}
 	s.ready.Store(true)
+	s.mqttLog.Release()
 	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
 		"auth", cfg.Auth != "", "http_auth", s.httpAuth(), "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
@@ -232,6 +236,9 @@ func Start(cfg Config) (*Server, error) {
 
 // abort undoes a partial start.
 func (s *Server) abort(err error) error {
+	if s.mqttLog != nil {
+		s.mqttLog.Drop()
+	}
 	_ = s.Close(context.Background())
 	return err
 }

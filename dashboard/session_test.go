@@ -97,9 +97,9 @@ var kathmandu = time.FixedZone("UTC+05:45", 5*3600+45*60)
 // labelled without hovering; the fleet view counts the devices the table
 // lists; a device's last positions are drawn as a track, again after a
 // reload; times are local, with the zone said; a fence's occupancy shows
-// on a click; a device's panel has its own URL; a one-ping visit's EXIT
-// is not tagged as a fault; the page is usable 420 px wide; evicted
-// devices leave the map and the table.
+// on a click; a device's panel has its own URL, which opens it alone; a
+// one-ping visit's EXIT is not tagged as a fault; the page is usable
+// 420 px wide; evicted devices leave the map and the table.
 func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 	cfg := testConfig(t)
 	// Devices outside every fence, silent for it, are evicted: long enough
@@ -241,6 +241,11 @@ func TestPageSessionFromNoDeviceToThreeAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, tab, wait, "car-2's panel opens at its URL", `!document.querySelector('#panel').hidden && document.querySelector('#panel-device').textContent === 'car-2' && location.hash === '#device=car-2'`)
+	// The URL alone opens it, as a bookmark or a shared link would.
+	if err := chromedp.Do(tab, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "car-2's panel opens from its URL alone", `!document.querySelector('#panel').hidden && document.querySelector('#panel-device').textContent === 'car-2' && document.querySelector('#panel-figures').textContent !== ''`)
 
 	// 420 px wide: nothing runs off the screen, the map stays.
 	if err := chromedp.Do(tab, chromedp.EmulateViewport(420, 800)); err != nil {

@@ -6,9 +6,14 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,13 +94,7 @@ func TestPageDrawsTilesFromADirectory(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "0", "0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
-	draw.Draw(img, img.Bounds(), image.NewUniform(color.RGBA{R: 200, G: 220, B: 200, A: 255}), image.Point{}, draw.Src)
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "0", "0", "0.png"), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "0", "0", "0.png"), tilePNG(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t)
@@ -116,4 +115,52 @@ func TestPageDrawsTilesFromADirectory(t *testing.T) {
 	}
 	until(t, tab, wait, "the fences are drawn over it", `document.querySelectorAll('#map path.leaflet-interactive').length >= 5`)
 	seen.check(t, "a base map from a directory")
+}
+
+// tilePNG is a plain 256 px tile.
+func tilePNG(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 256, 256))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.RGBA{R: 200, G: 220, B: 200, A: 255}), image.Point{}, draw.Src)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// A base map from a tile server: --map-tiles is its URL template, and
+// the credit its terms require, --map-attribution, is on the map. The
+// server here is a local one (real HTTP on loopback) that has every tile.
+func TestPageDrawsTilesFromAURL(t *testing.T) {
+	tile := tilePNG(t)
+	var asked atomic.Int64
+	tiles := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !regexp.MustCompile(`^/osm/\d+/\d+/\d+\.png$`).MatchString(r.URL.Path) {
+			http.NotFound(w, r)
+			return
+		}
+		asked.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(tile)
+	}))
+	defer tiles.Close()
+	cfg := testConfig(t)
+	cfg.MapTiles = tiles.URL + "/osm/{z}/{x}/{y}.png"
+	cfg.MapAttribution = "© OpenStreetMap contributors"
+	srv := start(t, cfg)
+	tab := browser(t, 30*time.Second)
+	seen := watchProblems(t, tab)
+	if err := chromedp.Do(tab, chromedp.Navigate("http://"+srv.HTTPAddr()+"/")); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tab, wait, "a tile from the server is drawn", `[...document.querySelectorAll('#map img.leaflet-tile-loaded')].some((i) => i.src.startsWith(`+strconv.Quote(tiles.URL+"/osm/")+`) && i.naturalWidth === 256)`)
+	if got := eval[string](t, tab, `document.querySelector('.leaflet-control-attribution').textContent`); !strings.Contains(got, "© OpenStreetMap contributors") {
+		t.Errorf("the map credits %q, want the --map-attribution", got)
+	}
+	until(t, tab, wait, "the fences are drawn over it", `document.querySelectorAll('#map path.leaflet-interactive').length >= 5`)
+	if asked.Load() == 0 {
+		t.Error("the tile server was never asked")
+	}
+	seen.check(t, "a base map from a URL")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/auth"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
@@ -50,6 +51,34 @@ func TestUnknownCommandIsAnError(t *testing.T) {
 	}
 }
 
+// An argument a command does not take is a wrong command line like a
+// wrong flag: exit 2, the error naming it last; where the command has
+// subcommands, the one meant is suggested.
+func TestStrayArgumentIsAUsageError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "extra"}, `"extra"`},
+		{[]string{"bridge", "extra"}, `"extra"`},
+		{[]string{"worker", "extra"}, `"extra"`},
+		{[]string{"simulate", "extra"}, `"extra"`},
+		{[]string{"loadgen", "sutie"}, `unknown command "sutie" (did you mean suite?)`},
+		{[]string{"loadgen", "suite", "extra"}, `"extra"`},
+		{[]string{"store", "check", "extra"}, `"extra"`},
+		{[]string{"passwd", "hunter2"}, "stdin"},
+		{[]string{"version", "extra"}, `"extra"`},
+		{[]string{"replay"}, "capture file"},
+		{[]string{"replay", "capture.jsonl", "--bogus"}, "bogus"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != 2 || stdout != "" || len(lines) > 2 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("edgefence %v: exit %d, stdout %q, stderr:\n%s\nwant exit 2 and an error naming %s", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
 // `edgefence help CMD` is CMD's help, as `edgefence CMD --help` prints it.
 func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 	for _, path := range [][]string{{"serve"}, {"store", "check"}, {"replay"}} {
@@ -67,6 +96,16 @@ func TestHelpCommandPrintsTheCommandsHelp(t *testing.T) {
 	}
 	if _, top, _ := runCLI(t, "help"); !strings.Contains(top, "COMMANDS") {
 		t.Errorf("edgefence help: %q, want the list of commands", top)
+	}
+	for _, h := range []string{"--help", "-h"} {
+		if code, top, _ := runCLI(t, "help", h); code != 0 || !strings.Contains(top, "COMMANDS") {
+			t.Errorf("edgefence help %s: exit %d, %q, want the list of commands", h, code, top)
+		}
+	}
+	// The hint after a mistake names a help that works.
+	_, _, stderr := runCLI(t, "help", "serv")
+	if hint := strings.TrimSpace(stderr[strings.LastIndex(strings.TrimSpace(stderr), "\n")+1:]); hint != "Run 'edgefence --help' for usage." {
+		t.Errorf("edgefence help serv: hint %q, want the top-level help", hint)
 	}
 }
 
@@ -144,6 +183,18 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 	for _, f := range newRemovedServeFlags() {
 		if strings.Contains(out, "--"+f.name) {
 			t.Errorf("serve --help lists the removed --%s", f.name)
+		}
+	}
+}
+
+// --auth's help names every role the user file may give (it named 3 of 4).
+func TestAuthHelpNamesEveryRole(t *testing.T) {
+	_, out, _ := runCLI(t, "serve", "--help")
+	_, text, _ := strings.Cut(out, "  --auth ")
+	text, _, _ = strings.Cut(text, "\n  --")
+	for _, r := range auth.Roles() {
+		if !strings.Contains(text, r.String()) {
+			t.Errorf("serve --help: --auth does not name the role %s:\n%s", r, text)
 		}
 	}
 }

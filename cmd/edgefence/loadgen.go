@@ -10,6 +10,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/loadgen"
 	"github.com/edgefence/edgefence/loadgen/fencegen"
@@ -61,6 +62,7 @@ func loadgenFlags(o *loadgenOptions) *flag.FlagSet {
 func loadgenCommand() *ffcli.Command {
 	o := &loadgenOptions{cfg: loadgen.DefaultConfig(), fences: 1000}
 	fs := loadgenFlags(o)
+	subs := []*ffcli.Command{suiteCommand()}
 	return &ffcli.Command{
 		Name:       "loadgen",
 		ShortUsage: "edgefence loadgen [flags] | edgefence loadgen suite [flags]",
@@ -74,10 +76,10 @@ func loadgenCommand() *ffcli.Command {
 			"The broker must load the same fences: edgefence loadgen --write-fences FILE.\n" +
 			"'edgefence loadgen suite' runs the whole side-by-side comparison (scripts/bench).",
 		FlagSet:     fs,
-		Subcommands: []*ffcli.Command{suiteCommand()},
+		Subcommands: subs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("loadgen takes no arguments, got %q", args)
+				return commandLineError{"edgefence loadgen", cmdhelp.Unknown(subs, args[0])}
 			}
 			if o.fences < 1 {
 				return fmt.Errorf("--fences %d: want at least 1", o.fences)
@@ -145,7 +147,7 @@ func suiteCommand() *ffcli.Command {
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("suite takes no arguments, got %q", args)
+				return noArguments("loadgen suite", args)
 			}
 			if o.Bin == "" {
 				exe, err := os.Executable()

@@ -142,7 +142,7 @@ func prepare(cmds []*ffcli.Command, usage io.Writer, shown **ffcli.Command) {
 
 // help is `edgefence help [command [subcommand]]`.
 func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
-	if len(path) == 0 {
+	if len(path) == 0 || len(path) == 1 && isHelp(path[0]) {
 		fmt.Fprint(stdout, rootUsage(root))
 		return 0
 	}
@@ -150,7 +150,8 @@ func help(root *ffcli.Command, path []string, stdout, stderr io.Writer) int {
 	for _, name := range path {
 		sub := cmdhelp.Find(cmd.Subcommands, name)
 		if sub == nil {
-			return usageError(stderr, "edgefence help", cmdhelp.Unknown(cmd.Subcommands, name))
+			// The hint is the top-level help: 'edgefence help --help' is no help.
+			return usageError(stderr, "edgefence", cmdhelp.Unknown(cmd.Subcommands, name))
 		}
 		cmd = sub
 	}
@@ -167,6 +168,12 @@ type commandLineError struct {
 
 func (e commandLineError) Error() string { return e.cmd + ": " + e.err.Error() }
 
+// noArguments is the error of a command that takes no arguments and was
+// given some: a wrong command line, as a wrong flag is.
+func noArguments(cmd string, args []string) error {
+	return commandLineError{"edgefence " + cmd, fmt.Errorf("takes no arguments, got %q", args)}
+}
+
 // usageError prints err and where to find the help, and returns the exit
 // code of a wrong command line. ff's "error parsing commandline
 // arguments:" says nothing the line does not.
@@ -181,7 +188,10 @@ func versionCommand() *ffcli.Command {
 		Name:       "version",
 		ShortUsage: "edgefence version (or edgefence --version)",
 		ShortHelp:  "print the version",
-		Exec: func(context.Context, []string) error {
+		Exec: func(_ context.Context, args []string) error {
+			if len(args) > 0 {
+				return noArguments("version", args)
+			}
 			fmt.Println(version())
 			return nil
 		},

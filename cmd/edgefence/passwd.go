@@ -27,7 +27,7 @@ func passwdCommand() *ffcli.Command {
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("passwd: unexpected argument %q: the password is read from stdin, never from the command line (where ps would show it)", args[0])
+				return commandLineError{"edgefence passwd", fmt.Errorf("unexpected argument %q: the password is read from stdin, never from the command line (where ps would show it)", args[0])}
 			}
 			in := io.Reader(os.Stdin)
 			if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {

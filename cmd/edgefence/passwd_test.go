@@ -80,7 +80,7 @@ func TestPasswdRejects(t *testing.T) {
 func TestPasswdCommandRefusesArguments(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"passwd", "secret"}, &stdout, &stderr)
-	if code != exitFailed || !strings.Contains(stderr.String(), "read from stdin") {
+	if code != exitUsage || !strings.Contains(stderr.String(), "read from stdin") {
 		t.Errorf("edgefence passwd secret: exit %d, %q", code, stderr.String())
 	}
 }

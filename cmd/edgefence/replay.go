@@ -56,11 +56,13 @@ func replayCommand() *ffcli.Command {
 		Exec: func(ctx context.Context, args []string) error {
 			defer exitOnSignal(ctx, "replay")()
 			files, err := replayArgs(fs, args)
-			if err != nil {
+			switch {
+			case errors.Is(err, flag.ErrHelp):
 				return err
-			}
-			if len(files) == 0 {
-				return errors.New("replay: name at least one capture file")
+			case err != nil:
+				return commandLineError{"edgefence replay", err}
+			case len(files) == 0:
+				return commandLineError{"edgefence replay", errors.New("name at least one capture file")}
 			}
 			return runReplay(os.Stdout, o, files)
 		},

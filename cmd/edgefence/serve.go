@@ -182,7 +182,7 @@ func serveCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("serve takes no arguments, got %q", args)
+				return noArguments("serve", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {

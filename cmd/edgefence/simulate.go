@@ -164,7 +164,7 @@ func simulateCommand() *ffcli.Command {
 		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("simulate takes no arguments, got %q", args)
+				return noArguments("simulate", args)
 			}
 			o.status = progress.Stderr(o.json)
 			defer exitOnSignal(ctx, "simulate")()

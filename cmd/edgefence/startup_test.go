@@ -10,7 +10,8 @@ import (
 )
 
 // A start that fails says why on its last line and exits non-zero, with
-// nothing above it claiming a start: no "started" line, no hooks added.
+// nothing above it claiming a start: no "started" line, no hooks added
+// (nor stopped again), however far the start had come.
 func TestStartupFailureIsTheLastLine(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -22,6 +23,11 @@ func TestStartupFailureIsTheLastLine(t *testing.T) {
 	if err := os.WriteFile(empty, []byte(`{"type":"FeatureCollection","features":[{"type":"Feature"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	notDir := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noDir := filepath.Join(t.TempDir(), "missing", "capture.jsonl")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -31,6 +37,9 @@ func TestStartupFailureIsTheLastLine(t *testing.T) {
 		{"WebSocket port in use", []string{"--ws-addr", inUse}, "address already in use"},
 		{"HTTP port in use", []string{"--http-addr", inUse}, "address already in use"},
 		{"broken fence file", []string{"--fences", empty}, empty},
+		// Found after mochi and its hooks were set up.
+		{"data dir a file", []string{"--data-dir", notDir}, notDir},
+		{"capture in a missing directory", []string{"--capture", noDir}, noDir},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"serve", "--mqtt-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
@@ -44,7 +53,7 @@ func TestStartupFailureIsTheLastLine(t *testing.T) {
 			if !strings.Contains(last, tc.want) {
 				t.Errorf("last line %q does not say %q:\n%s", last, tc.want, out)
 			}
-			for _, claim := range []string{"started", "added hook", "serving"} {
+			for _, claim := range []string{"started", "added hook", "serving", "stopping hook", "server stopped"} {
 				if strings.Contains(out, claim) {
 					t.Errorf("a failed start logged %q:\n%s", claim, out)
 				}

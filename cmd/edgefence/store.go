@@ -85,7 +85,7 @@ func storeSubcommand(name, help string, run func(dir string, verify store.Verify
 		FlagSet:    fs,
 		Exec: func(_ context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("store %s: unexpected argument %q", name, args[0])
+				return noArguments("store "+name, args)
 			}
 			return run(*dir, plausible(e.Clamper()), os.Stdout)
 		},

@@ -97,7 +97,7 @@ func workerCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("worker takes no arguments, got %q", args)
+				return noArguments("worker", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {
