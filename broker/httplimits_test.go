@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 // An idle keep-alive connection to the HTTP port is closed by the server
@@ -48,6 +51,11 @@ func TestHTTPConnectionBound(t *testing.T) {
 	cfg.HTTPMaxConns = 3
 	srv := start(t, cfg)
 	held := make([]net.Conn, 0, 3)
+	defer func() { // before the server's close, which waits 5 s for a new connection's request
+		for _, c := range held {
+			c.Close()
+		}
+	}()
 	for range 2 { // with the scrape below's, the bound
 		held = append(held, dialTCP(t, srv.HTTPAddr()))
 	}
@@ -57,6 +65,47 @@ func TestHTTPConnectionBound(t *testing.T) {
 	held[0].Close()
 	if code, _ := httpGet(t, "http://"+srv.HTTPAddr()+"/healthz"); code != http.StatusOK {
 		t.Fatalf("healthz after a connection closed: %d", code)
+	}
+}
+
+// Reaching the HTTP connection bound is logged once a second at most,
+// however often: 10 connections each reaching it, one after another, are
+// one line (or one more for each second they took), and all counted.
+func TestHTTPConnectionBoundLoggedOnceASecond(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.HTTPMaxConns = 2
+	var logs syncbuf.Buffer
+	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	srv := start(t, cfg)
+	// served is a connection the server has accepted: it answered on it.
+	served := func() net.Conn {
+		t.Helper()
+		conn := dialTCP(t, srv.HTTPAddr())
+		_ = conn.SetDeadline(time.Now().Add(wait))
+		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return conn
+	}
+	began := time.Now()
+	held := served()
+	const n = 10
+	for range n {
+		served().Close() // the second open connection: the bound
+	}
+	elapsed := time.Since(began)
+	held.Close()
+	if v := metric(t, srv, "edgefence_http_connection_limit_reached_total"); v < n {
+		t.Errorf("edgefence_http_connection_limit_reached_total = %v after reaching the bound %d times", v, n)
+	}
+	lines := strings.Count(logs.String(), "HTTP connection limit reached")
+	if limit := 1 + int(elapsed/time.Second) + 1; lines < 1 || lines > limit {
+		t.Errorf("the bound reached %d times logged %d lines, want 1 to %d:\n%.2000s", n, lines, limit, logs.String())
 	}
 }
 

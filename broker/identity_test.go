@@ -3,12 +3,14 @@ package broker_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/syncbuf"
 )
 
 // The LoRaWAN network servers' uplink topics, beside the defaults.
@@ -133,12 +135,17 @@ func TestBodyNeverSpeaksForAnotherDevice(t *testing.T) {
 // One credential mints no ghost devices: 600 uplink bodies, each naming a
 // new device, published within 10 s by a gateway (600 topics' devices) and
 // by a device on its own topic (as many as its rate limit lets through),
-// create none: each is refused with 0x87, or 0x97 over the rate limit.
+// create none: each is refused with 0x87, counted, and logged once a
+// second at most.
 func TestBodyMintedDevicesAreNotCreated(t *testing.T) {
-	srv := start(t, identityServer(t))
+	cfg := identityServer(t)
+	var logs syncbuf.Buffer
+	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	srv := start(t, cfg)
 	lns := mustDial5(t, srv.MQTTAddr(), "lns", login("lns"))
 	truck := mustDial5(t, srv.MQTTAddr(), "truck-3", login("truck-3"))
-	deadline := time.Now().Add(10 * time.Second)
+	began := time.Now()
+	deadline := began.Add(10 * time.Second)
 	for i := range 600 {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d publishes in 10 s", i)
@@ -155,6 +162,12 @@ func TestBodyMintedDevicesAreNotCreated(t *testing.T) {
 	}
 	if got := srv.Engine().Stats().Devices; got != 0 {
 		t.Errorf("%d devices after 700 body-minted ids, want 0", got)
+	}
+	// One line per second of refusals, whatever their number: a second
+	// more for each the publishes took (without the limit: 700 lines).
+	lines := strings.Count(logs.String(), "reason=device_mismatch")
+	if limit := 1 + int(time.Since(began)/time.Second) + 1; lines < 1 || lines > limit {
+		t.Errorf("700 device_mismatch refusals logged %d lines, want 1 to %d:\n%.2000s", lines, limit, logs.String())
 	}
 	if got := metric(t, srv, `edgefence_rejected_total{reason="device_mismatch"}`); got != 700 {
 		t.Errorf("device_mismatch counted %v times, want 700", got)
