@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -218,5 +219,46 @@ func TestABacklogOfAParkedDeviceStandsAsItWouldLive(t *testing.T) {
 				t.Fatalf("a change after the device stood: %q", h.rec.lines())
 			}
 		}
+	}
+}
+
+// A backlog of an outage that began while the device stood and ended
+// after it drove away stands where it stood before the outage: a device
+// parked 1 m into the depot with fixes drifting 8 m across the edge in
+// 10 s spells enters (and leaves) as they drift, stands inside, goes dark for 100 s, drives 200 m
+// out and flushes the backlog newest first: the one change since it
+// stood is its EXIT, at the fresh fix that came first. Before, the
+// backlog had no committed standing fix after it and the history too
+// few before it to stand: it flipped out and back in, historic.
+func TestABacklogFromWhereADeviceStoodStandsThere(t *testing.T) {
+	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
+	const dark, left, last = 45, 160, 170
+	at := func(i int) pos {
+		switch {
+		case i == 0 || i >= left:
+			return westOfDepot(-200)
+		case i/10%2 == 1:
+			return westOfDepot(9)
+		default:
+			return westOfDepot(-7)
+		}
+	}
+	h := newHarness(t, nil)
+	for i := 0; i < dark; i++ {
+		h.sendAcc("d", at(i), 3, sec(i), sec(i))
+	}
+	h.sendAcc("d", at(last), 3, sec(last), sec(last))
+	for i := last - 1; i >= dark; i-- {
+		h.sendAcc("d", at(i), 3, sec(i), sec(last)+time.Duration(last-i)*time.Millisecond)
+	}
+	h.at(sec(last + 60))
+	var after []string
+	for _, tr := range h.rec.trans {
+		if ev := time.Duration(tr.Event - t0.UnixNano()); ev >= sec(32) && tr.Type != engine.Dwell {
+			after = append(after, fmt.Sprintf("%v +%v", tr.Type, ev))
+		}
+	}
+	if fmt.Sprint(after) != fmt.Sprint([]string{"EXIT +" + sec(last).String()}) {
+		t.Fatalf("changes after it stood: %q (all: %q)", after, h.rec.lines())
 	}
 }

@@ -508,10 +508,13 @@ func (h *History) Place(pings []reorder.Held) (first, after int) {
 // gate) by the standing rule, as they would have been judged live had
 // they come in order: the fixes up to each, committed and late, are run
 // through a still.Spot, and a late point where it stands is marked
-// GateStill. A backlog flushed after an outage that began before the
-// device parked has no committed standing fix around it, only itself.
-// Fixes set aside, without an accuracy or of one above maxAcc metres say
-// nothing of where the device stood, as live. It clears GateLate.
+// GateStill. A committed point that stood live makes the spot stand
+// there if it does not yet: the history is too short to show it (16
+// points). So a backlog flushed after an outage stands where the device
+// stood before it, or from 30 s into the backlog if it parked during
+// the outage, though no committed standing fix follows it. Fixes set
+// aside, without an accuracy or of one above maxAcc metres say nothing
+// of where the device stood, as live. It clears GateLate.
 func Stand(pts []Point, maxAcc float64) {
 	var s still.Spot
 	for i := range pts {
@@ -519,6 +522,10 @@ func Stand(pts []Point, maxAcc float64) {
 		late := pt.Gate&GateLate != 0
 		pt.Gate &^= GateLate
 		if pt.Aside() || pt.Acc == 0 || float64(pt.Acc)/10 > maxAcc {
+			continue
+		}
+		if !late && pt.Still() && !s.Standing() {
+			s.StoodAt(pt.Event, pt.Lat, pt.Lon)
 			continue
 		}
 		if s.Observe(pt.Event, pt.Lat, pt.Lon, pt.Acc) && late {

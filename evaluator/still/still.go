@@ -81,6 +81,17 @@ func (s *Spot) Observe(event int64, lat, lon int32, acc uint16) bool {
 	return event-s.Since >= For
 }
 
+// Standing reports whether the device stood at the spot at its last fix
+// near it.
+func (s *Spot) Standing() bool { return s.N > 0 && int64(s.Span)*1_000_000 >= For }
+
+// StoodAt makes a fix the device is known to have stood at (one judged
+// standing live, seen again in a replay) the spot, standing since For
+// before it.
+func (s *Spot) StoodAt(event int64, lat, lon int32) {
+	*s = Spot{Since: event - For, Lat: lat, Lon: lon, N: 1, Span: uint32(For / 1_000_000)}
+}
+
 // restart makes the fix the spot's first.
 func (s *Spot) restart(event int64, lat, lon int32) {
 	*s = Spot{Since: event, Lat: lat, Lon: lon, N: 1}
