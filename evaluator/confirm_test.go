@@ -179,44 +179,51 @@ func TestADeviceWalkingSlowlyIsNotStandingStill(t *testing.T) {
 }
 
 // A backlog is judged standing as it would have been live: a device that
-// went dark while driving, then parked on the depot's edge with fixes
-// that drift 8 m across it in 10 s spells, changes no fence from the
-// backlog (flushed newest first after a fresh fix) once it has stood at
-// its spot for 30 s, as in order. Before, no late fix of the backlog
-// stood (none lay between two committed standing fixes): it flipped
-// every 10 s for as long as it stood there.
+// went dark while driving, then parked 1 m into the depot with fixes
+// that drift 8 m (or 13 m) in and out across the edge in 10 s spells,
+// changes no fence from the backlog (flushed newest first after a fresh
+// fix) once it has stood at its spot for 30 s, as in order. Before, no
+// late fix of the backlog stood (none lay between two committed
+// standing fixes) and it flipped every 20 s for as long as it stood
+// there; and a late fix judged standing lost it again where one within
+// 30 s before it lay farther than the standing radius from it (26 m
+// apart, each within 17 m of the spot).
 func TestABacklogOfAParkedDeviceStandsAsItWouldLive(t *testing.T) {
 	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
-	at := func(i int) pos { // out at first, then parked 1 m in, ±8 m
-		switch {
-		case i == 0:
-			return westOfDepot(-100)
-		case i/10%2 == 0:
-			return westOfDepot(9)
-		default:
-			return westOfDepot(-7)
+	for _, drift := range []float64{8, 13} {
+		at := func(i int) pos { // out at first, then parked 1 m in, ± drift
+			switch {
+			case i == 0:
+				return westOfDepot(-100)
+			case i/10%4 == 1:
+				return westOfDepot(1 + drift)
+			case i/10%4 == 3:
+				return westOfDepot(1 - drift)
+			default:
+				return westOfDepot(1)
+			}
 		}
-	}
-	const last = 150
-	inOrder := newHarness(t, nil)
-	for i := 0; i <= last; i++ {
-		inOrder.sendAcc("d", at(i), 3, sec(i), sec(i))
-	}
-	inOrder.at(sec(last + 60))
-	backlog := newHarness(t, nil)
-	backlog.sendAcc("d", at(0), 3, 0, 0)
-	arrive := sec(last + 1)
-	backlog.sendAcc("d", at(last), 3, sec(last), arrive)
-	for i := last - 1; i > 0; i-- {
-		backlog.sendAcc("d", at(i), 3, sec(i), arrive+time.Duration(last-i)*time.Millisecond)
-	}
-	backlog.at(sec(last + 60))
-	// The spot's first fix is the second inside (the first alone is an
-	// outlier of the spot out at -100 m): standing from 2 s + 30 s.
-	for _, h := range []*harness{inOrder, backlog} {
-		for _, tr := range h.rec.trans {
-			if tr.Event-t0.UnixNano() >= int64(sec(32)) {
-				t.Fatalf("a change after the device stood: %q", h.rec.lines())
+		const last = 150
+		inOrder := newHarness(t, nil)
+		for i := 0; i <= last; i++ {
+			inOrder.sendAcc("d", at(i), 3, sec(i), sec(i))
+		}
+		inOrder.at(sec(last + 60))
+		backlog := newHarness(t, nil)
+		backlog.sendAcc("d", at(0), 3, 0, 0)
+		arrive := sec(last + 1)
+		backlog.sendAcc("d", at(last), 3, sec(last), arrive)
+		for i := last - 1; i > 0; i-- {
+			backlog.sendAcc("d", at(i), 3, sec(i), arrive+time.Duration(last-i)*time.Millisecond)
+		}
+		backlog.at(sec(last + 60))
+		// The spot's first fix is the second inside (the first alone is an
+		// outlier of the spot out at -100 m): standing from 2 s + 30 s.
+		for _, h := range []*harness{inOrder, backlog} {
+			for _, tr := range h.rec.trans {
+				if tr.Event-t0.UnixNano() >= int64(sec(32)) {
+					t.Fatalf("drift %v m: a change after the device stood: %q", drift, h.rec.lines())
+				}
 			}
 		}
 	}

@@ -47,13 +47,14 @@ func stoodBetween(pt, a, b *Point) bool {
 // still there, and the last point before it that had come when it did
 // (not set aside nor skipped), if within fence.ConfirmWithin of it: a fix
 // is judged on the fixes the server had, so a late one merged since does
-// not judge it again. A fix marked standing
-// did not stand when a late one (late) within still.For before it lies
-// beyond the standing radius of it: the device had left and come back.
+// not judge it again. A committed fix that stood live did not stand
+// when a late one (late) within still.For before it lies beyond the
+// standing radius of it: the device had left and come back. (Stand
+// judged the late fixes on all of them.)
 func prior(pts []Point, i int, skip, late func(int) bool) fence.Prior {
 	pt := &pts[i]
 	pr := fence.Prior{Still: pt.Still()}
-	if pr.Still && late != nil {
+	if pr.Still && late != nil && !late(i) {
 		r := still.Radius(pt.Acc)
 		for k := i - 1; k >= 0 && pt.Event-pts[k].Event <= still.For; k-- {
 			if q := &pts[k]; late(k) && !q.Aside() && still.Distance(q.Lat, q.Lon, pt.Lat, pt.Lon) > r {
