@@ -35,14 +35,21 @@ func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 // reconsume stops old and returns a new consumer from the message after
 // the last applied, trying every second until one is created or ctx is
 // done; it returns old, stopped, when ctx ends first. The engine's state
-// stays: nothing is replayed.
+// stays: nothing is replayed. Replacements are a second apart at least,
+// so that a consumer failing at once is not replaced in a loop.
 func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
 	old.Stop()
+	select {
+	case <-ctx.Done():
+		return old, ctx.Err()
+	case <-time.After(time.Until(pt.replacedAt.Add(time.Second))):
+	}
 	for {
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
 		if err == nil {
+			pt.replacedAt = time.Now()
 			pt.w.log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
 			return it, nil
 		}

@@ -69,6 +69,8 @@ type partition struct {
 	waiting atomic.Bool
 	replace chan struct{}
 	watch   watchState // the lease loop's own
+	// replacedAt is when the loop last replaced its consumer (consumer.go).
+	replacedAt time.Time
 
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64

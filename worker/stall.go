@@ -120,7 +120,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 // releaseStalled gives partition n up: stalled, it did not move again on
 // a new consumer. It stops at once, its lease is not renewed but deleted,
 // so that another worker takes it from its checkpoint, or this one after
-// a lease (rebalance).
+// a lease, or at once when it is the only one (rebalance).
 func (w *Worker) releaseStalled(n int, pt *partition) {
 	w.log.Error("stalled partition given up: still no progress on a new consumer; it is taken again from its checkpoint",
 		"partition", n, "position", pt.pos.Load())

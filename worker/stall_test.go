@@ -167,14 +167,69 @@ func TestConsumerResetLoopRecovered(t *testing.T) {
 	if !enterWithin(t, tracker, dash, "dev-2", 2*time.Second+5*time.Second, func() {}) {
 		t.Fatalf("no ENTER of dev-2 within the lease + 5 s after its consumer could not be re-created:\n%s", logs)
 	}
-	_ = w
+	if !strings.Contains(logs.String(), `msg="partition consumer replaced"`) {
+		t.Errorf("the consumer's replacement is not logged:\n%s", logs)
+	}
+	if n := counter(t, w, `edgefence_worker_rebalances_total{action="stalled"}`); n != 0 {
+		t.Errorf("the partition was given up (%v), where a new consumer did", n)
+	}
+}
+
+// TestStalledPartitionGivenUp: a stalled partition whose new consumer
+// cannot be created either (the stream's consumer limit reached) is given
+// up within the next stall window: its lease deleted, not renewed. Once
+// consumers can be created again, it is taken again from its checkpoint
+// and applies the pings that waited.
+func TestStalledPartitionGivenUp(t *testing.T) {
+	js, w, tracker, dash, logs := startOnePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names := pingConsumers(t, js)
+	stream, err := js.Stream(ctx, subjects.PingStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	limited := cfg
+	limited.MaxConsumers = len(names)
+	if _, err := js.UpdateStream(ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if _, err := js.PauseConsumer(ctx, subjects.PingStream, name, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	given := func() bool {
+		return counter(t, w, `edgefence_worker_rebalances_total{action="stalled"}`) >= 1
+	}
+	// Bounded generously: the test holds the partition off consumers.
+	if enterWithin(t, tracker, dash, "dev-2", 30*time.Second, func() {
+		if given() {
+			cfg.MaxConsumers = -1
+			if _, err := js.UpdateStream(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}) {
+		if !given() {
+			t.Fatalf("dev-2's ENTER came while no consumer could be created:\n%s", logs)
+		}
+	} else {
+		t.Fatalf("no ENTER of dev-2:\n%s", logs)
+	}
+	for _, want := range []string{`msg="partition stalled`, `msg="stalled partition given up`, `msg="partition owned" partition=0 from_seq=`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %s in the log:\n%s", want, logs)
+		}
+	}
 }
 
 // TestIdlePartitionNotStalled: a partition with nothing to do, without
 // devices (no messages at all) and then with one (its ticks only), is
 // never taken for stalled.
 func TestIdlePartitionNotStalled(t *testing.T) {
-	js, cfg, logs := onePartition(t)
+	_, cfg, logs := onePartition(t)
 	w, err := worker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +240,6 @@ func TestIdlePartitionNotStalled(t *testing.T) {
 		_ = w.Close(ctx)
 	}()
 	waitOwnedAll(t, w, 1)
-	_ = js
 	time.Sleep(3 * cfg.Lease) // several stall windows without a message
 	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
 	expectEnter(t, tracker, dash, "dev-1")

@@ -220,7 +220,9 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 		w.mu.Lock()
 		mine := w.parts[n] != nil
 		w.mu.Unlock()
-		if !mine && w.mono() >= w.holdUntil[n] && w.acquire(c, n) {
+		// One given up stalled is left to the others for a lease.
+		held := w.mono() < w.holdUntil[n] && len(live) > 1
+		if !mine && !held && w.acquire(c, n) {
 			have++
 		}
 	}
