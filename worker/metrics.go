@@ -20,11 +20,13 @@ type workerMetrics struct {
 	acquired       *metrics.Counter
 	released       *metrics.Counter
 	lost           *metrics.Counter
+	stalledOut     *metrics.Counter
+	stalls         *metrics.Counter
 	staleReplays   *metrics.Counter
 	reloadsOK      *metrics.Counter
 	reloadsFailed  *metrics.Counter
 	fencesDeleted  *metrics.Counter
-	lag            []atomic.Int64              // per partition: messages not yet delivered
+	lag            []atomic.Int64              // per partition: messages in the stream beyond the last applied
 	ckptAt         []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
 	part           []atomic.Pointer[partition] // per partition: nil when not owned
 }
@@ -41,6 +43,8 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		acquired:       set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
 		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
 		lost:           set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
+		stalledOut:     set.NewCounter(`edgefence_worker_rebalances_total{action="stalled"}`),
+		stalls:         set.NewCounter(`edgefence_worker_partition_stalls_total`),
 		staleReplays:   set.NewCounter(`edgefence_worker_stale_replays_total`),
 		// serve's names: its reload alert covers the workers too.
 		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),

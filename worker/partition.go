@@ -62,6 +62,16 @@ type partition struct {
 	fenceVer string
 	savedVer string // the fence version of the last checkpoint saved or loaded
 
+	// What the watchdog reads (stall.go): the last message applied, and
+	// whether the loop is waiting for the consumer rather than applying
+	// or publishing. replace asks the loop for a new consumer.
+	pos     atomic.Uint64
+	waiting atomic.Bool
+	replace chan struct{}
+	watch   watchState // the lease loop's own
+	// replacedAt is when the loop last replaced its consumer (consumer.go).
+	replacedAt time.Time
+
 	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
 	devices    atomic.Int64
 	lastCkpt   time.Time
@@ -126,6 +136,7 @@ func (pt *partition) run(ctx context.Context) error {
 		pt.suspectID = last
 	}
 	pt.applied = pt.seq
+	pt.pos.Store(pt.applied)
 	pt.inWave = map[string]struct{}{}
 	// Its own context: the publish timeout, and nothing left pending
 	// or listening once the partition is gone.
@@ -147,25 +158,22 @@ func (pt *partition) run(ctx context.Context) error {
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
 		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)}}
-	if pt.seq > 0 {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.seq+1
-	}
-	cons, err := w.conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
+	c, cancel := context.WithTimeout(ctx, consumerTimeout)
+	it, err := pt.consume(c)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(512))
-	if err != nil {
-		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
-	}
-	defer it.Stop()
+	defer func() { it.Stop() }()
+	// wait ends a wait for a message on lease loss and on release.
+	wait, stopWait := context.WithCancel(ctx)
+	defer stopWait()
 	go func() {
 		select {
-		case <-ctx.Done():
+		case <-wait.Done():
 		case <-pt.stopCh:
+			stopWait()
 		}
-		it.Stop()
 	}()
 	ticker := pt.startTicks(ctx)
 	defer ticker()
@@ -173,6 +181,9 @@ func (pt *partition) run(ctx context.Context) error {
 	// The outputs of a run of messages are published together (flush):
 	// up to the last message the consumer has ready, maxBatch messages
 	// or wave.Max outputs, or a message that does not come at once.
+	// Every wait is bounded, so that a consumer the watchdog found
+	// stalled (stall.go) is replaced within idleWait.
+	idleWait := w.cfg.Lease / 4
 	var batch int
 	for {
 		if err := pt.check(ctx); err != nil {
@@ -181,29 +192,44 @@ func (pt *partition) run(ctx context.Context) error {
 		if pt.stopping() {
 			return pt.stop(ctx, pt.flush(ctx))
 		}
+		if pt.replaceAsked() {
+			if it, err = pt.reconsume(wait, it); err != nil {
+				continue // stopped: see above
+			}
+		}
+		pt.waiting.Store(true)
 		var msg jetstream.Msg
 		if batch > 0 {
 			msg, err = it.Next(jetstream.NextMaxWait(batchWait))
 		} else {
-			msg, err = it.Next()
+			c, cancel := context.WithTimeout(wait, idleWait)
+			msg, err = it.Next(jetstream.NextContext(c))
+			cancel()
 		}
-		if errors.Is(err, nats.ErrTimeout) {
-			if err := pt.flush(ctx); err != nil {
-				return pt.stop(ctx, err)
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) && wait.Err() == nil {
+			if batch > 0 {
+				pt.waiting.Store(false)
+				if err := pt.flush(ctx); err != nil {
+					return pt.stop(ctx, err)
+				}
+				batch = 0
 			}
-			batch = 0
 			continue
 		}
 		if err != nil {
-			if ctx.Err() != nil || pt.stopping() || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if ctx.Err() != nil || pt.stopping() {
 				if ctx.Err() == nil {
 					err = pt.flush(ctx)
 				}
 				return pt.stop(ctx, cmp.Or(ctx.Err(), err))
 			}
-			pt.logErr("partition consumer", err)
+			// nats.go gave up re-creating the consumer (one attempt,
+			// see consume): a new one, under a new name.
+			pt.logErr("partition consumer failed: replacing it", err)
+			it, _ = pt.reconsume(wait, it)
 			continue
 		}
+		pt.waiting.Store(false)
 		md, err := msg.Metadata()
 		if err != nil {
 			continue
@@ -211,6 +237,7 @@ func (pt *partition) run(ctx context.Context) error {
 		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
 			return pt.stop(ctx, err)
 		}
+		pt.pos.Store(md.Sequence.Stream)
 		w.m.lag[pt.n].Store(int64(md.NumPending))
 		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.Buf) < wave.Max {
 			continue

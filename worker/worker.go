@@ -44,6 +44,9 @@ type Worker struct {
 	mu    sync.Mutex
 	parts map[int]*partition
 	revs  map[int]uint64 // lease revisions of owned partitions
+	// holdUntil is, per partition given up stalled, the mono ns until
+	// which this worker leaves it to others (the lease loop's own).
+	holdUntil map[int]int64
 
 	ready  atomic.Bool
 	cancel context.CancelFunc
@@ -103,7 +106,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
-		parts: map[int]*partition{}, revs: map[int]uint64{}, done: make(chan struct{}),
+		parts: map[int]*partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, done: make(chan struct{}),
 		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{})}
 	w.m = newWorkerMetrics(w.set, w)
 	w.em = stats.NewMetrics(w.set)
@@ -180,6 +183,7 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 // only when take is set.
 func (w *Worker) rebalance(ctx context.Context, take bool) {
 	cfg := &w.cfg
+	w.watch(ctx) // a stalled partition is given up, not renewed
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
 	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
@@ -216,7 +220,9 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 		w.mu.Lock()
 		mine := w.parts[n] != nil
 		w.mu.Unlock()
-		if !mine && w.acquire(c, n) {
+		// One given up stalled is left to the others for a lease.
+		held := w.mono() < w.holdUntil[n] && len(live) > 1
+		if !mine && !held && w.acquire(c, n) {
 			have++
 		}
 	}
@@ -275,7 +281,8 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 		return false // owned by another until it releases it or its lease expires
 	}
 	pctx, cancel := context.WithCancel(context.Background())
-	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{})}
+	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
+		replace: make(chan struct{}, 1)}
 	pt.sink = wave.Sink{TransitionPrefix: w.cfg.TransitionPrefix, LateTopic: w.cfg.LateTopic, RejectTopic: w.cfg.RejectTopic}
 	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.sink, w.im, w.log, w.cfg.MaxPayload)
 	pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))

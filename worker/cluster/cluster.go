@@ -94,10 +94,17 @@ func (c *Conn) dial(o *Options) error {
 	// Several workers starting at once create the same streams: retry
 	// each step on its own deadline until the cluster agrees.
 	if err := retry(o.Log, "ping stream", func(ctx context.Context) error {
-		_, err := c.ensureStream(ctx, jetstream.StreamConfig{
+		// AllowDirect: the workers' watchdog counts each partition's
+		// messages with direct gets, which any replica answers.
+		s, err := c.ensureStream(ctx, jetstream.StreamConfig{
 			Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: o.Replicas,
-			Storage: jetstream.FileStorage, MaxAge: o.PingsMaxAge,
+			Storage: jetstream.FileStorage, MaxAge: o.PingsMaxAge, AllowDirect: true,
 		})
+		if err == nil && !s.CachedInfo().Config.AllowDirect { // made by an earlier worker
+			cfg := s.CachedInfo().Config
+			cfg.AllowDirect = true
+			_, err = c.JS.UpdateStream(ctx, cfg)
+		}
 		return err
 	}); err != nil {
 		return err

@@ -1,0 +1,76 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+// consumerTimeout bounds the creation of a partition's consumer.
+const consumerTimeout = 5 * time.Second
+
+// consume returns a new consumer of the partition's messages from the
+// one after the last applied: nats.go's ordered consumer, which keeps
+// them in stream order and starts over after a gap under a new consumer.
+// It may try that once only: retried, it keeps one name and, against a
+// consumer the server cannot place or reach (a dead node's), retries it
+// every 10 s for ever inside Next, and the partition goes silent. Once
+// failed, the partition replaces it (reconsume) under a new name.
+func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
+	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)},
+		MaxResetAttempts: 1, InactiveThreshold: time.Minute}
+	if pt.applied > 0 {
+		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
+	}
+	cons, err := pt.w.conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
+	if err != nil {
+		return nil, err
+	}
+	return cons.Messages(jetstream.PullMaxMessages(512))
+}
+
+// reconsume stops old and returns a new consumer from the message after
+// the last applied, trying every second until one is created or ctx is
+// done; it returns old, stopped, when ctx ends first. The engine's state
+// stays: nothing is replayed. Replacements are a second apart at least,
+// so that a consumer failing at once is not replaced in a loop.
+func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
+	old.Stop()
+	select {
+	case <-ctx.Done():
+		return old, ctx.Err()
+	case <-time.After(time.Until(pt.replacedAt.Add(time.Second))):
+	}
+	for {
+		c, cancel := context.WithTimeout(ctx, consumerTimeout)
+		it, err := pt.consume(c)
+		cancel()
+		if err == nil {
+			pt.replacedAt = time.Now()
+			pt.w.log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
+			return it, nil
+		}
+		pt.logErr("partition consumer not created", err)
+		if err := pt.check(ctx); err != nil {
+			return old, err
+		}
+		select {
+		case <-ctx.Done():
+			return old, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// replaceAsked reports whether the watchdog asked for a new consumer.
+func (pt *partition) replaceAsked() bool {
+	select {
+	case <-pt.replace:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,185 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+// watchState is the watchdog's view of one owned partition, kept by the
+// lease loop alone.
+type watchState struct {
+	pos     uint64 // the last message applied, as last seen
+	behind  int64  // mono ns since the stream has held messages beyond pos while the partition waited; 0 if not
+	stalled int64  // mono ns the stall was found; 0 if not stalled
+}
+
+// stallWindow is how long a partition waiting for its consumer may apply
+// nothing while the stream holds messages for it before it is stalled:
+// half the lease, so that with the lease loop's period (a quarter) a
+// stall is found within the lease, and a consumer that does not move
+// again within the next half lease is given up well before the lease
+// plus half of it, the failover time of a dead worker.
+func (w *Worker) stallWindow() int64 { return int64(w.cfg.Lease / 2) }
+
+// watch is the watchdog, run by the lease loop before it renews the
+// leases: it reads how many messages of each owned partition's subjects
+// the stream holds beyond what the partition applied (partition_lag),
+// asks a partition stalled for a stall window for a new consumer, and
+// gives up a partition that has not moved again a window later.
+func (w *Worker) watch(ctx context.Context) {
+	w.mu.Lock()
+	parts := make(map[int]*partition, len(w.parts))
+	for n, pt := range w.parts {
+		parts[n] = pt
+	}
+	w.mu.Unlock()
+	if len(parts) == 0 {
+		return
+	}
+	// The reads run together and briefly, so that a slow stream does not
+	// take the renewals' time.
+	ctx, cancel := context.WithTimeout(ctx, max(w.cfg.Lease/8, 250*time.Millisecond))
+	defer cancel()
+	type reading struct {
+		pos, lag, next uint64
+		err            error
+	}
+	reads := make(map[int]*reading, len(parts))
+	var wg sync.WaitGroup
+	for n, pt := range parts {
+		r := &reading{pos: pt.pos.Load()}
+		reads[n] = r
+		wg.Go(func() { r.lag, r.next, r.err = w.pending(ctx, n, r.pos) })
+	}
+	wg.Wait()
+	for n, pt := range parts {
+		r := reads[n]
+		if r.err != nil {
+			continue // unknown this round: nothing decided
+		}
+		w.m.lag[n].Store(int64(r.lag))
+		if w.stalled(ctx, n, pt, r.pos, r.lag, r.next) {
+			w.releaseStalled(n, pt)
+		}
+	}
+}
+
+// stalled updates pt's watch state with a reading: its position pos, and
+// lag messages of its subjects beyond it in the stream, the first at
+// next. A partition that has applied nothing for a stall window while
+// waiting for its consumer with messages beyond its position is stalled:
+// logged, counted, and asked for a new consumer. stalled reports whether
+// it has stayed so for a window more: it is to be given up.
+func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, next uint64) bool {
+	st, now := &pt.watch, w.mono()
+	moved := pos != st.pos
+	st.pos = pos
+	if st.stalled != 0 && (moved || lag == 0) {
+		w.log.Info("partition moving again", "partition", n, "position", pos, "lag", lag)
+		st.stalled = 0
+	}
+	waiting := pt.waiting.Load()
+	if lag == 0 || !waiting || moved {
+		st.behind = 0
+		if lag > 0 && waiting {
+			st.behind = now
+		}
+		return false
+	}
+	if st.behind == 0 {
+		st.behind = now
+		return false
+	}
+	if now-st.behind < w.stallWindow() {
+		return false
+	}
+	if st.stalled == 0 {
+		st.stalled = now
+		last, err := w.lastSeq(ctx, n)
+		w.log.Warn("partition stalled: its consumer delivers nothing while the stream holds messages for it; replacing the consumer",
+			"partition", n, "position", pos, "next_seq", next, "lag", lag, "stream_last_seq", last, "last_seq_error", err,
+			"for", time.Duration(now-st.behind).Round(time.Millisecond))
+		w.m.stalls.Inc()
+		select {
+		case pt.replace <- struct{}{}:
+		default:
+		}
+		return false
+	}
+	return now-st.stalled >= w.stallWindow()
+}
+
+// releaseStalled gives partition n up: stalled, it did not move again on
+// a new consumer. It stops at once, its lease is not renewed but deleted,
+// so that another worker takes it from its checkpoint, or this one after
+// a lease, or at once when it is the only one (rebalance).
+func (w *Worker) releaseStalled(n int, pt *partition) {
+	w.log.Error("stalled partition given up: still no progress on a new consumer; it is taken again from its checkpoint",
+		"partition", n, "position", pt.pos.Load())
+	pt.validUntil.Store(0)
+	pt.cancel()
+	w.dropPartition(n, pt)
+	w.m.stalledOut.Inc()
+	w.holdUntil[n] = w.mono() + int64(w.cfg.Lease)
+}
+
+// numPendingHeader counts, on a batched direct get's message, the
+// messages matching its filter after it (nats-server's JSNumPending).
+const numPendingHeader = "Nats-Num-Pending"
+
+// pending returns how many messages of partition n's subjects the ping
+// stream holds after sequence pos, and the first one's sequence. It asks
+// the stream itself, not the partition's consumer, so that it holds when
+// the consumer is gone or unreachable: a batched direct get of the first
+// such message, whose Nats-Num-Pending counts those after it. Any replica
+// answers it (AllowDirect), the stream's leader or not.
+func (w *Worker) pending(ctx context.Context, n int, pos uint64) (lag, next uint64, err error) {
+	m, err := w.directGet(ctx, fmt.Sprintf(`{"seq":%d,"next_by_subj":%q,"batch":1}`, pos+1, subjects.PingFilter(n)))
+	if err != nil || m == nil {
+		return 0, 0, err
+	}
+	left, err := strconv.ParseUint(m.Header.Get(numPendingHeader), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("direct get: %s: %w", numPendingHeader, err)
+	}
+	next, err = strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("direct get: %s: %w", jetstream.SequenceHeader, err)
+	}
+	return left + 1, next, nil
+}
+
+// lastSeq returns the sequence of the last message of partition n's
+// subjects in the ping stream (0 when there is none).
+func (w *Worker) lastSeq(ctx context.Context, n int) (uint64, error) {
+	m, err := w.directGet(ctx, fmt.Sprintf(`{"last_by_subj":%q}`, subjects.PingFilter(n)))
+	if err != nil || m == nil {
+		return 0, err
+	}
+	return strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+}
+
+// directGet sends a direct get request to the ping stream and returns
+// the message it answers with, or nil when no message matches.
+func (w *Worker) directGet(ctx context.Context, req string) (*nats.Msg, error) {
+	m, err := w.conn.NATS.RequestWithContext(ctx, "$JS.API.DIRECT.GET."+subjects.PingStream, []byte(req))
+	if err != nil {
+		return nil, fmt.Errorf("direct get: %w", err)
+	}
+	switch status := m.Header.Get("Status"); status {
+	case "":
+		return m, nil
+	case "404":
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("direct get: status %s %s", status, m.Header.Get("Description"))
+	}
+}

@@ -1,0 +1,260 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+const (
+	stallsMetric = `edgefence_worker_partition_stalls_total`
+	lagMetric    = `edgefence_worker_partition_lag{partition="0"}`
+)
+
+// pingConsumers returns the names of the ping stream's consumers.
+func pingConsumers(t *testing.T, js jetstream.JetStream) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, subjects.PingStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	l := s.ConsumerNames(ctx)
+	for n := range l.Name() {
+		names = append(names, n)
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		t.Fatal("the ping stream has no consumer")
+	}
+	return names
+}
+
+// startOnePartition starts a worker owning the one partition of a
+// one-server cluster, with a dashboard and a tracker connected to the
+// server's MQTT listener, and checks that the partition decides an ENTER.
+func startOnePartition(t *testing.T) (js jetstream.JetStream, w *worker.Worker, tracker, dash mqtt.Client, logs fmt.Stringer) {
+	t.Helper()
+	js, cfg, buf := onePartition(t)
+	w, err := worker.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	waitOwnedAll(t, w, 1)
+	tracker, dash = mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	return js, w, tracker, dash, buf
+}
+
+// enterWithin publishes pings of device inside fence "c" every 200 ms
+// and waits up to within for its ENTER at the dashboard, calling sample
+// between pings; it reports whether the ENTER came.
+func enterWithin(t *testing.T, tracker, dash mqtt.Client, device string, within time.Duration, sample func()) bool {
+	t.Helper()
+	got := make(chan struct{}, 64)
+	if tok := dash.Subscribe("geofence/c/"+device, 1, func(_ mqtt.Client, m mqtt.Message) {
+		if strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
+			got <- struct{}{}
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	deadline := time.After(within)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		body := fmt.Sprintf(`{"lat":52.5,"lon":13.4090,"ts":%d}`, time.Now().UnixMilli())
+		if tok := tracker.Publish("devices/"+device+"/telemetry", 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish: %v", tok.Error())
+		}
+		sample()
+		select {
+		case <-got:
+			return true
+		case <-deadline:
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// counter reads a metric of w's /metrics as a number (0 when absent).
+func counter(t *testing.T, w *worker.Worker, name string) float64 {
+	t.Helper()
+	v, _ := strconv.ParseFloat(scrape(t, w.HTTPAddr())[name], 64)
+	return v
+}
+
+// TestStalledConsumerRecovered: the partition's consumer stops delivering
+// while pings for the partition keep arriving (paused server-side, as a
+// consumer on a node that is gone is silent). The partition is found
+// stalled: logged, counted, partition_lag above 0 while it lasts, and it
+// applies the new pings again within the lease + 5 s. Before, the
+// partition stayed silent for good: no log line, the lease renewed,
+// partition_lag 0.
+func TestStalledConsumerRecovered(t *testing.T) {
+	js, w, tracker, dash, logs := startOnePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range pingConsumers(t, js) {
+		if _, err := js.PauseConsumer(ctx, subjects.PingStream, name, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var maxLag float64
+	ok := enterWithin(t, tracker, dash, "dev-2", 2*time.Second+5*time.Second, func() {
+		maxLag = max(maxLag, counter(t, w, lagMetric))
+	})
+	if !ok {
+		t.Fatalf("no ENTER of dev-2 within the lease + 5 s after its partition's consumer stalled:\n%s", logs)
+	}
+	if n := counter(t, w, stallsMetric); n < 1 {
+		t.Errorf("%s = %v, want the stall counted", stallsMetric, n)
+	}
+	if maxLag <= 0 {
+		t.Errorf("partition_lag read %v while the partition was stalled, want the pings waiting", maxLag)
+	}
+	if !strings.Contains(logs.String(), `msg="partition stalled`) {
+		t.Errorf("no stall logged:\n%s", logs)
+	}
+}
+
+// TestConsumerResetLoopRecovered: the partition's consumer is deleted
+// and the name nats.go's ordered consumer would re-create it under is
+// held by a consumer it cannot update, so that re-creation fails every
+// time, as against a consumer assigned to a dead node. The partition
+// applies new pings again within the lease + 5 s; before, nats.go retried
+// the same name every 10 s for ever and the partition was silent.
+func TestConsumerResetLoopRecovered(t *testing.T) {
+	js, w, tracker, dash, logs := startOnePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names := pingConsumers(t, js)
+	if len(names) != 1 {
+		t.Fatalf("consumers %q, want the partition's one", names)
+	}
+	i := strings.LastIndexByte(names[0], '_')
+	serial, err := strconv.Atoi(names[0][i+1:])
+	if err != nil {
+		t.Fatalf("consumer %q is not named as nats.go's ordered consumers are", names[0])
+	}
+	next := fmt.Sprintf("%s_%d", names[0][:i], serial+1)
+	if _, err := js.CreateConsumer(ctx, subjects.PingStream, jetstream.ConsumerConfig{Name: next,
+		AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: subjects.PingFilter(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteConsumer(ctx, subjects.PingStream, names[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !enterWithin(t, tracker, dash, "dev-2", 2*time.Second+5*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-2 within the lease + 5 s after its consumer could not be re-created:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), `msg="partition consumer replaced"`) {
+		t.Errorf("the consumer's replacement is not logged:\n%s", logs)
+	}
+	if n := counter(t, w, `edgefence_worker_rebalances_total{action="stalled"}`); n != 0 {
+		t.Errorf("the partition was given up (%v), where a new consumer did", n)
+	}
+}
+
+// TestStalledPartitionGivenUp: a stalled partition whose new consumer
+// cannot be created either (the stream's consumer limit reached) is given
+// up within the next stall window: its lease deleted, not renewed. Once
+// consumers can be created again, it is taken again from its checkpoint
+// and applies the pings that waited.
+func TestStalledPartitionGivenUp(t *testing.T) {
+	js, w, tracker, dash, logs := startOnePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	names := pingConsumers(t, js)
+	stream, err := js.Stream(ctx, subjects.PingStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	limited := cfg
+	limited.MaxConsumers = len(names)
+	if _, err := js.UpdateStream(ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if _, err := js.PauseConsumer(ctx, subjects.PingStream, name, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	given := func() bool {
+		return counter(t, w, `edgefence_worker_rebalances_total{action="stalled"}`) >= 1
+	}
+	// Bounded generously: the test holds the partition off consumers.
+	if enterWithin(t, tracker, dash, "dev-2", 30*time.Second, func() {
+		if given() {
+			cfg.MaxConsumers = -1
+			if _, err := js.UpdateStream(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}) {
+		if !given() {
+			t.Fatalf("dev-2's ENTER came while no consumer could be created:\n%s", logs)
+		}
+	} else {
+		t.Fatalf("no ENTER of dev-2:\n%s", logs)
+	}
+	for _, want := range []string{`msg="partition stalled`, `msg="stalled partition given up`, `msg="partition owned" partition=0 from_seq=`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %s in the log:\n%s", want, logs)
+		}
+	}
+}
+
+// TestIdlePartitionNotStalled: a partition with nothing to do, without
+// devices (no messages at all) and then with one (its ticks only), is
+// never taken for stalled.
+func TestIdlePartitionNotStalled(t *testing.T) {
+	_, cfg, logs := onePartition(t)
+	w, err := worker.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = w.Close(ctx)
+	}()
+	waitOwnedAll(t, w, 1)
+	time.Sleep(3 * cfg.Lease) // several stall windows without a message
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	time.Sleep(3 * cfg.Lease) // its ticks only
+	if n := counter(t, w, stallsMetric); n != 0 {
+		t.Errorf("%s = %v for an idle partition:\n%s", stallsMetric, n, logs)
+	}
+	if strings.Contains(logs.String(), "stalled") {
+		t.Errorf("an idle partition was logged as stalled:\n%s", logs)
+	}
+	for range 100 { // the lag reads 0 once the last tick is applied
+		if counter(t, w, lagMetric) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("%s = %v for an idle partition", lagMetric, counter(t, w, lagMetric))
+}
