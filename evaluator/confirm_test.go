@@ -152,20 +152,21 @@ func TestLateFixesFarFromWhereADeviceStoodShowItLeft(t *testing.T) {
 
 // A device walking slowly does not stand still: whatever its pace, it
 // enters the fence it walks into, later the slower it walks (the margin
-// alone waits until it is 1.5 × acc in; a walker under about 0.8 m/s
-// stays within the standing radius of where it was for 30 s first).
+// alone waits until it is 1.5 × acc in; a walker who stays within the
+// standing radius of where it was for 30 s, under about 0.8 m/s with
+// acc 5 m, 1.3 m/s with acc 10 m, stands for a while first).
 // The spot stays where its first fixes were: one that followed the
 // newest fixes followed a walker at 0.5 m/s, who then never entered.
 func TestADeviceWalkingSlowlyIsNotStandingStill(t *testing.T) {
 	for _, c := range []struct {
-		speed  float64 // m/s
-		within time.Duration
-	}{{0.3, 100 * time.Second}, {0.5, 45 * time.Second}, {1.2, 10 * time.Second}} {
+		speed, acc float64 // m/s, m
+		within     time.Duration
+	}{{0.3, 5, 100 * time.Second}, {0.5, 5, 45 * time.Second}, {1.2, 5, 12 * time.Second}, {1.4, 10, 25 * time.Second}} {
 		for _, from := range []float64{-20, -45, -70} { // metres out when it starts
 			h := newHarness(t, nil)
 			cross := time.Duration(-from / c.speed * float64(time.Second))
 			for at := time.Duration(0); at < cross+2*c.within; at += time.Second {
-				h.sendAcc("d", westOfDepot(from+c.speed*at.Seconds()), 5, at, at)
+				h.sendAcc("d", westOfDepot(from+c.speed*at.Seconds()), c.acc, at, at)
 			}
 			h.at(cross + 3*c.within)
 			if len(h.rec.trans) == 0 {

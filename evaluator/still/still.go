@@ -24,9 +24,11 @@ const For = 30_000_000_000 // ns
 const MinRadius = 25.0
 
 // PerAcc is how many times its accuracy a fix may lie from the spot and
-// the device still stand there: a poor receiver's drift (its error
-// deviation is acc / 1.5 per axis) stays within three deviations of it.
-const PerAcc = 2.0
+// the device still stand there: a fix lies within about 2 × acc of where
+// the device is (acc is 1.5 σ per axis), and the spot, the mean of fixes
+// whose error drifts for as long as its first 30 s, is itself about as
+// far off; a receiver reporting half its error needs the rest.
+const PerAcc = 4.0
 
 // MaxGap is the longest silence after which a fix beyond the radius is
 // taken for a move at once, not for an outlier: the device had time to

@@ -66,8 +66,8 @@ func TestRadiusGrowsWithAccuracy(t *testing.T) {
 	if r := still.Radius(0); r != still.MinRadius {
 		t.Errorf("radius without accuracy %v, want %v", r, still.MinRadius)
 	}
-	if r := still.Radius(300); r != 60 {
-		t.Errorf("radius at 30 m accuracy %v, want 60", r)
+	if r := still.Radius(300); r != 120 {
+		t.Errorf("radius at 30 m accuracy %v, want 120", r)
 	}
 	s := standing(300)
 	lat, lon := at(50, 0)
