@@ -12,12 +12,13 @@ import (
 )
 
 // A change needs the fix before it to agree: a fix clear of the margin
-// whose predecessor lies on the old side of the edge changes nothing,
-// and the next one that agrees makes the change. A fence with
-// "confirm": false changes on the first.
+// whose predecessor lies on the old side of the edge, or within the
+// margin of it, changes nothing, and the next one that agrees makes the
+// change. A fence with "confirm": false changes on the first.
 func TestAChangeNeedsTheFixBeforeToAgree(t *testing.T) {
 	sec := func(i int) time.Duration { return time.Duration(i) * time.Second }
-	fixes := []float64{-100, 50, 60, -50, 5, -50, -60} // metres into the depot, ±5 m
+	// Metres into the depot, ±5 m (a margin of 6.5 m).
+	fixes := []float64{-100, 50, 60, -50, 5, -50, -60, 4, 50, 60}
 	run := func(h *harness) {
 		for i, m := range fixes {
 			h.sendAcc("d", westOfDepot(m), 5, sec(i), sec(i))
@@ -28,13 +29,15 @@ func TestAChangeNeedsTheFixBeforeToAgree(t *testing.T) {
 	run(h)
 	// 50 m in after 100 m out: not yet; 60 m in: ENTER. 50 m out after
 	// 60 m in: not yet; 5 m in (within the margin): inside still; 50 m
-	// out after it: not yet; 60 m out: EXIT.
-	h.want("d depot ENTER +2s", "d depot EXIT +6s")
+	// out after it: not yet; 60 m out: EXIT. 4 m in (within the margin,
+	// on the new side): outside still; 50 m in after it: not yet, as it
+	// agrees within the margin only; 60 m in: ENTER.
+	h.want("d depot ENTER +2s", "d depot EXIT +6s", "d depot ENTER +9s")
 
 	h = newHarness(t, nil)
 	h.oneFixDecides()
 	run(h)
-	h.want("d depot ENTER +1s", "d depot EXIT +3s")
+	h.want("d depot ENTER +1s", "d depot EXIT +3s", "d depot ENTER +8s")
 }
 
 // A fix whose predecessor is more than fence.ConfirmWithin older is

@@ -56,7 +56,8 @@ func (h *harness) sendInArrivalOrder(dev string, fixes []fix) {
 // and outside by more than it to EXIT. Without accuracy, or with one
 // worse than the cap, the position alone decides, as before.
 func TestAccuracyHysteresis(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, marginTwo)
+	h.oneFixDecides()
 	step := func(i int) time.Duration { return time.Duration(i) * time.Second }
 	pings := []struct {
 		p   pos
@@ -205,7 +206,8 @@ func TestAccuracyHysteresisHistoryStartsFromSettledState(t *testing.T) {
 // inside by more than its margin made live stands alone (no historic
 // EXIT and ENTER before and at it).
 func TestAccuracyHysteresisHistoryStartsFromNothing(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, marginTwo)
+	h.oneFixDecides()
 	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
 	for i := 1; i <= 6; i++ {
 		h.sendAcc("d", westOfDepot(1), 1, at(i), at(i))
@@ -225,7 +227,8 @@ func TestAccuracyHysteresisHistoryStartsFromNothing(t *testing.T) {
 // position alone (inside), so a late fix clear of the edge outside
 // reveals no EXIT.
 func TestAccuracyHysteresisHistoryStartsFromAHeldFix(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, marginTwo)
+	h.oneFixDecides()
 	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
 	n := h.cfg.HistoryPoints + 1
 	for i := 1; i <= n; i++ {
@@ -261,7 +264,8 @@ func TestAccuracyHysteresisLateClearFixAmongHeldOnes(t *testing.T) {
 // for leaves the fixes between them as published (outside): a later late
 // fix clear outside among them reveals no EXIT, and no second ENTER.
 func TestAccuracyHysteresisLateFixInsideAStayPublishedLater(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, marginTwo)
+	h.oneFixDecides()
 	at := func(i int) time.Duration { return time.Duration(i) * 200 * time.Millisecond }
 	var fixes []fix
 	for i := 1; i <= 14; i++ {
@@ -533,7 +537,7 @@ func TestAccuracyCapPerFence(t *testing.T) {
 	h := newHarness(t, nil)
 	h.set = mustFences(t, `{"type":"FeatureCollection","features":[
 	 {"type":"Feature","id":"strict","properties":{"max_accuracy":0},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}},
-	 {"type":"Feature","id":"lax","properties":{"max_accuracy":500},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`)
+	 {"type":"Feature","id":"lax","properties":{"max_accuracy":500,"confirm":false},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`)
 	h.sendAcc("d", westOfDepot(10), 200, 0, 0)                      // ±200 m: strict takes the position, lax waits
 	h.sendAcc("d", westOfDepot(339), 150, time.Second, time.Second) // the middle: 339 m from every edge
 	h.at(2 * time.Second)
@@ -543,6 +547,7 @@ func TestAccuracyCapPerFence(t *testing.T) {
 // OwnTracks' acc is honoured like the canonical one.
 func TestOwnTracksAccuracyHonoured(t *testing.T) {
 	h := newHarness(t, nil)
+	h.oneFixDecides()
 	var dec payload.Decoder
 	for i, lon := range []float64{westOfDepot(10).lon, westOfDepot(50).lon} {
 		at := time.Duration(i) * time.Second

@@ -19,6 +19,10 @@ const testFences = `{"type":"FeatureCollection","features":[
  {"type":"Feature","id":"zone","properties":{"dwell":3},"geometry":{"type":"Polygon","coordinates":[[[13.405,52.500],[13.415,52.500],[13.415,52.510],[13.405,52.510],[13.405,52.500]]]}}
 ]}`
 
+// marginTwo sets the accuracy margin to 2, the number the margin's
+// own tests were written with.
+func marginTwo(c *engine.Config) { c.AccuracyMargin = 2 }
+
 // oneFixDecides makes every test fence change a device's state on one fix
 // clear of its margin, with no second to agree (properties.confirm
 // false): for the tests of the margin alone among late fixes.

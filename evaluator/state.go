@@ -136,19 +136,19 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence, mark 
 	wall, prev := pg.Ingest.UnixNano(), int64(noTime)
 	for k := len(d.Points) - 1; k >= 0; k-- {
 		if q := &d.Points[k]; !q.Aside() && q.Event <= pg.Event && q.Wall <= wall {
-			prev, pr.PLat, pr.PLon = q.Event, history.Degrees(q.Lat), history.Degrees(q.Lon)
+			prev, pr.PLat, pr.PLon, pr.PAcc = q.Event, history.Degrees(q.Lat), history.Degrees(q.Lon), float64(q.Acc)/10
 			break
 		}
 	}
 	if d.Late != nil {
 		for k := range d.Late.Pings {
 			if q := &d.Late.Pings[k]; q.Event > prev && q.Event <= pg.Event && q.Wall <= wall {
-				prev, pr.PLat, pr.PLon = q.Event, history.Quantize(q.Lat), history.Quantize(q.Lon)
+				prev, pr.PLat, pr.PLon, pr.PAcc = q.Event, history.Quantize(q.Lat), history.Quantize(q.Lon), float64(q.Acc)/10
 			}
 		}
 	}
 	pr.Prev = prev != noTime && pg.Event-prev <= int64(fence.ConfirmWithin)
-	p.held = fence.Hold(p.held, p.eff, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.MaxAccuracy, &pr)
+	p.held = fence.Hold(p.held, p.eff, p.inside, pg.Lat, pg.Lon, pg.Acc, p.cfg.AccuracyMargin, p.cfg.MaxAccuracy, &pr)
 	if !slices.Equal(p.held, p.eff) {
 		*mark |= history.GateHeld
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 // Over real MQTT, with the adaptive hold: a fix whose accuracy circle
-// straddles customer-alex's edge (a 150 m circle) does not ENTER it, one
-// inside by more than twice its accuracy does, an OwnTracks fix's acc counts
-// the same; the device's hold shows in /metrics.
+// straddles customer-alex's edge (a 150 m circle) does not ENTER it, nor
+// does the fix clear inside after it (the fix before it is within the
+// margin), the second clear one does; an OwnTracks fix's acc counts the
+// same; the device's hold shows in /metrics.
 func TestAdaptiveHoldAndAccuracyEdgesEndToEnd(t *testing.T) {
 	p := startServe(t, t.TempDir(), nil, "--hold", "adaptive", "--hold-max", "300ms")
 	dash := connect(t, p.mqtt, "dashboard")
@@ -25,11 +26,12 @@ func TestAdaptiveHoldAndAccuracyEdgesEndToEnd(t *testing.T) {
 	send := func(device string, m, acc float64, ts int64) {
 		tracker.publish("devices/"+device+"/telemetry", fmt.Appendf(nil, `{"lat":%v,"lon":%v,"ts":%d,"acc":%v}`, north(m), alexLon, ts, acc))
 	}
-	send("acc-1", 140, 30, now-2000) // inside by 10 m, ±30 m: straddles
-	send("acc-1", 50, 30, now-1000)  // inside by 100 m: ENTER
-	ot := fmt.Appendf(nil, `{"_type":"location","lat":%v,"lon":%v,"tst":%d,"acc":30}`, north(140), alexLon, now/1000-2)
-	tracker.publish("owntracks/acc/phone", ot)
-	tracker.publish("owntracks/acc/phone", fmt.Appendf(nil, `{"_type":"location","lat":%v,"lon":%v,"tst":%d,"acc":30}`, north(50), alexLon, now/1000-1))
+	send("acc-1", 140, 30, now-3000) // inside by 10 m, ±30 m: straddles
+	send("acc-1", 50, 30, now-2000)  // inside by 100 m, after one that straddles: not yet
+	send("acc-1", 45, 30, now-1000)  // and again: ENTER
+	for i, m := range []float64{140, 50, 45} {
+		tracker.publish("owntracks/acc/phone", fmt.Appendf(nil, `{"_type":"location","lat":%v,"lon":%v,"tst":%d,"acc":30}`, north(m), alexLon, now/1000-3+int64(i)))
+	}
 
 	got := map[string]transition{}
 	for range 2 {
@@ -37,10 +39,10 @@ func TestAdaptiveHoldAndAccuracyEdgesEndToEnd(t *testing.T) {
 		got[tr.Device] = tr
 	}
 	if tr := got["acc-1"]; tr.Type != "ENTER" || tr.Ts != now-1000 {
-		t.Errorf("acc-1: %s, want the ENTER of the ping inside by more than twice its accuracy (@%d)", tr, now-1000)
+		t.Errorf("acc-1: %s, want the ENTER of the second ping clear inside (@%d)", tr, now-1000)
 	}
 	if tr := got["acc-phone"]; tr.Type != "ENTER" || tr.Ts != (now/1000-1)*1000 {
-		t.Errorf("acc-phone: %s, want the ENTER of the OwnTracks fix inside by more than twice its acc (@%d)", tr, (now/1000-1)*1000)
+		t.Errorf("acc-phone: %s, want the ENTER of the second OwnTracks fix clear inside (@%d)", tr, (now/1000-1)*1000)
 	}
 
 	// Two new devices, each at --hold-max until it settles: a sweep round

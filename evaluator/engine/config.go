@@ -89,13 +89,13 @@ const (
 	// leaves out cell-tower and Wi-Fi fixes (hundreds of metres), which
 	// would otherwise hold a fence's state for as long as they come.
 	DefaultMaxAccuracy = 100.0
-	// DefaultAccuracyMargin is 2.3 standard deviations of the error
-	// across an edge when acc is, as phones and OwnTracks report it, the
-	// 68 % radius of a two-dimensional normal error (1.515 σ per axis).
-	// A change also needs a second fix that agrees (fence.Hold), so the
+	// DefaultAccuracyMargin is 2 standard deviations of the error across
+	// an edge when acc is, as phones and OwnTracks report it, the 68 %
+	// radius of a two-dimensional normal error (1.515 σ per axis). A
+	// change needs two fixes in a row clear of it (fence.Hold), so the
 	// margin can be narrower than a single fix would need, and see
 	// shallower visits (docs/fences.md).
-	DefaultAccuracyMargin = 1.5
+	DefaultAccuracyMargin = 1.3
 	DefaultSkew           = 2 * time.Second
 	// DefaultMaxSpeed is the speed gate's default (docs/fences.md): a road
 	// vehicle's 250 km/h, with room. Aircraft need more.

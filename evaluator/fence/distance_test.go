@@ -158,7 +158,7 @@ func TestConfirmProperty(t *testing.T) {
 	pr := fence.Prior{Prev: true, PLat: lat0 - 0.0105, PLon: lon0}
 	for props, want := range map[string]int{``: 0, `"confirm":false`: 1} {
 		f, _ := parse(props)
-		if got := len(fence.Hold(nil, []*fence.Fence{f}, nil, lat0-0.005, lon0, 5, 100, &pr)); got != want {
+		if got := len(fence.Hold(nil, []*fence.Fence{f}, nil, lat0-0.005, lon0, 5, 1.5, 100, &pr)); got != want {
 			t.Errorf("{%s}: in %d fences after an unconfirmed clear fix, want %d", props, got, want)
 		}
 	}

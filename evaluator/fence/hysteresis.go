@@ -43,17 +43,19 @@ type Prior struct {
 	Still      bool
 	Prev       bool    // there is a fix before it, at PLat, PLon, recent enough to confirm
 	PLat, PLon float64 // …in degrees
+	PAcc       float64 // …of an accuracy of PAcc metres (0: none)
 }
 
 // Hold returns eff, the fences a fix at lat, lon with an accuracy of acc
-// metres settled into (Settle) from before, with the changes the fix may
-// not make undone, in dst's memory: every change while the device stands
-// still, and a change the fix before it does not agree with (it lies on
-// the old side of that fence's edge), unless the fence asks for no
-// confirmation (Single). As Settle, a fix without accuracy, or less
-// accurate than limit (or the fence's own cap), counts at its position
-// alone. eff and before are sorted by ID, and so is the result.
-func Hold(dst, eff, before []*Fence, lat, lon, acc, limit float64, pr *Prior) []*Fence {
+// metres settled into (Settle, with margin) from before, with the
+// changes the fix may not make undone, in dst's memory: every change
+// while the device stands still, and a change the fix before it does not
+// agree with (it lies on the old side of that fence's edge, or within
+// its margin), unless the fence asks for no confirmation (Single). As
+// Settle, a fix without accuracy, or less accurate than limit (or the
+// fence's own cap), counts at its position alone. eff and before are
+// sorted by ID, and so is the result.
+func Hold(dst, eff, before []*Fence, lat, lon, acc, margin, limit float64, pr *Prior) []*Fence {
 	dst = dst[:0]
 	if !(acc > 0) || !pr.Still && !pr.Prev {
 		return append(dst, eff...)
@@ -63,7 +65,8 @@ func Hold(dst, eff, before []*Fence, lat, lon, acc, limit float64, pr *Prior) []
 		if f.HasMaxAccuracy {
 			lim = f.MaxAccuracy
 		}
-		return acc <= lim && (pr.Still || pr.Prev && !f.Single && f.Contains(pr.PLat, pr.PLon) != in)
+		return acc <= lim && (pr.Still || pr.Prev && !f.Single &&
+			(f.Contains(pr.PLat, pr.PLon) != in || f.Straddles(pr.PLat, pr.PLon, pr.PAcc, margin, limit)))
 	}
 	for _, f := range eff {
 		if Find(before, f.ID) != nil || !held(f, true) {

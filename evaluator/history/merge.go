@@ -69,7 +69,7 @@ func prior(pts []Point, i int, skip, late func(int) bool) fence.Prior {
 			continue // (a fix that came after this one did not judge it)
 		}
 		if pt.Event-q.Event <= int64(fence.ConfirmWithin) {
-			pr.Prev, pr.PLat, pr.PLon = true, Degrees(q.Lat), Degrees(q.Lon)
+			pr.Prev, pr.PLat, pr.PLon, pr.PAcc = true, Degrees(q.Lat), Degrees(q.Lon), float64(q.Acc)/10
 		}
 		break
 	}
@@ -105,7 +105,7 @@ func settle(dst, eff, hits, prev []*fence.Fence, margin, maxAcc float64, pts []P
 	lat, lon, acc := Degrees(pt.Lat), Degrees(pt.Lon), float64(pt.Acc)/10
 	eff = fence.Settle(eff, hits, prev, lat, lon, acc, margin, maxAcc)
 	pr := prior(pts, i, skip, late)
-	return fence.Hold(dst, eff, prev, lat, lon, acc, maxAcc, &pr), eff
+	return fence.Hold(dst, eff, prev, lat, lon, acc, margin, maxAcc, &pr), eff
 }
 
 // Reveal is a membership change that late pings revealed.

@@ -8,9 +8,10 @@ import (
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
-// A square fence whose west edge is at 13.400°E.
+// square is a fence whose west edge is at 13.400°E, which changes on one
+// fix clear of its margin (the margin alone: "confirm": false).
 const square = `{"type":"FeatureCollection","features":[
- {"type":"Feature","id":"sq","geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`
+ {"type":"Feature","id":"sq","properties":{"confirm":false},"geometry":{"type":"Polygon","coordinates":[[[13.400,52.500],[13.410,52.500],[13.410,52.510],[13.400,52.510],[13.400,52.500]]]}}]}`
 
 // east returns a point d metres east of the square's west edge, at
 // event ns, with an accuracy of 1 m.
