@@ -24,6 +24,7 @@ import (
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/pingstream"
+	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -249,4 +250,99 @@ func TestClusterNeedsReachableNATS(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "connect to NATS") {
 		t.Fatalf("Start without NATS: %v", err)
 	}
+}
+
+// TestClusterWorkerEqualsSingleBox: an unchanged edgefence worker
+// consumes the ping stream serve --cluster fills, and each device of a
+// small fleet gets the transitions a single box decides for the same
+// pings.
+func TestClusterWorkerEqualsSingleBox(t *testing.T) {
+	n := startNATSNode(t)
+	cfg := clusterConfig(t, n, 2)
+	front := start(t, cfg)
+	wc := worker.DefaultConfig()
+	wc.NATS, wc.MQTT, wc.Name, wc.Fences = n.url(), n.mqtt, "w1", cfg.Fences
+	wc.Partitions, wc.Replicas, wc.Lease, wc.CheckpointEvery = 2, 1, 2*time.Second, time.Second
+	wc.DedupWindow, wc.PingsMaxAge, wc.HTTPAddr, wc.Log = 2*time.Minute, time.Hour, "", testLog()
+	wc.Engine = cfg.Engine
+	w, err := worker.Start(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := w.Close(ctx); err != nil {
+			t.Errorf("worker close: %v", err)
+		}
+	})
+	single := start(t, testConfig(t))
+	dash := connect5(t, single.MQTTAddr(), "dash")
+	dash.Subscribe("geofence/#")
+
+	// Each device: outside, into the museum island, out, into Alex's
+	// circle, out; two fixes a place, a second apart.
+	path := [][2]float64{{outLat, outLon}, {museumLat, museumLon}, {outLat, outLon}, {alexLat, alexLon}, {outLat, outLon}}
+	const devices = 6
+	ts0 := time.Now().Add(-30 * time.Second).UnixMilli()
+	toCluster, toSingle := connect5(t, front.MQTTAddr(), "tracker"), connect5(t, single.MQTTAddr(), "tracker")
+	for i := range 2 * len(path) {
+		for d := range devices {
+			pos, dev, ts := path[i/2], fmt.Sprintf("dev-%d", d), ts0+int64(i)*1000
+			toCluster.ping(dev, pos[0], pos[1], ts)
+			toSingle.ping(dev, pos[0], pos[1], ts)
+		}
+	}
+	want := map[string][]string{}
+	for range devices * 4 { // each device enters and leaves two fences
+		tr := nextTransition(t, dash, "the single box's transitions")
+		want[tr.Device] = append(want[tr.Device], tr.Type+" "+tr.Fence)
+	}
+	nc, err := nats.Connect(n.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	var got map[string][]string
+	for try := 0; try < 100; try++ { // the worker follows the stream: up to 20 s
+		got = historyByDevice(t, js)
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("worker behind serve --cluster decided\n%v\nthe single box\n%v", got, want)
+}
+
+// historyByDevice reads the workers' transition history: each device's
+// transitions, "TYPE fence", in order.
+func historyByDevice(t *testing.T, js jetstream.JetStream) map[string][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := map[string][]string{}
+	s, err := js.Stream(ctx, subjects.HistoryStream)
+	if err != nil {
+		return out // not made yet
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("history %d: %v", seq, err)
+		}
+		if !strings.HasPrefix(m.Header.Get(subjects.HeaderTopic), "geofence/") {
+			continue // late and reject reports
+		}
+		var tr transition
+		if err := json.Unmarshal(m.Data, &tr); err != nil {
+			t.Fatalf("history %d: %v", seq, err)
+		}
+		out[tr.Device] = append(out[tr.Device], tr.Type+" "+tr.Fence)
+	}
+	return out
 }
