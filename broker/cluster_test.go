@@ -32,14 +32,14 @@ import (
 // listener (where a worker publishes transitions), which a test can stop
 // and start again on the same port and store.
 type natsNode struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	port int // client port, fixed after the first start
 	srv  *server.Server
 	mqtt string
 }
 
-func startNATSNode(t *testing.T) *natsNode {
+func startNATSNode(t testing.TB) *natsNode {
 	t.Helper()
 	n := &natsNode{t: t, dir: t.TempDir(), port: -1}
 	n.start()
@@ -193,6 +193,9 @@ func TestClusterResendStoredOnce(t *testing.T) {
 	if len(got) != 2 || got[0].ts != ts || got[1].ts != ts+1000 {
 		t.Fatalf("stream holds %+v, want the ping once and the next one", got)
 	}
+	if d := metric(t, srv, `edgefence_cluster_pings_total{result="duplicate"}`); d != 1 {
+		t.Errorf("%v duplicates counted, want 1", d)
+	}
 }
 
 // TestClusterStreamUnavailable: while NATS is down, a QoS 1 ping gets
@@ -215,6 +218,9 @@ func TestClusterStreamUnavailable(t *testing.T) {
 			t.Fatalf("ping %d with NATS down: PUBACK %#x, want 0x97", i, rc)
 		}
 		refused = append(refused, ts)
+	}
+	if f := metric(t, srv, `edgefence_cluster_pings_total{result="failed"}`); f != float64(len(refused)) {
+		t.Errorf("%v failed publishes counted, want %d", f, len(refused))
 	}
 	n.start()
 	// Sent again until taken, as a tracker does.
