@@ -23,6 +23,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/mqtttest"
 	"github.com/edgefence/edgefence/pingstream"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -199,7 +200,8 @@ func TestClusterResendStoredOnce(t *testing.T) {
 }
 
 // TestClusterStreamUnavailable: while NATS is down, a QoS 1 ping gets
-// 0x97 (retry later) and none is acknowledged; once NATS is back,
+// 0x97 (retry later), or no PUBACK over MQTT 3.1.1, and none is
+// acknowledged; once NATS is back,
 // publishing works again, and the refused pings sent again are stored
 // once each (a refused one may have reached the stream as NATS went
 // down: acknowledged pings are all stored, stored ones need not all
@@ -210,7 +212,14 @@ func TestClusterStreamUnavailable(t *testing.T) {
 	tr := connect5(t, srv.MQTTAddr(), "tracker")
 	ts0 := time.Now().Add(-time.Hour).UnixMilli()
 	tr.ping("dev-1", museumLat, museumLon, ts0)
+	old := dialRaw(t, srv.MQTTAddr(), 4)
+	old.mustConnect(mqtttest.ID("tracker-311"), anonymous)
 	n.stop()
+	// MQTT 3.1.1 has no reason code: no PUBACK, so it is sent again.
+	if err := old.publish(1, 1, "devices/dev-2/telemetry", canonical(museumLat, museumLon, ts0)); err != nil {
+		t.Fatal(err)
+	}
+	old.ping("3.1.1 ping with NATS down: no PUBACK before the PINGRESP")
 	var refused []int64
 	for i := 1; i <= 5; i++ {
 		ts := ts0 + int64(i)*1000
@@ -219,8 +228,8 @@ func TestClusterStreamUnavailable(t *testing.T) {
 		}
 		refused = append(refused, ts)
 	}
-	if f := metric(t, srv, `edgefence_cluster_pings_total{result="failed"}`); f != float64(len(refused)) {
-		t.Errorf("%v failed publishes counted, want %d", f, len(refused))
+	if f := metric(t, srv, `edgefence_cluster_pings_total{result="failed"}`); f != float64(len(refused)+1) {
+		t.Errorf("%v failed publishes counted, want %d", f, len(refused)+1)
 	}
 	n.start()
 	// Sent again until taken, as a tracker does.
