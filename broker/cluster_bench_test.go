@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func BenchmarkClusterOneConnection(b *testing.B) {
 		benchOneConnection(b, &pingstream.Options{NATS: n.url(), Partitions: 16, Replicas: 1, PingsMaxAge: time.Hour})
 	})
 	b.Run("cluster=R3", func(b *testing.B) {
-		benchOneConnection(b, &pingstream.Options{NATS: startNATS3(b), Partitions: 16, Replicas: 3, PingsMaxAge: time.Hour})
+		benchOneConnection(b, &pingstream.Options{NATS: clientURLs(startNATS3(b)), Partitions: 16, Replicas: 3, PingsMaxAge: time.Hour})
 	})
 }
 
@@ -91,51 +92,47 @@ func benchOneConnection(b *testing.B, cluster *pingstream.Options) {
 }
 
 // startNATS3 starts three NATS servers in this process as one JetStream
-// cluster and returns their client URLs once a replicated stream can be
-// made.
-func startNATS3(b *testing.B) string {
-	b.Helper()
-	dir := b.TempDir()
+// cluster and returns them once a replicated stream can be made.
+func startNATS3(tb testing.TB) []*server.Server {
+	tb.Helper()
+	dir := tb.TempDir()
 	ports := make([]int, 3)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 		l.Close()
 	}
 	routes := fmt.Sprintf("nats-route://127.0.0.1:%d, nats-route://127.0.0.1:%d, nats-route://127.0.0.1:%d", ports[0], ports[1], ports[2])
-	var urls string
-	for i := range 3 {
-		conf := fmt.Sprintf("server_name: n%d\nlisten: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\ncluster { name: bench, listen: \"127.0.0.1:%d\", routes: [%s] }\n",
+	srvs := make([]*server.Server, 3)
+	for i := range srvs {
+		conf := fmt.Sprintf("server_name: n%d\nlisten: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\ncluster { name: test, listen: \"127.0.0.1:%d\", routes: [%s] }\n",
 			i+1, filepath.Join(dir, fmt.Sprint(i)), ports[i], routes)
 		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i))
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		opts, err := server.ProcessConfigFile(path)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		opts.NoLog, opts.NoSigs = true, true
 		s, err := server.NewServer(opts)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		s.Start()
-		b.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 		if !s.ReadyForConnections(20 * time.Second) {
-			b.Fatal("nats: not ready")
+			tb.Fatal("nats: not ready")
 		}
-		if urls != "" {
-			urls += ","
-		}
-		urls += s.ClientURL()
+		srvs[i] = s
 	}
-	nc, err := nats.Connect(urls)
+	nc, err := nats.Connect(clientURLs(srvs))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
@@ -144,10 +141,21 @@ func startNATS3(b *testing.B) string {
 		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "READY", Subjects: []string{"ready"}, Replicas: 3})
 		cancel()
 		if err == nil {
-			return urls
+			return srvs
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("cluster not ready: %v", err)
+			tb.Fatalf("cluster not ready: %v", err)
 		}
 	}
+}
+
+// clientURLs is the servers' client URLs, comma-separated.
+func clientURLs(srvs []*server.Server) string {
+	var urls []string
+	for _, s := range srvs {
+		if s.Running() {
+			urls = append(urls, s.ClientURL())
+		}
+	}
+	return strings.Join(urls, ",")
 }

@@ -361,3 +361,90 @@ func historyByDevice(t *testing.T, js jetstream.JetStream) map[string][]string {
 	}
 	return out
 }
+
+// TestClusterR3LeaderLoss: serve --cluster on a three-node cluster,
+// the ping stream R3, its leader shut down mid-stream. A tracker sends
+// each ping again until it is acknowledged (0x97 in between, while a new
+// leader is elected and serve reconnects): the stream, read on a
+// surviving node, holds every ping exactly once, each device's in order.
+// (An in-process shutdown, not a kill -9; the worker's process tests
+// kill.)
+func TestClusterR3LeaderLoss(t *testing.T) {
+	srvs := startNATS3(t)
+	cfg := testConfig(t)
+	cfg.Cluster = &pingstream.Options{NATS: clientURLs(srvs), Name: "serve-1", Partitions: 4, Replicas: 3,
+		PingsMaxAge: time.Hour, Timeout: 2 * time.Second}
+	srv := start(t, cfg)
+	tr := connect5(t, srv.MQTTAddr(), "tracker")
+	const devices, perDevice = 5, 60
+	ts0 := time.Now().Add(-time.Hour).UnixMilli()
+	refused := 0
+	for i := range perDevice {
+		if i == perDevice/3 {
+			leader := pingLeader(t, clientURLs(srvs))
+			for _, s := range srvs {
+				if s.Name() == leader {
+					s.Shutdown()
+					s.WaitForShutdown()
+				}
+			}
+			defer func() {
+				if now := pingLeader(t, clientURLs(srvs)); now == leader {
+					t.Errorf("the leader %s is still the leader", now)
+				}
+			}()
+		}
+		for d := range devices {
+			body := canonical(museumLat+float64(i)*1e-5, museumLon, ts0+int64(i)*1000)
+			for try := 0; ; try++ {
+				rc := tr.Publish(fmt.Sprintf("devices/dev-%d/telemetry", d), 1, body)
+				if rc == 0 {
+					break
+				}
+				if rc != 0x97 || try == 150 {
+					t.Fatalf("ping %d of dev-%d: PUBACK %#x after %d tries", i, d, rc, try)
+				}
+				refused++
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	t.Logf("%d publishes refused with 0x97 while the leader moved", refused)
+	got := readPingStream(t, clientURLs(srvs))
+	seen := map[string][]int64{}
+	for _, m := range got {
+		seen[m.topic] = append(seen[m.topic], m.ts)
+	}
+	for d := range devices {
+		topic := fmt.Sprintf("devices/dev-%d/telemetry", d)
+		var want []int64
+		for i := range perDevice {
+			want = append(want, ts0+int64(i)*1000)
+		}
+		if !slices.Equal(seen[topic], want) {
+			t.Errorf("%s: stream holds %d pings %v, want each of %d once, in order", topic, len(seen[topic]), seen[topic], perDevice)
+		}
+	}
+}
+
+// pingLeader returns the name of the ping stream's leader.
+func pingLeader(t *testing.T, urls string) string {
+	t.Helper()
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, subjects.PingStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.Cluster == nil || info.Cluster.Leader == "" {
+		t.Fatalf("ping stream leader: %v %+v", err, info)
+	}
+	return info.Cluster.Leader
+}

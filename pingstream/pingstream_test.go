@@ -2,7 +2,9 @@ package pingstream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -173,4 +176,69 @@ func nudge(v float64) float64 {
 		return v - 1e-6
 	}
 	return v + 1e-6
+}
+
+// TestBoundsAndTimeouts: with a stream that takes pings and never
+// acknowledges (a subscriber in its place that does not answer), QoS 0
+// pings beyond the bound in flight are dropped and counted, a slot frees
+// when a ping in flight times out, and a QoS 1 ping fails after the
+// timeout, never taken for stored.
+func TestBoundsAndTimeouts(t *testing.T) {
+	url := startNATS(t, 1)
+	set := metrics.NewSet()
+	p, err := pingstream.Dial(pingstream.Options{NATS: url, Name: "t", Telemetry: ingest.DefaultFilters(), Partitions: 1, Replicas: 1,
+		PingsMaxAge: time.Hour, Timeout: 500 * time.Millisecond, MaxAsync: 2, Metrics: set, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteStream(context.Background(), subjects.PingStream); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync(subjects.PingSubjectPrefix + ">") // takes, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	pos := payload.Position{Lat: 52.5, Lon: 13.4, TsNs: 1, HasTs: true}
+	forward := func(qos byte) error {
+		pos.TsNs++
+		return p.Forward(qos, "devices/d1/telemetry", []byte(`{}`), "d1", &pos)
+	}
+	for i := range 5 {
+		err := forward(0)
+		if want := i >= 2; errors.Is(err, pingstream.ErrShed) != want {
+			t.Fatalf("QoS 0 ping %d with 2 in flight at most: %v", i, err)
+		}
+	}
+	count := func(result string) uint64 {
+		return set.GetOrCreateCounter(`edgefence_cluster_pings_total{result="` + result + `"}`).Get()
+	}
+	if count("shed") != 3 {
+		t.Errorf("%d shed, want 3", count("shed"))
+	}
+	if err := forward(1); err == nil {
+		t.Fatal("a QoS 1 ping nobody acknowledged was taken for stored")
+	}
+	for try := 0; count("failed") < 3; try++ { // the 2 in flight time out too
+		if try == 50 {
+			t.Fatalf("%d failed, want 3", count("failed"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := forward(0); err != nil {
+		t.Fatalf("QoS 0 ping after the ones in flight timed out: %v", err)
+	}
+	if count("stored") != 0 {
+		t.Errorf("%d counted stored", count("stored"))
+	}
 }
