@@ -11,6 +11,7 @@ import (
 	"github.com/edgefence/edgefence/capture"
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/pingstream"
 )
 
 // Config is the broker's configuration, filled by the CLI.
@@ -68,6 +69,12 @@ type Config struct {
 	// control and limits, and no telemetry hook, engine, publisher or
 	// store: the load harness's baseline for the cost of the engine.
 	EngineOff bool
+
+	// Cluster, when set (serve --cluster), sends every accepted ping to
+	// the cluster's JetStream ping stream, acknowledged to its tracker
+	// once stored there, instead of to the local engine: the partitions'
+	// workers evaluate. Its Telemetry, Metrics and Log are the broker's.
+	Cluster *pingstream.Options
 
 	// mochi's per-client resources, sized for trackers that mostly
 	// publish small pings (each is paid 10,000 times over at 10,000

@@ -28,6 +28,7 @@ import (
 	"github.com/edgefence/edgefence/hooks"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
+	"github.com/edgefence/edgefence/pingstream"
 	"github.com/edgefence/edgefence/store"
 )
 
@@ -39,7 +40,8 @@ type Server struct {
 	mqtt      *mqtt.Server
 	mqttLog   *mochilog.Gate // mochi's lines, held until the start succeeds
 	engine    *sharded.Engine
-	capture   *capture.Writer // nil without --capture
+	capture   *capture.Writer       // nil without --capture
+	cluster   *pingstream.Publisher // nil without --cluster
 	pub       *publisher
 	store     *store.Store // nil without --data-dir
 	sockets   sockets      // bound, not yet mochi's
@@ -82,6 +84,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if _, err := dashboard.ParseTiles(cfg.MapTiles, cfg.MapAttribution); err != nil {
 		return nil, err
+	}
+	if cfg.Cluster != nil && (cfg.EngineOff || cfg.Capture != "") {
+		return nil, errors.New("--cluster sends the pings to the cluster's workers: --engine=off and --capture, which are about the local engine, do not go with it")
 	}
 	if cfg.StrictClientIDs && cfg.Auth == "" {
 		return nil, errors.New("--strict-client-ids needs --auth: without users, a client id is nobody's")
@@ -181,6 +186,14 @@ func Start(cfg Config) (*Server, error) {
 	s.registerGauges()
 	s.fences.Attach(s.engine, s.set)
 	reader := ingest.NewReader(cfg.Telemetry, s.engine, s.pub, ingest.NewMetrics(s.set), cfg.Log, cfg.MaxPayload)
+	if cfg.Cluster != nil {
+		o := *cfg.Cluster
+		o.Telemetry, o.Metrics, o.Log = cfg.Telemetry, s.set, cfg.Log
+		if s.cluster, err = pingstream.Dial(o); err != nil {
+			return nil, s.abort(err)
+		}
+		reader.Forwarding(s.cluster)
+	}
 	if cfg.Capture != "" {
 		if err := s.startCapture(reader); err != nil {
 			return nil, s.abort(err)
@@ -230,7 +243,7 @@ func Start(cfg Config) (*Server, error) {
 	s.ready.Store(true)
 	s.mqttLog.Release()
 	s.log.Info("edgefence serving", "mqtt", s.MQTTAddr(), "mqtts", s.TLSAddr(), "ws", s.WSAddr(), "http", s.HTTPAddr(),
-		"auth", cfg.Auth != "", "http_auth", s.httpAuth(), "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
+		"cluster", cfg.Cluster != nil, "auth", cfg.Auth != "", "http_auth", s.httpAuth(), "fences", fences.Len(), "restored_states", n, "data_dir", cfg.DataDir)
 	return s, nil
 }
 
@@ -358,6 +371,10 @@ func (s *Server) Close(ctx context.Context) error {
 			err = errors.Join(err, fmt.Errorf("mqtt close: %w", ctx.Err()))
 			s.log.Error("mqtt server did not close in time; exiting anyway", "timeout", s.cfg.CloseTimeout)
 		}
+	}
+	if s.cluster != nil {
+		// After mochi: no hook publishes any more.
+		s.cluster.Close(ctx)
 	}
 	if s.store != nil {
 		// mochi closes its hooks, but not if its close timed out above.

@@ -80,7 +80,17 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	id, pos, at, out := h.r.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
 	case ingest.Accepted:
-		switch h.r.Submit(pk.FixedHeader.Qos, cl.Properties.ProtocolVersion == 5, &pos, id, at) {
+		var ref ingest.Refusal
+		if h.r.Forwards() {
+			// serve --cluster: stored in the ping stream before the
+			// PUBACK, which mochi sends once this returns. A copy: the
+			// engine's path must not have pos escape to the heap.
+			p := pos
+			ref = h.r.Forward(pk.FixedHeader.Qos, cl.Properties.ProtocolVersion == 5, pk.TopicName, pk.Payload, &p, id)
+		} else {
+			ref = h.r.Submit(pk.FixedHeader.Qos, cl.Properties.ProtocolVersion == 5, &pos, id, at)
+		}
+		switch ref {
 		case ingest.Taken:
 			if !pk.FixedHeader.Retain && !h.routes.routed() {
 				pk.Ignore = true

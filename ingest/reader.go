@@ -33,6 +33,7 @@ type Reader struct {
 	// engine is the concrete engine, not an interface: arguments of an
 	// interface call escape, and each ping would be allocated.
 	engine  *sharded.Engine
+	fwd     Forwarder // instead of engine: serve --cluster
 	tap     func(engine.Ping)
 	rejects Rejects
 	m       *Metrics
@@ -287,6 +288,35 @@ func (r *Reader) Submit(qos byte, v5 bool, pos *payload.Position, id string, ing
 	if err == nil && r.tap != nil {
 		r.tap(pg)
 	}
+	return r.refusal(err, qos, v5, pos, id)
+}
+
+// Forwarder takes accepted pings to engines elsewhere instead of the
+// local one: serve --cluster's JetStream ping stream, which the
+// partitions' workers evaluate. Forward returns once the ping is where
+// it goes (QoS 1: stored) or failed to get there, in the publisher's
+// goroutine; an error refuses the ping as a full engine queue does.
+type Forwarder interface {
+	Forward(qos byte, topic string, body []byte, id string, pos *payload.Position) error
+}
+
+// Forwarding has the reader's Accepted pings go to f (Forward) rather
+// than to the engine; set it before the first publish.
+func (r *Reader) Forwarding(f Forwarder) { r.fwd = f }
+
+// Forwards reports whether the reader forwards its pings (Forwarding).
+func (r *Reader) Forwards() bool { return r.fwd != nil }
+
+// Forward is Submit for a forwarding reader: the ping goes to the
+// Forwarder with its publish's topic and body, and a failure is refused
+// as a full queue is, counted the same.
+func (r *Reader) Forward(qos byte, v5 bool, topic string, body []byte, pos *payload.Position, id string) Refusal {
+	return r.refusal(r.fwd.Forward(qos, topic, body, id, pos), qos, v5, pos, id)
+}
+
+// refusal is what a publisher is told after a ping was handed on (err
+// nil) or refused; a refused frame is forgotten, so its retry is taken.
+func (r *Reader) refusal(err error, qos byte, v5 bool, pos *payload.Position, id string) Refusal {
 	if err != nil && pos.HasSeq {
 		r.frames.forget(id, pos.Seq) // its retry is no duplicate
 	}

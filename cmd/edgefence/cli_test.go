@@ -164,7 +164,7 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 	}
 	var out string
 	for cmd, want := range map[string][]string{
-		"serve":  {"USAGE", "LISTENERS", "ENGINE", "SECURITY", "OUTPUT", "OPS"},
+		"serve":  {"USAGE", "LISTENERS", "ENGINE", "SECURITY", "CLUSTER", "OUTPUT", "OPS"},
 		"bridge": {"USAGE", "UPSTREAM", "ENGINE", "OUTPUT", "OPS"},
 		"worker": {"USAGE", "CLUSTER", "SECURITY", "ENGINE", "OUTPUT", "OPS"},
 	} {

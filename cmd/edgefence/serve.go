@@ -20,6 +20,8 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
+	"github.com/edgefence/edgefence/pingstream"
+	"github.com/edgefence/edgefence/worker"
 )
 
 // optionalPrefix is a flag that is a switch or takes a value:
@@ -106,7 +108,7 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence. The groups are the headings of serve --help.
-func serveFlags(cfg *broker.Config, topics *ingest.TopicFlags, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
+func serveFlags(cfg *broker.Config, cluster *pingstream.Options, topics *ingest.TopicFlags, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
 	g := new(cmdhelp.Groups)
 	g.Group(fs, "listeners", func() {
@@ -142,6 +144,12 @@ func serveFlags(cfg *broker.Config, topics *ingest.TopicFlags, proc *processFlag
 		fs.IntVar(&cfg.PublishBurst, "burst", cfg.PublishBurst, "publish burst per device id (or user, or client id) above --rate")
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	})
+	g.Group(fs, "cluster", func() {
+		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there, and edgefence worker processes evaluate it (empty: the local engine does; docs/scale-out.md)")
+		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P, the workers' --partitions")
+		fs.IntVar(&cluster.Replicas, "replicas", cluster.Replicas, "with --cluster: replicas of the ping stream when serve creates it")
+		natsSecurityFlags(fs, &cluster.Security)
+	})
 	g.Group(fs, "output", func() {
 		fs.StringVar(&cfg.TransitionPrefix, "transition-prefix", cfg.TransitionPrefix, "transitions go to PREFIX/<fence>/<device>, retained")
 		fs.StringVar(&cfg.LateTopic, "late-topic", cfg.LateTopic, "late pings go to TOPIC/<device>")
@@ -169,7 +177,8 @@ func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
 	topics := ingest.NewTopicFlags()
 	proc := defaultProcessFlags()
-	fs, groups := serveFlags(&cfg, topics, &proc)
+	cluster := defaultClusterOptions()
+	fs, groups := serveFlags(&cfg, &cluster, topics, &proc)
 	return &ffcli.Command{
 		Name:       "serve",
 		ShortUsage: "edgefence serve [flags]",
@@ -194,9 +203,18 @@ func serveCommand() *ffcli.Command {
 			if cfg.Telemetry, err = topics.Filters(); err != nil {
 				return err
 			}
+			if cluster.NATS != "" {
+				cfg.Cluster = &cluster
+			}
 			return serve(ctx, cfg)
 		},
 	}
+}
+
+// defaultClusterOptions are serve --cluster's defaults: the workers'.
+func defaultClusterOptions() pingstream.Options {
+	w := worker.DefaultConfig()
+	return pingstream.Options{Name: w.Name, Partitions: w.Partitions, Replicas: w.Replicas, PingsMaxAge: w.PingsMaxAge}
 }
 
 func serve(ctx context.Context, cfg broker.Config) error {

@@ -36,14 +36,7 @@ func workerFlags(cfg *worker.Config, topics *ingest.TopicFlags, proc *processFla
 		fs.DurationVar(&cfg.PingsMaxAge, "pings-max-age", cfg.PingsMaxAge, "how long the ping stream keeps pings")
 		fs.BoolVar(printMappings, "print-nats-mappings", false, "print the NATS servers' subject mappings for --telemetry-topic and --partitions, and exit")
 	})
-	g.Group(fs, "security", func() {
-		fs.StringVar(&cfg.Security.Creds, "nats-creds", cfg.Security.Creds, "NATS .creds file (user JWT and seed) for both connections; over MQTT its JWT is the password (a bearer-token user)")
-		fs.StringVar(&cfg.Security.User, "nats-user", cfg.Security.User, "user name for both connections (NATS and MQTT)")
-		fs.Var(&flagvalue.Joined{P: &cfg.Security.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
-		fs.StringVar(&cfg.Security.CA, "nats-ca", cfg.Security.CA, "PEM file of the CAs that sign the servers' certificates: TLS on both connections")
-		fs.StringVar(&cfg.Security.Cert, "nats-cert", cfg.Security.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS on both connections")
-		fs.StringVar(&cfg.Security.Key, "nats-key", cfg.Security.Key, "PEM key of --nats-cert")
-	})
+	g.Group(fs, "security", func() { natsSecurityFlags(fs, &cfg.Security) })
 	g.Group(fs, "engine", func() {
 		fs.StringVar(&cfg.Fences, "fences", cfg.Fences, "GeoJSON fence file: the cluster's first fence set; SIGHUP publishes it to every partition")
 		topics.Register(fs, "telemetry topic filter: FILTER or FILTER=auto|canonical|owntracks|chirpstack|ttn[,mapping]; '+' levels are the device id (a LoRaWAN uplink names its own); the NATS servers must map each (--print-nats-mappings)")
@@ -118,4 +111,15 @@ func workerCommand() *ffcli.Command {
 			return runUntilDone(ctx, cfg.Log, w)
 		},
 	}
+}
+
+// natsSecurityFlags binds the NATS credential and TLS flags, the same
+// for worker and serve --cluster.
+func natsSecurityFlags(fs *flag.FlagSet, s *security.Settings) {
+	fs.StringVar(&s.Creds, "nats-creds", s.Creds, "NATS .creds file (user JWT and seed); a worker's MQTT login sends its JWT as the password (a bearer-token user)")
+	fs.StringVar(&s.User, "nats-user", s.User, "NATS user name (a worker's MQTT login too)")
+	fs.Var(&flagvalue.Joined{P: &s.Password}, "nats-password", "password of --nats-user (better: EDGEFENCE_NATS_PASSWORD)")
+	fs.StringVar(&s.CA, "nats-ca", s.CA, "PEM file of the CAs that sign the servers' certificates: TLS to NATS (and a worker's MQTT)")
+	fs.StringVar(&s.Cert, "nats-cert", s.Cert, "PEM client certificate, for servers that verify clients (with --nats-key): TLS to NATS (and a worker's MQTT)")
+	fs.StringVar(&s.Key, "nats-key", s.Key, "PEM key of --nats-cert")
 }

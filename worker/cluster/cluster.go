@@ -94,17 +94,7 @@ func (c *Conn) dial(o *Options) error {
 	// Several workers starting at once create the same streams: retry
 	// each step on its own deadline until the cluster agrees.
 	if err := retry(o.Log, "ping stream", func(ctx context.Context) error {
-		// AllowDirect: the workers' watchdog counts each partition's
-		// messages with direct gets, which any replica answers.
-		s, err := c.ensureStream(ctx, jetstream.StreamConfig{
-			Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: o.Replicas,
-			Storage: jetstream.FileStorage, MaxAge: o.PingsMaxAge, AllowDirect: true,
-		})
-		if err == nil && !s.CachedInfo().Config.AllowDirect { // made by an earlier worker
-			cfg := s.CachedInfo().Config
-			cfg.AllowDirect = true
-			_, err = c.JS.UpdateStream(ctx, cfg)
-		}
+		_, err := PingStream(ctx, c.JS, o.Replicas, o.PingsMaxAge)
 		return err
 	}); err != nil {
 		return err
@@ -214,15 +204,37 @@ func tokErr(t mqtt.Token) error {
 	return errors.New("no CONNACK in time")
 }
 
+// PingStream returns the ping stream, creating it with replicas and
+// maxAge when it is missing: the workers and serve --cluster, whichever
+// starts first, make the same.
+func PingStream(ctx context.Context, js jetstream.JetStream, replicas int, maxAge time.Duration) (jetstream.Stream, error) {
+	// AllowDirect: the workers' watchdog counts each partition's
+	// messages with direct gets, which any replica answers.
+	s, err := ensureStream(ctx, js, jetstream.StreamConfig{
+		Name: subjects.PingStream, Subjects: []string{subjects.PingSubjectPrefix + ">"}, Replicas: replicas,
+		Storage: jetstream.FileStorage, MaxAge: maxAge, AllowDirect: true,
+	})
+	if err == nil && !s.CachedInfo().Config.AllowDirect { // made by an earlier worker
+		cfg := s.CachedInfo().Config
+		cfg.AllowDirect = true
+		_, err = js.UpdateStream(ctx, cfg)
+	}
+	return s, err
+}
+
+func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return ensureStream(ctx, c.JS, cfg)
+}
+
 // ensureStream returns the stream, creating it if it does not exist. An
 // existing stream is left as it is (an operator may have tuned it), and
 // workers starting together do not all propose the same update.
-func (c *Conn) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	s, err := c.JS.Stream(ctx, cfg.Name)
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = c.JS.CreateStream(ctx, cfg)
+		s, err = js.CreateStream(ctx, cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return c.JS.Stream(ctx, cfg.Name)
+			return js.Stream(ctx, cfg.Name)
 		}
 	}
 	return s, err

@@ -5,6 +5,10 @@
 package subjects
 
 import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
 	"strconv"
 	"strings"
 
@@ -164,4 +168,51 @@ func subjectToTopic(s string) string {
 // topicToSubject is the NATS MQTT mapping of a topic with no empty level.
 func topicToSubject(t string) string {
 	return strings.NewReplacer("/", ".", ".", "//").Replace(t)
+}
+
+// ErrSubject is why a telemetry topic has no ping subject: a level that
+// a NATS subject cannot carry (empty, or with a space, '*' or '>').
+var ErrSubject = errors.New("the topic cannot be a NATS subject")
+
+// PingSubject returns the ping stream subject of a publish on topic, the
+// first of filters it matches: edgefence.p.<n>.<topic as a subject>, in
+// the partition n of p that the servers' mapping (Mappings) would put it
+// in — FNV-1a of the filter's device levels as subject tokens, mod p, as
+// NATS's partition() hashes them — so that serve --cluster and NATS's
+// MQTT side put a device in the same partition.
+func PingSubject(filters []ingest.TelemetryFilter, topic string, p int) (string, error) {
+	for i := range filters {
+		if _, ok, _ := filters[i].Match(topic); ok {
+			return pingSubject(&filters[i], topic, p)
+		}
+	}
+	return "", fmt.Errorf("%w: %q matches no telemetry filter", ErrSubject, topic)
+}
+
+func pingSubject(tf *ingest.TelemetryFilter, topic string, p int) (string, error) {
+	flevels := strings.Split(ingest.Unshare(tf.Filter), "/")
+	tlevels := strings.Split(topic, "/")
+	if len(flevels) != len(tlevels) {
+		return "", fmt.Errorf("%w: %q", ErrSubject, topic)
+	}
+	var wild []int
+	for i, l := range flevels {
+		if l == "+" {
+			wild = append(wild, i)
+		}
+	}
+	if tf.Format.LoRaWAN() {
+		wild = wild[len(wild)-1:]
+	}
+	for _, l := range tlevels {
+		if l == "" || strings.ContainsAny(l, " \t\r\n*>") {
+			return "", fmt.Errorf("%w: %q", ErrSubject, topic)
+		}
+	}
+	h := fnv.New32a()
+	for _, i := range wild {
+		_, _ = io.WriteString(h, topicToSubject(tlevels[i]))
+	}
+	n := h.Sum32() % uint32(p)
+	return PingSubjectPrefix + strconv.FormatUint(uint64(n), 10) + "." + topicToSubject(topic), nil
 }
