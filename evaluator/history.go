@@ -213,7 +213,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		if r.Enter {
 			typ = engine.Enter
 		}
-		p.historic(d, transition{r.Fence.ID, typ, at.Event}, at, now)
+		p.historic(d, transition{fence: r.Fence.ID, typ: typ, at: at.Event}, at, now)
 		dwelled := r.Enter && p.historicDwell(d, r.Fence, m[r.At:], now)
 		switch {
 		case r.Final && r.Enter:
@@ -248,7 +248,7 @@ func (p *Processor) payOwed(d *device, i int, now int64) {
 		p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
 	} else if len(d.Points) > 0 {
 		st.Dwelled = true
-		p.historic(d, transition{st.Fence, engine.Dwell, at}, &d.Points[len(d.Points)-1], now)
+		p.historic(d, transition{fence: st.Fence, typ: engine.Dwell, at: at}, &d.Points[len(d.Points)-1], now)
 	}
 }
 
@@ -298,7 +298,7 @@ func (p *Processor) staysFrom(d *device, s stay, now int64) {
 		st.Enter = max(s.enter, s.anchor.Event-dw)
 		if due := d.clk.After(st.Enter, dw); !st.Dwelled && due <= d.done && due < min(s.until, history.Earliest(p.keep)) {
 			st.Dwelled = true
-			p.historic(d, transition{s.fence.ID, engine.Dwell, due}, s.anchor, now)
+			p.historic(d, transition{fence: s.fence.ID, typ: engine.Dwell, at: due}, s.anchor, now)
 		}
 	}
 }
@@ -339,7 +339,7 @@ func (p *Processor) payOwedApart(d *device, wait, now int64) {
 			// dropped when they were placed).
 			if f := p.fences().ByID(o.Fence); f != nil {
 				if k := d.InsideBetween(f, o.At, o.Until); k >= 0 {
-					p.historic(d, transition{o.Fence, engine.Dwell, o.At}, &d.Points[k], now)
+					p.historic(d, transition{fence: o.Fence, typ: engine.Dwell, at: o.At}, &d.Points[k], now)
 				}
 			}
 			return true
@@ -347,7 +347,7 @@ func (p *Processor) payOwedApart(d *device, wait, now int64) {
 		if o.At >= wait || d.LateBefore(o.At) || len(d.Points) == 0 {
 			return false
 		}
-		p.historic(d, transition{o.Fence, engine.Dwell, o.At}, &d.Points[len(d.Points)-1], now)
+		p.historic(d, transition{fence: o.Fence, typ: engine.Dwell, at: o.At}, &d.Points[len(d.Points)-1], now)
 		return true
 	})
 }
@@ -371,7 +371,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		if n := len(d.Points); n > 0 {
 			pt = d.Points[n-1]
 		}
-		p.historic(d, transition{st.Fence, engine.Dwell, u.At}, &pt, now)
+		p.historic(d, transition{fence: st.Fence, typ: engine.Dwell, at: u.At}, &pt, now)
 	}
 	p.dues = p.dues[:k]
 	p.publishRevealed()
@@ -388,7 +388,7 @@ func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point
 	}
 	due := d.clk.After(pts[0].Event, dw)
 	if i := history.Stayed(p.fences(), p.search, f, pts, due); i >= 0 && due < history.Earliest(p.keep) {
-		p.historic(d, transition{f.ID, engine.Dwell, due}, &pts[i], now)
+		p.historic(d, transition{fence: f.ID, typ: engine.Dwell, at: due}, &pts[i], now)
 		return true
 	}
 	return false
