@@ -233,7 +233,7 @@ func TestLateBatchReconciledAtFirstPlusFourWaits(t *testing.T) {
 			}
 			// Were the batch not due at the cap, Advance would re-arm its
 			// timer at that same instant and never return: fail instead.
-			if !h.proc.lateDue(d, int64(due)) {
+			if !d.lateDue(int64(due), int64(h.proc.cfg.HistoryWait)) {
 				t.Fatal("the late batch is not due at first + 4 waits")
 			}
 			h.at(due)

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"math"
+	"time"
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/gate"
@@ -61,3 +62,64 @@ func (d *device) hold() int64 { return int64(d.holdUs) * 1000 }
 // estimate is the device's clock as best known at processor instant now:
 // its high-water mark plus the monotonic time since that ping arrived.
 func (d *device) estimate(now int64) int64 { return d.high + (now - d.highAt) }
+
+// raise moves the high-water mark to event, received at wall (processor
+// instant now). It never passes the model's clock plus the skew
+// tolerance, so one glitch cannot make later good pings late.
+func (d *device) raise(event, wall, now, skew int64) {
+	ceiling := wall + skew
+	if d.clk.Known() {
+		ceiling += max(d.clk.Off(), 0)
+	}
+	if hw := min(event, ceiling); hw > d.high {
+		d.high = hw
+		d.highAt = now
+	}
+}
+
+// adapt updates the device's adaptive hold with its ping just judged v
+// at event, before the ping is placed: a late ping's own deadline is
+// already the wider one.
+func (d *device) adapt(v clock.Verdict, event int64, pol *hold.Policy) {
+	if v == clock.Stepped || d.clk.Pending() <= -2 {
+		// A step, or a step back being told from delayed pings (two agree):
+		// the clock is not stable. Widening on any candidate cost latency
+		// and bought nothing: one delayed ping makes a candidate.
+		d.est.Widen(pol)
+	}
+	var late time.Duration
+	if d.high != noTime && event < d.high {
+		late = time.Duration(d.high - event)
+	}
+	d.est.Observe(late, pol)
+	d.holdUs = int32(d.est.Hold(pol) / time.Microsecond)
+}
+
+// lateDue reports whether the device's late batch is to be reconciled at
+// processor instant now, HistoryWait being wait (history.Batch.DueTelling).
+func (d *device) lateDue(now, wait int64) bool {
+	return d.Late.DueTelling(now, wait, d.clk.Pending(), d.highAt > d.Late.First)
+}
+
+// markStep tells the clock model that the step it just found (from shift
+// shift0) began where the old generation's freshest ping, the high-water
+// mark, stood.
+func (d *device) markStep(shift0 int64) {
+	end := d.high
+	if end == noTime {
+		end = 0
+	}
+	d.clk.MarkStep(shift0, end)
+}
+
+// moveBoot moves the pings of a provisionally anchored counting clock,
+// received since processor instant since, by delta on the timeline,
+// wherever they wait.
+func (d *device) moveBoot(since, delta int64) {
+	if reorder.MoveBoot(d.buf, since, delta) {
+		d.buf.Init()
+	}
+	if d.Late != nil {
+		reorder.MoveBoot(d.Late.Pings, since, delta)
+	}
+}

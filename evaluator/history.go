@@ -15,12 +15,6 @@ import (
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
-// lateDue reports whether d's batch is to be reconciled at now
-// (history.Batch.DueTelling).
-func (p *Processor) lateDue(d *device, now int64) bool {
-	return d.Late.DueTelling(now, int64(p.cfg.HistoryWait), d.clk.Pending(), d.highAt > d.Late.First)
-}
-
 // commit records a released ping in the device's history (see
 // history.History.Commit), its membership eff settled from hits, marked
 // g by the speed gate, and moves what it has committed to the ping.
@@ -33,13 +27,6 @@ func (p *Processor) commit(d *device, pg *engine.Ping, hits, eff []*fence.Fence,
 	pt.Record(hits, eff)
 	pt.Gate = g
 	if d.Commit(pt, int64(p.cfg.History), p.cfg.HistoryPoints) {
-		d.trimmed = true
-	}
-}
-
-// trim drops what falls out of d's history (history.History.Trim).
-func (p *Processor) trim(d *device) {
-	if d.Trim(int64(p.cfg.History), p.cfg.HistoryPoints) {
 		d.trimmed = true
 	}
 }
@@ -83,7 +70,10 @@ func (p *Processor) freeBatch(d *device) {
 	b := d.Late
 	d.Late = nil
 	p.batches.Put(b, 4*p.cfg.BufferCap)
-	p.trim(d)
+	// What falls out of the history while the batch waited goes now.
+	if d.Trim(int64(p.cfg.History), p.cfg.HistoryPoints) {
+		d.trimmed = true
+	}
 }
 
 // reconcileLate places d's batch into its history. Pings after everything
@@ -183,11 +173,7 @@ func (p *Processor) tellPendingStep(d *device, now int64) bool {
 	if !d.clk.TellPending() {
 		return false
 	}
-	end := d.high // the old generation's freshest
-	if end == noTime {
-		end = 0
-	}
-	d.clk.MarkStep(shift0, end)
+	d.markStep(shift0)
 	p.m.Steps.Inc()
 	p.undefer(d, d.clk.Shift()-shift0, now)
 	return true
@@ -219,7 +205,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		until := history.StayEnd(rs, k, m)
 		if r.Anchor >= 0 { // published at the anchor
 			if r.Enter {
-				p.staysFrom(d, r.Fence, at.Event, until, false, false, &m[r.Anchor], now)
+				p.staysFrom(d, stay{fence: r.Fence, enter: at.Event, until: until, anchor: &m[r.Anchor]}, now)
 			}
 			continue
 		}
@@ -227,7 +213,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		if r.Enter {
 			typ = engine.Enter
 		}
-		p.historic(d, r.Fence.ID, typ, at, at.Event, now)
+		p.historic(d, transition{fence: r.Fence.ID, typ: typ, at: at.Event}, at, now)
 		dwelled := r.Enter && p.historicDwell(d, r.Fence, m[r.At:], now)
 		switch {
 		case r.Final && r.Enter:
@@ -241,7 +227,7 @@ func (p *Processor) reveal(d *device, start int, now int64) {
 		case r.Final:
 			d.states.Restore(r.Fence.ID, true, false, 0)
 		case r.Enter:
-			p.staysFrom(d, r.Fence, at.Event, until, true, dwelled, at, now)
+			p.staysFrom(d, stay{fence: r.Fence, enter: at.Event, until: until, anchor: at, fresh: true, dwelled: dwelled}, now)
 		}
 	}
 	p.publishRevealed()
@@ -262,7 +248,7 @@ func (p *Processor) payOwed(d *device, i int, now int64) {
 		p.owed.Add(d, presence.Owed{Fence: st.Fence, Enter: st.Enter, At: at})
 	} else if len(d.Points) > 0 {
 		st.Dwelled = true
-		p.historic(d, st.Fence, engine.Dwell, &d.Points[len(d.Points)-1], at, now)
+		p.historic(d, transition{fence: st.Fence, typ: engine.Dwell, at: at}, &d.Points[len(d.Points)-1], now)
 	}
 }
 
@@ -278,30 +264,41 @@ func (p *Processor) dwellAt(d *device, st *presence.State) int64 {
 	return math.MaxInt64
 }
 
-// staysFrom tells d's state in fence f, inside since before committed
-// point b, that the stay under way began at event (late pings revealed
-// the ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
-// DWELL counts from there, but comes no earlier than b, whose ENTER was
-// published, and a fresh stay's has come (dwelled) or not. One that this
-// brings before what d committed is published now, as historic, unless
-// the stay ended (until) before it or a ping kept for the next batch may
-// end it: the pings since confirm it, and the live one would come out of
-// order.
-func (p *Processor) staysFrom(d *device, f *fence.Fence, event, until int64, fresh, dwelled bool, b *history.Point, now int64) {
-	i := d.states.Index(f.ID)
-	if i < 0 || !d.states[i].Inside || d.states[i].Enter > b.Event {
+// stay is a stay under way in a fence that late pings revealed began
+// elsewhere (see staysFrom): at enter, until it ended (until), inside
+// since before the committed point anchor. A fresh stay is one after an
+// EXIT and ENTER the late pings revealed, whose DWELL has come (dwelled)
+// or not.
+type stay struct {
+	fence          *fence.Fence
+	enter, until   int64
+	anchor         *history.Point
+	fresh, dwelled bool
+}
+
+// staysFrom tells d's state in s.fence, inside since before s.anchor,
+// that the stay under way began at s.enter (late pings revealed the
+// ENTER, or, when fresh, an EXIT and ENTER after the one it had): its
+// DWELL counts from there, but comes no earlier than s.anchor, whose
+// ENTER was published. One that this brings before what d committed is
+// published now, as historic, unless the stay ended (s.until) before it
+// or a ping kept for the next batch may end it: the pings since confirm
+// it, and the live one would come out of order.
+func (p *Processor) staysFrom(d *device, s stay, now int64) {
+	i := d.states.Index(s.fence.ID)
+	if i < 0 || !d.states[i].Inside || d.states[i].Enter > s.anchor.Event {
 		return
 	}
 	st := &d.states[i]
-	st.Enter = event
-	if fresh {
-		st.Dwelled = dwelled
+	st.Enter = s.enter
+	if s.fresh {
+		st.Dwelled = s.dwelled
 	}
-	if dw, ok := f.DwellOf(p.cfg.Dwell); ok {
-		st.Enter = max(event, b.Event-dw)
-		if due := d.clk.After(st.Enter, dw); !st.Dwelled && due <= d.done && due < min(until, history.Earliest(p.keep)) {
+	if dw, ok := s.fence.DwellOf(p.cfg.Dwell); ok {
+		st.Enter = max(s.enter, s.anchor.Event-dw)
+		if due := d.clk.After(st.Enter, dw); !st.Dwelled && due <= d.done && due < min(s.until, history.Earliest(p.keep)) {
 			st.Dwelled = true
-			p.historic(d, f.ID, engine.Dwell, b, due, now)
+			p.historic(d, transition{fence: s.fence.ID, typ: engine.Dwell, at: due}, s.anchor, now)
 		}
 	}
 }
@@ -328,23 +325,6 @@ func (p *Processor) dwellsAfterReconcile(d *device, now int64) {
 	p.overdueDwells(d, d.done, now)
 }
 
-// insideAfter returns the index of d's first point that shows it inside
-// o's fence at or after o.At and before o.Until (a stay the late pings
-// ended before o.At was dropped when they were placed), or -1.
-func (p *Processor) insideAfter(d *device, o presence.Owed) int {
-	f := p.fences().ByID(o.Fence)
-	if f == nil {
-		return -1
-	}
-	for k := range d.Points {
-		pt := &d.Points[k]
-		if !pt.Aside() && pt.Event >= o.At && pt.Event < o.Until && f.Contains(history.Degrees(pt.Lat), history.Degrees(pt.Lon)) {
-			return k
-		}
-	}
-	return -1
-}
-
 // payOwedApart publishes, as historic, the DWELLs owed apart to d's
 // replaced stays (see payOwed) that no late ping stamped before them
 // waits for any more, nor a moved ping placed next (before wait).
@@ -354,15 +334,20 @@ func (p *Processor) payOwedApart(d *device, wait, now int64) {
 			if o.Until >= wait || d.LateBefore(o.Until) {
 				return false
 			}
-			if k := p.insideAfter(d, o); k >= 0 {
-				p.historic(d, o.Fence, engine.Dwell, &d.Points[k], o.At, now)
+			// Proved by a point inside at or after its instant, before
+			// the stay ended (one the late pings ended before it was
+			// dropped when they were placed).
+			if f := p.fences().ByID(o.Fence); f != nil {
+				if k := d.InsideBetween(f, o.At, o.Until); k >= 0 {
+					p.historic(d, transition{fence: o.Fence, typ: engine.Dwell, at: o.At}, &d.Points[k], now)
+				}
 			}
 			return true
 		}
 		if o.At >= wait || d.LateBefore(o.At) || len(d.Points) == 0 {
 			return false
 		}
-		p.historic(d, o.Fence, engine.Dwell, &d.Points[len(d.Points)-1], o.At, now)
+		p.historic(d, transition{fence: o.Fence, typ: engine.Dwell, at: o.At}, &d.Points[len(d.Points)-1], now)
 		return true
 	})
 }
@@ -386,7 +371,7 @@ func (p *Processor) overdueDwells(d *device, done, now int64) {
 		if n := len(d.Points); n > 0 {
 			pt = d.Points[n-1]
 		}
-		p.historic(d, st.Fence, engine.Dwell, &pt, u.At, now)
+		p.historic(d, transition{fence: st.Fence, typ: engine.Dwell, at: u.At}, &pt, now)
 	}
 	p.dues = p.dues[:k]
 	p.publishRevealed()
@@ -403,22 +388,22 @@ func (p *Processor) historicDwell(d *device, f *fence.Fence, pts []history.Point
 	}
 	due := d.clk.After(pts[0].Event, dw)
 	if i := history.Stayed(p.fences(), p.search, f, pts, due); i >= 0 && due < history.Earliest(p.keep) {
-		p.historic(d, f.ID, engine.Dwell, &pts[i], due, now)
+		p.historic(d, transition{fence: f.ID, typ: engine.Dwell, at: due}, &pts[i], now)
 		return true
 	}
 	return false
 }
 
-// historic publishes a transition that late pings revealed, caused by the
-// ping at pt, at event (pt's, or a DWELL's instant).
-func (p *Processor) historic(d *device, fenceID string, typ engine.Type, pt *history.Point, event, now int64) {
+// historic publishes t, which late pings revealed, caused by the ping
+// at pt.
+func (p *Processor) historic(d *device, t transition, pt *history.Point, now int64) {
 	p.out = engine.Transition{
-		Device: d.id, Fence: fenceID, Type: typ, Event: event,
+		Device: d.id, Fence: t.fence, Type: t.typ, Event: t.at,
 		Lat: history.Degrees(pt.Lat), Lon: history.Degrees(pt.Lon), Acc: float64(pt.Acc) / 10, Ingest: time.Unix(0, pt.Wall),
 		Decided: p.base.Add(time.Duration(now)), Historic: true,
-		Stamp: event + d.clk.Shift(), Offset: d.clk.OffAt(event) + d.clk.Shift(),
+		Stamp: t.at + d.clk.Shift(), Offset: d.clk.OffAt(t.at) + d.clk.Shift(),
 	}
-	p.m.Historic[typ].Inc()
+	p.m.Historic[t.typ].Inc()
 	p.revealed = append(p.revealed, p.out)
 }
 

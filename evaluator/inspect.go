@@ -5,6 +5,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/history"
 	"github.com/edgefence/edgefence/evaluator/inspect"
 )
@@ -18,7 +19,7 @@ func (p *Processor) Inspect(device string, now time.Time) (inspect.DeviceView, b
 	if d == nil {
 		return inspect.DeviceView{}, false
 	}
-	v := p.view(d, now)
+	v := d.view(now, p.base, p.cfg.BufferCap, p.fences())
 	v.Received = p.watched.Look(d, p.at(now))
 	return v, true
 }
@@ -31,7 +32,7 @@ func (p *Processor) Summarise(from, budget int, now time.Time, visit func(*inspe
 	var sum inspect.DeviceSummary
 	end := min(from+budget, len(p.all))
 	for i := from; i < end; i++ {
-		p.summarise(p.all[i], now, &sum)
+		p.all[i].summarise(&sum, now, p.base)
 		visit(&sum)
 	}
 	if end >= len(p.all) {
@@ -39,9 +40,6 @@ func (p *Processor) Summarise(from, budget int, now time.Time, visit func(*inspe
 	}
 	return end
 }
-
-// wallOf converts a processor-relative instant to the wall clock.
-func (p *Processor) wallOf(at int64) time.Time { return p.base.Add(time.Duration(at)) }
 
 // lag is how far d's watermark trails the server's clock at now.
 func lag(d *device, now time.Time) time.Duration {
@@ -51,7 +49,9 @@ func lag(d *device, now time.Time) time.Duration {
 	return time.Duration(now.UnixNano() - (d.wm - d.clk.Off()))
 }
 
-func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary) {
+// summarise fills s with the device's summary at now; its processor's
+// instants count from base.
+func (d *device) summarise(s *inspect.DeviceSummary, now, base time.Time) {
 	*s = inspect.DeviceSummary{
 		Device:       d.id,
 		WatermarkLag: lag(d, now),
@@ -70,11 +70,14 @@ func (p *Processor) summarise(d *device, now time.Time, s *inspect.DeviceSummary
 		s.Deferred = len(d.Late.Pings)
 	}
 	if d.high != noTime {
-		s.LastArrival = p.wallOf(d.highAt)
+		s.LastArrival = base.Add(time.Duration(d.highAt))
 	}
 }
 
-func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
+// view returns the device's full view at now: its processor's instants
+// count from base, its buffer holds up to bufCap pings, and set names the
+// fences its history is shown against.
+func (d *device) view(now, base time.Time, bufCap int, set *fence.Set) inspect.DeviceView {
 	v := inspect.DeviceView{
 		Device:       d.id,
 		Taken:        now,
@@ -87,20 +90,20 @@ func (p *Processor) view(d *device, now time.Time) inspect.DeviceView {
 		ClockShift:   time.Duration(d.clk.Shift()),
 		ClockState:   clock.StateNames[d.clk.State()],
 		Buffered:     len(d.buf),
-		BufferCap:    p.cfg.BufferCap,
+		BufferCap:    bufCap,
 		Evaluated:    d.seq,
 		Lat:          history.Degrees(d.lat),
 		Lon:          history.Degrees(d.lon),
 		HasPosition:  d.seq > 0 || d.lat != 0 || d.lon != 0,
 	}
 	if d.high != noTime {
-		v.LastArrival = p.wallOf(d.highAt)
+		v.LastArrival = base.Add(time.Duration(d.highAt))
 	}
 	if d.Late != nil {
 		v.Deferred = len(d.Late.Pings)
 	}
 	v.Pending = inspect.Pending(d.buf)
-	v.History = inspect.Committed(d.Points, p.fences())
+	v.History = inspect.Committed(d.Points, set)
 	v.Fences = inspect.Fences(d.states)
 	return v
 }

@@ -128,24 +128,6 @@ func (p *Processor) Hold(id string) (time.Duration, bool) {
 	return 0, false
 }
 
-// adapt updates d's adaptive hold with its ping just judged v at event,
-// before the ping is placed: a late ping's own deadline is already the
-// wider one.
-func (p *Processor) adapt(d *device, v clock.Verdict, event int64) {
-	if v == clock.Stepped || d.clk.Pending() <= -2 {
-		// A step, or a step back being told from delayed pings (two agree):
-		// the clock is not stable. Widening on any candidate cost latency
-		// and bought nothing: one delayed ping makes a candidate.
-		d.est.Widen(&p.pol)
-	}
-	var late time.Duration
-	if d.high != noTime && event < d.high {
-		late = time.Duration(d.high - event)
-	}
-	d.est.Observe(late, &p.pol)
-	d.holdUs = int32(d.est.Hold(&p.pol) / time.Microsecond)
-}
-
 // Deferred returns how many late pings wait to be reconciled.
 func (p *Processor) Deferred() int { return p.deferred }
 
@@ -177,7 +159,7 @@ func (p *Processor) ingest(d *device, pg *engine.Ping, now int64) {
 	}
 	if d.holdUs == 0 && !p.cfg.Adaptive() {
 		// Arrival order: no buffer, so nothing can be late either.
-		p.raise(d, pg.Event, wall, now)
+		d.raise(pg.Event, wall, now, int64(p.cfg.Skew))
 		p.evaluate(d, pg, now, now)
 		return
 	}
@@ -193,7 +175,7 @@ func (p *Processor) ingest(d *device, pg *engine.Ping, now int64) {
 	burst := now-d.clk.PrevArrival() < clock.BurstGap
 	v := p.judge(d, pg, wall, now)
 	if p.cfg.Adaptive() {
-		p.adapt(d, v, pg.Event)
+		d.adapt(v, pg.Event, &p.pol)
 	}
 	h := reorder.HeldOf(pg, wall, now)
 	if v == clock.Behind && p.cfg.History > 0 {
@@ -249,7 +231,7 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 	pg.Stamp = stamp
 	pg.Event = stamp - c.Shift()
 	if delta, ok := c.Reanchor(pg.Event, wall, now); ok {
-		p.moveBoot(d, c.BootArrival(), delta)
+		d.moveBoot(c.BootArrival(), delta)
 	}
 	switch {
 	case v == clock.Ahead:
@@ -257,11 +239,7 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		pg.Clamp = clock.ClampAhead
 		p.m.Clamped[clock.ClampAhead].Inc()
 	case v == clock.Stepped:
-		end := d.high // the old generation's freshest
-		if end == noTime {
-			end = 0
-		}
-		c.MarkStep(shift0, end)
+		d.markStep(shift0)
 		p.m.Steps.Inc()
 		p.undefer(d, c.Shift()-shift0, now)
 	}
@@ -269,17 +247,6 @@ func (p *Processor) judge(d *device, pg *engine.Ping, wall, now int64) clock.Ver
 		p.m.Offset.Observe(time.Duration(c.Off() + c.Shift()))
 	}
 	return v
-}
-
-// moveBoot moves the pings of a provisionally anchored counting clock,
-// received since arr, by delta on the timeline, wherever they wait.
-func (p *Processor) moveBoot(d *device, since, delta int64) {
-	if reorder.MoveBoot(d.buf, since, delta) {
-		d.buf.Init()
-	}
-	if d.Late != nil {
-		reorder.MoveBoot(d.Late.Pings, since, delta)
-	}
 }
 
 // placeLive buffers a judged ping, releases it at once when it comes
@@ -298,7 +265,7 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		if h.Clamp != clock.ClampBeforeFloor {
 			// A counting clock's anchor is a guess until its burst says
 			// otherwise (clock.Model.Reanchor): it moves nothing.
-			p.raise(d, h.Event, h.Wall, now)
+			d.raise(h.Event, h.Wall, now, int64(p.cfg.Skew))
 		}
 		if w := d.high - d.hold(); w > d.wm {
 			d.wm = w
@@ -329,20 +296,6 @@ func (p *Processor) placeLive(d *device, h *reorder.Held, burst bool, now int64)
 		p.late = engine.Late{Ping: p.ping, Reason: engine.LateBehindWatermark, Watermark: d.wm}
 		p.m.Late.Inc()
 		p.sink.Late(&p.late)
-	}
-}
-
-// raise moves the high-water mark to event, received at wall. It never
-// passes the model's clock plus the skew tolerance, so one glitch cannot
-// make later good pings late.
-func (p *Processor) raise(d *device, event, wall, now int64) {
-	ceiling := wall + int64(p.cfg.Skew)
-	if d.clk.Known() {
-		ceiling += max(d.clk.Off(), 0)
-	}
-	if hw := min(event, ceiling); hw > d.high {
-		d.high = hw
-		d.highAt = now
 	}
 }
 
@@ -414,7 +367,7 @@ func (p *Processor) advance(d *device, n int64) {
 		return
 	}
 	wait := int64(p.cfg.HistoryWait)
-	if p.lateDue(d, n) {
+	if d.lateDue(n, wait) {
 		p.reconcileLate(d, n, false)
 		return
 	}
@@ -512,24 +465,20 @@ func (p *Processor) remove(d *device) {
 		// Fill the hole with the last device looked at, and move the
 		// hole to the cursor.
 		p.cursor--
-		p.move(p.cursor, i)
+		p.all[i] = p.all[p.cursor]
+		p.all[i].slot = int32(i)
 		i = p.cursor
 	}
 	last := len(p.all) - 1
 	if i != last { // the last slot may hold the device just moved out of it
-		p.move(last, i)
+		p.all[i] = p.all[last]
+		p.all[i].slot = int32(i)
 	}
 	p.all[last] = nil
 	p.all = p.all[:last]
 	delete(p.devices, d.id)
 	delete(p.owed, d)
 	p.watched.Forget(d)
-}
-
-func (p *Processor) move(from, to int) {
-	d := p.all[from]
-	p.all[to] = d
-	d.slot = int32(to)
 }
 
 // Reconcile brings device state in line with the current fence set after

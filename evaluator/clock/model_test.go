@@ -211,6 +211,38 @@ func TestSmallForwardStepIsAbsorbed(t *testing.T) {
 	}
 }
 
+// "A rise of the offset by more than the model's noise is such a step,
+// and rises within 10 s after it are more of it": a step forward of 1.5 s
+// whose first ping came 200 ms late shows as a rise of 1.3 s, and the
+// next ping's rise of 200 ms (within the noise) is the rest of it, so a
+// stay across it is measured 1.5 s shorter on the timeline. A rise within
+// the noise more than 10 s later is the minimum-delay filter learning,
+// not more of the step.
+func TestRisesSoonAfterAnAbsorbedStepAreMoreOfIt(t *testing.T) {
+	d := newDevice(0)
+	d.learn(t) // fixed at +1 s … +4 s, on time
+	from := w0 + int64(3*time.Second)
+	gapped := from + int64(5*time.Second) + int64(1500*time.Millisecond)
+	d.off += int64(1500 * time.Millisecond)
+	if v, _ := d.ping(time.Second, 200*time.Millisecond); v != clock.Fresh {
+		t.Fatalf("first ping after the step: %v, want Fresh (absorbed)", v)
+	}
+	if v, _ := d.ping(time.Second, 0); v != clock.Fresh {
+		t.Fatalf("second ping after the step: %v, want Fresh", v)
+	}
+	if got := d.m.After(from, int64(5*time.Second)); got != gapped {
+		t.Fatalf("5 s after +3 s, across the step: %v on the timeline, want %v (the whole 1.5 s left out)", time.Duration(got-w0), time.Duration(gapped-w0))
+	}
+	for range 12 {
+		d.ping(time.Second, 0)
+	}
+	d.off += int64(200 * time.Millisecond)
+	d.ping(time.Second, 0)
+	if got := d.m.After(from, int64(5*time.Second)); got != gapped {
+		t.Fatalf("after a rise of 200 ms 13 s later: %v on the timeline, want %v (the step unchanged)", time.Duration(got-w0), time.Duration(gapped-w0))
+	}
+}
+
 // Pings that disagree with the model but arrive back to back (a backlog
 // burst) never confirm a step, however many.
 func TestBurstNeverConfirmsAStep(t *testing.T) {

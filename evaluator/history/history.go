@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 
+	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/reorder"
 )
 
@@ -131,6 +132,18 @@ func (h *History) LateBefore(event int64) bool {
 		}
 	}
 	return false
+}
+
+// InsideBetween returns the index of the first point, not set aside, that
+// shows the device inside f at or after from and before until, or -1.
+func (h *History) InsideBetween(f *fence.Fence, from, until int64) int {
+	for k := range h.Points {
+		pt := &h.Points[k]
+		if !pt.Aside() && pt.Event >= from && pt.Event < until && f.Contains(Degrees(pt.Lat), Degrees(pt.Lon)) {
+			return k
+		}
+	}
+	return -1
 }
 
 // Earliest returns the earliest event among pings, or math.MaxInt64 for

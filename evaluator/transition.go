@@ -1,0 +1,12 @@
+package evaluator
+
+import "github.com/edgefence/edgefence/evaluator/engine"
+
+// transition is what the engine decided for one fence: the type and the
+// instant on the device's timeline. The publishing methods dress it with
+// its device, its causing ping and the clock as an engine.Transition.
+type transition struct {
+	fence string
+	typ   engine.Type
+	at    int64
+}
