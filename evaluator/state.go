@@ -82,7 +82,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 	if d.holdUs > 0 { // arrival order is the baseline: its DWELLs stay as they come
 		p.overdueDwells(d, before, now)
 	}
-	p.fireDwells(d, pg.Lat, pg.Lon, pg.Clamp, pg.Ingest, false, now)
+	p.fireDwells(d, pg, false, now)
 
 	for i := range d.states {
 		st := &d.states[i]
@@ -90,7 +90,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 			st.Inside = false
 			rev := st.Seq == d.seq-1
 			st.Seq = d.seq
-			p.emit(d, st.Fence, engine.Exit, pg.Event, pg, arrived, rev, now)
+			p.emit(d, transition{fence: st.Fence, typ: engine.Exit, at: pg.Event, rev: rev}, pg, arrived, now)
 		}
 	}
 	for _, f := range hits {
@@ -107,7 +107,7 @@ func (p *Processor) evaluate(d *device, pg *engine.Ping, arrived, now int64) {
 		} else {
 			d.states.Insert(st)
 		}
-		p.emit(d, f.ID, engine.Enter, pg.Event, pg, arrived, rev, now)
+		p.emit(d, transition{fence: f.ID, typ: engine.Enter, at: pg.Event, rev: rev}, pg, arrived, now)
 	}
 
 	d.states.Prune(d.seq)
@@ -155,15 +155,16 @@ func (p *Processor) edges(d *device, pg *engine.Ping, hits []*fence.Fence, mark 
 	return p.held
 }
 
-// fireDwells emits the DWELLs in p.dues in event-time order.
-func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampReason, ingest time.Time, timer bool, now int64) {
+// fireDwells emits the DWELLs in p.dues in event-time order, caused by
+// pg (its position, clamp and arrival), or, for a timer, by none.
+func (p *Processor) fireDwells(d *device, pg *engine.Ping, timer bool, now int64) {
 	presence.SortDues(p.dues)
 	for _, u := range p.dues {
 		st := &d.states[u.I]
 		st.Dwelled = true
 		p.out = engine.Transition{
 			Device: d.id, Fence: st.Fence, Type: engine.Dwell, Event: u.At,
-			Lat: lat, Lon: lon, Clamp: clamp, Ingest: ingest, Timer: timer,
+			Lat: pg.Lat, Lon: pg.Lon, Clamp: pg.Clamp, Ingest: pg.Ingest, Timer: timer,
 			Stamp: u.At + d.clk.Shift(), Offset: d.clk.OffAt(u.At) + d.clk.Shift(),
 			Decided: p.base.Add(time.Duration(now)),
 		}
@@ -172,15 +173,17 @@ func (p *Processor) fireDwells(d *device, lat, lon float64, clamp clock.ClampRea
 	}
 }
 
-func (p *Processor) emit(d *device, fenceID string, typ engine.Type, event int64, pg *engine.Ping, arrived int64, rev bool, now int64) {
+// emit publishes t, caused by pg, which arrived at processor instant
+// arrived.
+func (p *Processor) emit(d *device, t transition, pg *engine.Ping, arrived, now int64) {
 	p.out = engine.Transition{
-		Device: d.id, Fence: fenceID, Type: typ, Event: event,
-		Lat: pg.Lat, Lon: pg.Lon, Acc: float64(reorder.AccOf(pg.Acc)) / 10, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: rev,
-		Stamp: pg.Stamp, Offset: d.clk.OffAt(event) + d.clk.Shift(),
+		Device: d.id, Fence: t.fence, Type: t.typ, Event: t.at,
+		Lat: pg.Lat, Lon: pg.Lon, Acc: float64(reorder.AccOf(pg.Acc)) / 10, Clamp: pg.Clamp, Source: pg.Source, Ingest: pg.Ingest, Reversal: t.rev,
+		Stamp: pg.Stamp, Offset: d.clk.OffAt(t.at) + d.clk.Shift(),
 		Decided: p.base.Add(time.Duration(now)),
 	}
-	p.m.Transitions[typ].Inc()
-	if rev {
+	p.m.Transitions[t.typ].Inc()
+	if t.rev {
 		p.m.Reversals.Inc()
 	}
 	p.m.DecideLatency.Observe(time.Duration(now - arrived))
@@ -249,6 +252,8 @@ func (p *Processor) settleDwell(d *device, now int64, fire bool) {
 		p.dwells.Push(at, d)
 	}
 	if len(p.dues) > 0 {
-		p.fireDwells(d, history.Degrees(d.lat), history.Degrees(d.lon), clock.ClampNone, p.base.Add(time.Duration(now)), true, now)
+		// Caused by no ping: at the device's last position, now.
+		cause := engine.Ping{Lat: history.Degrees(d.lat), Lon: history.Degrees(d.lon), Ingest: p.base.Add(time.Duration(now))}
+		p.fireDwells(d, &cause, true, now)
 	}
 }
