@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/natstest"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/nats-io/nats-server/v2/server"
@@ -110,25 +111,7 @@ func startNATS3(tb testing.TB) []*server.Server {
 	for i := range srvs {
 		conf := fmt.Sprintf("server_name: n%d\nlisten: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\ncluster { name: test, listen: \"127.0.0.1:%d\", routes: [%s] }\n",
 			i+1, filepath.Join(dir, fmt.Sprint(i)), ports[i], routes)
-		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i))
-		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		opts, err := server.ProcessConfigFile(path)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		opts.NoLog, opts.NoSigs = true, true
-		s, err := server.NewServer(opts)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		s.Start()
-		tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		if !s.ReadyForConnections(20 * time.Second) {
-			tb.Fatal("nats: not ready")
-		}
-		srvs[i] = s
+		srvs[i], _ = natstest.Start(tb, dir, fmt.Sprintf("n%d.conf", i), conf)
 	}
 	nc, err := nats.Connect(clientURLs(srvs))
 	if err != nil {

@@ -9,12 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefence/edgefence/internal/natstest"
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/nats-io/nats-server/v2/server"
@@ -52,22 +53,8 @@ func (n *natsNode) start() {
 	n.t.Helper()
 	conf := fmt.Sprintf("server_name: n1\nlisten: \"127.0.0.1:%d\"\njetstream { store_dir: %q }\nmqtt { listen: \"127.0.0.1:-1\" }\n",
 		n.port, filepath.Join(n.dir, "js"))
-	path := filepath.Join(n.dir, "nats.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		n.t.Fatal(err)
-	}
-	opts, err := server.ProcessConfigFile(path)
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	opts.NoLog, opts.NoSigs = true, true
-	if n.srv, err = server.NewServer(opts); err != nil {
-		n.t.Fatal(err)
-	}
-	n.srv.Start()
-	if !n.srv.ReadyForConnections(20 * time.Second) {
-		n.t.Fatal("nats: not ready")
-	}
+	var opts *server.Options
+	n.srv, opts = natstest.Start(n.t, n.dir, "nats.conf", conf)
 	n.port = n.srv.Addr().(*net.TCPAddr).Port
 	n.mqtt = fmt.Sprintf("127.0.0.1:%d", opts.MQTT.Port)
 }

@@ -20,9 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefence/edgefence/internal/natstest"
+
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/jwt/v2"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
@@ -106,24 +107,7 @@ func startNATS(t *testing.T, partitions int, conf string) (url, mqttAddr string)
 	if partitions > 0 { // else the accounts carry them
 		conf += fmt.Sprintf("mappings = { %s }\n", strings.Join(maps, ", "))
 	}
-	path := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	opts, err := server.ProcessConfigFile(path)
-	if err != nil {
-		t.Fatalf("nats config: %v\n%s", err, conf)
-	}
-	opts.NoLog, opts.NoSigs = true, true
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats: not ready")
-	}
+	s, opts := natstest.Start(t, dir, "nats.conf", conf)
 	return s.ClientURL(), fmt.Sprintf("127.0.0.1:%d", opts.MQTT.Port)
 }
 

@@ -1,0 +1,41 @@
+// Package natstest starts in-process NATS servers for tests from the
+// configuration text a deployment's nats.conf holds, so a test's server
+// is configured as a real one is (mappings, JetStream, MQTT, clusters).
+package natstest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Start writes conf (nats.conf syntax) to name in dir, starts a server
+// from it with logging and signal handling off, waits until it accepts
+// connections and shuts it down when the test ends (Shutdown may be
+// called before). It returns the server and the options the file gave
+// (the MQTT port chosen, for one).
+func Start(tb testing.TB, dir, name, conf string) (*server.Server, *server.Options) {
+	tb.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		tb.Fatalf("nats config: %v\n%s", err, conf)
+	}
+	opts.NoLog, opts.NoSigs = true, true
+	s, err := server.NewServer(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Start()
+	tb.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(20 * time.Second) {
+		tb.Fatal("nats: not ready")
+	}
+	return s, opts
+}
