@@ -46,10 +46,17 @@ func TestClusterScript(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	// Whatever fails below, nothing the script started outlives the test.
+	// Whatever fails below, nothing the script started outlives the test:
+	// down, and SIGKILL to what a broken down left running.
+	var pids map[string]int
 	t.Cleanup(func() {
 		if out, err := script(2*time.Minute, "down"); err != nil {
 			t.Errorf("cleanup: scripts/cluster down: %v\n%s", err, out)
+		}
+		for _, pid := range pids {
+			if running(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 		if t.Failed() {
 			logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
@@ -73,7 +80,7 @@ func TestClusterScript(t *testing.T) {
 			t.Errorf("up's summary lacks %q:\n%s", want, out)
 		}
 	}
-	pids := clusterPIDs(t, dir)
+	pids = clusterPIDs(t, dir)
 	if len(pids) != 9 {
 		t.Fatalf("pid files %v, want 3 nats, 3 serve, 3 worker", pids)
 	}
