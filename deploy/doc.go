@@ -5,6 +5,8 @@
 // those files are well-formed and agree with the code: every flag they set
 // exists, every metric an alert or panel queries is registered, and the
 // shipped configuration starts a broker that reloads on SIGHUP and stops
-// cleanly within the unit's TimeoutStopSec. docs/deploy.md and
+// cleanly within the unit's TimeoutStopSec; and that scripts/cluster starts
+// a scale-out cluster on loopback that turns a ping into a transition and
+// stops it whole. docs/deploy.md and
 // docs/runbook.md describe how to use them.
 package deploy
