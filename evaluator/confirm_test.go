@@ -2,6 +2,8 @@ package evaluator
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -271,5 +273,37 @@ func TestABacklogFromWhereADeviceStoodStandsThere(t *testing.T) {
 	}
 	if fmt.Sprint(after) != fmt.Sprint([]string{"EXIT +" + sec(last).String()}) {
 		t.Fatalf("changes after it stood: %q (all: %q)", after, h.rec.lines())
+	}
+}
+
+// A parked receiver whose acc understates its error stops flipping once
+// it has shown it: 1 m inside the depot's edge for an hour, its error
+// drifting (30 s correlation) with σ 10 or 20 m per axis while it
+// reports half of that or less, it changes no fence after its first 15
+// minutes, as its fixes keep coming back from near the standing
+// radius's edge and the radius grows. Before, its drift left the radius
+// every few minutes and it flipped 10 to 26 times an hour.
+func TestAParkedReceiverThatUnderstatesItsErrorStopsFlipping(t *testing.T) {
+	for _, c := range []struct{ sigma, acc float64 }{{10, 5}, {10, 7.5}, {20, 10}} {
+		for seed := range 3 {
+			h := newHarness(t, nil)
+			r := rand.New(rand.NewPCG(uint64(seed), 9))
+			rho := math.Exp(-1.0 / 30)
+			var ex, ey float64
+			for i := range 3600 {
+				ex = rho*ex + math.Sqrt(1-rho*rho)*c.sigma*r.NormFloat64()
+				ey = rho*ey + math.Sqrt(1-rho*rho)*c.sigma*r.NormFloat64()
+				at := time.Duration(i) * time.Second
+				p := westOfDepot(1 + ex)
+				p.lat += ey / 111_320
+				h.sendAcc("d", p, c.acc, at, at+200*time.Millisecond)
+			}
+			h.at(time.Hour + time.Minute)
+			for _, tr := range h.rec.trans {
+				if at := time.Duration(tr.Event - t0.UnixNano()); tr.Type != engine.Dwell && at > 15*time.Minute {
+					t.Fatalf("σ %v m, acc %v m, seed %d: %v at %v: %q", c.sigma, c.acc, seed, tr.Type, at, h.rec.lines())
+				}
+			}
+		}
 	}
 }

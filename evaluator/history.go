@@ -118,7 +118,7 @@ func (p *Processor) reconcileLate(d *device, now int64, final bool) {
 	}
 	p.merged = history.Merge(p.merged[:0], before, d.Points, pings)
 	p.m.Gated.Add(gate.Mark(p.cfg.MaxSpeed, p.merged)) // judged as they would have been live
-	history.Stand(p.merged, p.cfg.MaxAccuracy)
+	history.Stand(p.merged, p.cfg.MaxAccuracy, d.spot.Grow())
 	if len(before)+len(pings) > 0 {
 		p.reveal(d, start, now)
 	}

@@ -516,8 +516,8 @@ func (h *History) Place(pings []reorder.Held) (first, after int) {
 // the outage, though no committed standing fix follows it. Fixes set
 // aside, without an accuracy or of one above maxAcc metres say nothing
 // of where the device stood, as live. It clears GateLate.
-func Stand(pts []Point, maxAcc float64) {
-	var s still.Spot
+func Stand(pts []Point, maxAcc float64, grow uint8) {
+	s := still.Grown(grow)
 	for i := range pts {
 		pt := &pts[i]
 		late := pt.Gate&GateLate != 0

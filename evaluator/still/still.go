@@ -39,13 +39,36 @@ const MaxGap = 10_000_000_000 // ns
 // For there, and since when its fixes have been near it. After For the
 // spot stays put: one that followed the newest fixes would follow a
 // device walking slowly, which would then never leave it. Its zero value
-// has seen no fix.
+// has seen no fix. It also keeps how much the device's radius has grown
+// (Grow), which a new spot keeps.
 type Spot struct {
 	Since    int64  // event time of the first fix near the spot, Unix ns
 	Lat, Lon int32  // degrees × Scale
 	Span     uint32 // ms from Since to the last fix near the spot
 	N        uint16 // fixes averaged
-	Away     bool   // the last fix lay beyond the radius
+	Far      uint8  // metres: the farthest a fix near the spot has lain since it stood or the radius grew
+	Bits     uint8  // bit 0: the last fix lay beyond the radius; bits 1–4: Grow
+}
+
+// MaxGrow caps Grow: a radius at most four times Radius.
+const MaxGrow = 12
+
+// Grown returns an empty spot of a device whose radius has grown by
+// grow quarters (Spot.Grow).
+func Grown(grow uint8) Spot { return Spot{Bits: min(grow, MaxGrow) << 1} }
+
+// Grow is how many quarters of Radius the device's radius has grown by:
+// once each time its fixes, while it stood, came back from near the
+// radius's edge (returns).
+func (s *Spot) Grow() uint8 { return s.Bits >> 1 }
+
+func (s *Spot) away() bool { return s.Bits&1 != 0 }
+
+func (s *Spot) setAway(away bool) {
+	s.Bits &^= 1
+	if away {
+		s.Bits |= 1
+	}
 }
 
 // Observe takes the device's next fix, in event order: at lat, lon
@@ -61,15 +84,19 @@ func (s *Spot) Observe(event int64, lat, lon int32, acc uint16) bool {
 		s.restart(event, lat, lon)
 		return false
 	}
-	if Distance(s.Lat, s.Lon, lat, lon) > Radius(acc) {
-		if s.Away || event-last > MaxGap {
+	d, r := Distance(s.Lat, s.Lon, lat, lon), s.Radius(acc)
+	if d > r {
+		if s.away() || event-last > MaxGap {
 			s.restart(event, lat, lon)
 			return false
 		}
-		s.Away = true
+		s.setAway(true)
 		return last-s.Since >= For
 	}
-	s.Away = false
+	s.setAway(false)
+	if last-s.Since >= For {
+		s.returns(d, r)
+	}
 	if event-s.Since < For && s.N < math.MaxUint16 {
 		s.N++
 		n := int64(s.N)
@@ -91,13 +118,38 @@ func (s *Spot) Standing() bool { return s.N > 0 && int64(s.Span)*1_000_000 >= Fo
 // standing live, seen again in a replay) the spot, standing since For
 // before it.
 func (s *Spot) StoodAt(event int64, lat, lon int32) {
-	*s = Spot{Since: event - For, Lat: lat, Lon: lon, N: 1, Span: uint32(For / 1_000_000)}
+	*s = Spot{Since: event - For, Lat: lat, Lon: lon, N: 1, Span: uint32(For / 1_000_000), Bits: s.Bits &^ 1}
 }
 
-// restart makes the fix the spot's first.
+// restart makes the fix the spot's first. The radius's growth is the
+// device's, not the spot's: it stays.
 func (s *Spot) restart(event int64, lat, lon int32) {
-	*s = Spot{Since: event, Lat: lat, Lon: lon, N: 1}
+	*s = Spot{Since: event, Lat: lat, Lon: lon, N: 1, Bits: s.Bits &^ 1}
 }
+
+// returns grows the radius by a quarter when the device's fixes, while
+// it stands, came back from near its edge (beyond ReturnFrom of it) to
+// within half that distance of the spot: drift that comes back, which a
+// walk never does, larger than the device's acc said.
+func (s *Spot) returns(d, r float64) {
+	if d > float64(s.Far) {
+		s.Far = uint8(min(math.Ceil(d), math.MaxUint8))
+		return
+	}
+	if float64(s.Far) > ReturnFrom*r && d < float64(s.Far)/2 && s.Grow() < MaxGrow {
+		s.Bits += 2
+		s.Far = 0
+	}
+}
+
+// ReturnFrom is how near the edge of the radius, as a share of it, a fix
+// must have come for a return from there to grow the radius.
+const ReturnFrom = 0.7
+
+// Radius is how far from the spot, metres, a fix of accuracy acc may
+// lie and the device still stand there: Radius(acc), grown by Grow
+// quarters.
+func (s *Spot) Radius(acc uint16) float64 { return Radius(acc) * float64(4+s.Grow()) / 4 }
 
 // Radius is how far from the spot, metres, a fix of accuracy acc
 // (decimetres) may lie and the device still stand there.

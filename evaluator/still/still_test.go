@@ -3,6 +3,7 @@ package still_test
 import (
 	"math"
 	"testing"
+	"unsafe"
 
 	"pgregory.net/rapid"
 
@@ -139,4 +140,43 @@ func TestPropertyJitterWithinTheRadiusKeepsStanding(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A standing device's fixes that come back from near the edge of its
+// radius (beyond still.ReturnFrom of it) to within half that distance
+// grow its radius by a quarter, which a new spot keeps; fixes that only
+// go farther (a walk) never do. The spot is 24 bytes, so the device
+// record keeps its size class.
+func TestRadiusGrowsWhenFixesComeBack(t *testing.T) {
+	var s still.Spot
+	ev := int64(0)
+	obs := func(north float64) bool {
+		lat, lon := at(north, 0)
+		ev += sec
+		return s.Observe(ev, lat, lon, 50) // acc 5 m: a radius of 25 m
+	}
+	for range 31 {
+		obs(0)
+	}
+	obs(20) // 0.8 of the radius
+	if obs(5); s.Grow() != 1 || s.Radius(50) != still.Radius(50)*5/4 {
+		t.Fatalf("after a return from 20 m: grow %d, radius %v", s.Grow(), s.Radius(50))
+	}
+	obs(200) // two far fixes: a new spot…
+	obs(200)
+	if s.Grow() != 1 {
+		t.Fatalf("a new spot lost the growth: %d", s.Grow())
+	}
+
+	var walker still.Spot
+	for i := range 120 { // 0.5 m/s, a fix a second
+		lat, lon := at(float64(i)/2, 0)
+		walker.Observe(int64(i)*sec, lat, lon, 50)
+		if walker.Grow() != 0 {
+			t.Fatalf("a walker's radius grew at %d s", i)
+		}
+	}
+	if n := unsafe.Sizeof(still.Spot{}); n != 24 {
+		t.Fatalf("Spot is %d bytes, want 24", n)
+	}
 }
