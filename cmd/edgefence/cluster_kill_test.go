@@ -10,8 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -31,19 +35,27 @@ import (
 // stamps to node A; after about half of them are acknowledged A is
 // killed (-9) mid-stream, each tracker reconnects to node B and sends
 // again every ping it has no PUBACK for, as a real tracker does, then
-// goes on. The ping stream then holds every acknowledged ping, once
-// (a ping A stored whose PUBACK died with it is de-duplicated by its
-// message id), in each device's order.
+// goes on. The ping stream then holds every acknowledged ping, once, in
+// each device's order.
+//
+// On loopback a ping spends microseconds between leaving A and being
+// stored, too short for a kill to land in by chance, so A reaches NATS
+// through a relay in the test that holds the link still around the
+// kill: first it stops passing the stream's acknowledgements (each
+// tracker is left with a ping the stream stored but A never
+// acknowledged: B must store its re-send once), then A's publishes too
+// (a ping A acknowledged before the stream had it would be lost).
 func TestServeClusterKillNode(t *testing.T) {
 	dir := t.TempDir()
 	ns, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf(
 		"server_name: n1\nlisten: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
 	url := ns.ClientURL()
-	node := func(name string) *proc {
-		return startServe(t, filepath.Join(dir, name), nil, "--cluster", url,
+	relay := startRelay(t, ns.Addr().String())
+	node := func(name, nats string) *proc {
+		return startServe(t, filepath.Join(dir, name), nil, "--cluster", nats,
 			"--partitions", "4", "--replicas", "1", "--rate", "0")
 	}
-	a, b := node("a"), node("b")
+	a, b := node("a", "nats://"+relay.addr), node("b", url)
 
 	const trackers, perTracker = 8, 50
 	const killAfter = trackers * perTracker / 2
@@ -56,6 +68,7 @@ func TestServeClusterKillNode(t *testing.T) {
 		wg      sync.WaitGroup
 		errs    = make(chan error, trackers)
 	)
+	defer wg.Wait() // on a failure below too: the trackers end within their own bound
 	for i := range trackers {
 		wg.Add(1)
 		go func() {
@@ -77,6 +90,11 @@ func TestServeClusterKillNode(t *testing.T) {
 			t.Fatalf("%d of %d pings acknowledged by A within %v", acks.Load(), killAfter, 4*wait)
 		}
 	}
+	// Each tracker sends a ping every 10 ms: each has one in each hold.
+	close(relay.holdAcks)
+	time.Sleep(100 * time.Millisecond)
+	close(relay.holdPings)
+	time.Sleep(100 * time.Millisecond)
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +102,7 @@ func TestServeClusterKillNode(t *testing.T) {
 	if st := a.wait(wait); !isKilled(st) {
 		t.Fatalf("node A exited with %v, want killed", st)
 	}
+	relay.close() // what it held dies with A's connection
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -92,7 +111,11 @@ func TestServeClusterKillNode(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("A killed after %d acknowledgements; %d pings sent again to B", killedAt, resends.Load())
+	dups := b.metricValue(`edgefence_cluster_pings_total{result="duplicate"}`)
+	t.Logf("A killed after %d acknowledgements; %d pings sent again to B, %v of them already stored", killedAt, resends.Load(), dups)
+	if dups == 0 {
+		t.Error("B counted no re-sent ping as already stored: the acknowledgements' hold should leave each tracker one")
+	}
 
 	got := readStream(t, url)
 	for i := range trackers {
@@ -127,8 +150,117 @@ func TestServeClusterKillNode(t *testing.T) {
 	b.signal(syscall.SIGTERM, 2*wait)
 }
 
+// relay is a TCP relay between a node and NATS that can stop passing
+// bytes, one direction at a time, for good: a link gone still.
+type relay struct {
+	addr      string
+	ln        net.Listener
+	holdAcks  chan struct{} // closed: NATS to node stops
+	holdPings chan struct{} // closed: node to NATS stops
+	mu        sync.Mutex
+	conns     []net.Conn
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+func startRelay(t *testing.T, target string) *relay {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{addr: ln.Addr().String(), ln: ln, holdAcks: make(chan struct{}), holdPings: make(chan struct{})}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			r.mu.Lock()
+			r.conns = append(r.conns, in, out)
+			r.mu.Unlock()
+			r.wg.Add(2)
+			go r.pipe(out, in, r.holdPings)
+			go r.pipe(in, out, r.holdAcks)
+		}
+	}()
+	t.Cleanup(r.close)
+	return r
+}
+
+// pipe copies src to dst until either fails or hold is closed; what it
+// read when hold closed is dropped, the rest stays unread.
+func (r *relay) pipe(dst, src net.Conn, hold <-chan struct{}) {
+	defer r.wg.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		select {
+		case <-hold:
+			return
+		default:
+		}
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+// close closes the listener and every connection, and waits for the
+// relay's goroutines.
+func (r *relay) close() {
+	r.closeOnce.Do(func() {
+		r.ln.Close()
+		r.mu.Lock()
+		for _, c := range r.conns {
+			c.Close()
+		}
+		r.mu.Unlock()
+		r.wg.Wait()
+	})
+}
+
+// metricValue reads one sample (name and labels, exactly as exposed)
+// from /metrics; 0 when absent.
+func (p *proc) metricValue(series string) float64 {
+	p.t.Helper()
+	c := &http.Client{Timeout: wait}
+	resp, err := c.Get("http://" + p.http + "/metrics")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				p.t.Fatalf("%s: %v", series, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
 // track is one tracker: it sends n QoS 1 pings, stamps ts0, ts0+1 s, …,
-// to the first address, each until acknowledged, reconnecting to the
+// 10 ms apart, to the first address, each until acknowledged, reconnecting to the
 // next address when its connection breaks and sending again the ping it
 // had no PUBACK for. onAck gets each acknowledged stamp in order;
 // resends counts pings sent again after a reconnect.
@@ -156,6 +288,7 @@ func track(t *testing.T, addrs []string, dev string, ts0 int64, n int, onAck fun
 		case err == nil && pr != nil && pr.ReasonCode == 0:
 			onAck(ts)
 			i, again = i+1, false
+			time.Sleep(10 * time.Millisecond)
 		case pr != nil:
 			// Refused (0x97: the stream did not store it): later, same ping.
 			time.Sleep(50 * time.Millisecond)
