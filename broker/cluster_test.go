@@ -84,31 +84,11 @@ type streamPing struct {
 	lat, lon       float64
 }
 
-// readPingStream returns every message of the ping stream, in order.
+// readPingStream returns every ping of the ping stream, in order.
 func readPingStream(t *testing.T, url string) []streamPing {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, subjects.PingStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []streamPing
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatalf("message %d: %v", seq, err)
-		}
+	for _, m := range natstest.Messages(t, url, subjects.PingStream) {
 		topic, tick := subjects.SplitPing(m.Subject)
 		if tick {
 			continue
@@ -118,7 +98,7 @@ func readPingStream(t *testing.T, url string) []streamPing {
 			Ts       int64
 		}
 		if err := json.Unmarshal(m.Data, &body); err != nil {
-			t.Fatalf("message %d on %s: %v", seq, m.Subject, err)
+			t.Fatalf("message %d on %s: %v", m.Sequence, m.Subject, err)
 		}
 		out = append(out, streamPing{m.Subject, topic, body.Ts, body.Lat, body.Lon})
 	}

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,8 +22,6 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/internal/mqtttest"
 	"github.com/edgefence/edgefence/internal/natstest"
@@ -324,59 +321,21 @@ func dialTracker(t *testing.T, addr, dev string) (*mqtttest.Client, error) {
 	return cl, nil
 }
 
-// readStream reads the whole ping stream with an ordered consumer and
-// returns each topic's stamps in stream order.
+// readStream returns each topic's stamps in the ping stream, in stream
+// order.
 func readStream(t *testing.T, url string) map[string][]int64 {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
-	defer cancel()
-	s, err := js.Stream(ctx, subjects.PingStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]int64{}
-	for left := info.State.Msgs; left > 0; {
-		batch, err := c.Fetch(int(min(left, 500)), jetstream.FetchMaxWait(wait))
-		if err != nil {
-			t.Fatal(err)
+	for _, m := range natstest.Messages(t, url, subjects.PingStream) {
+		topic, tick := subjects.SplitPing(m.Subject)
+		if tick {
+			continue
 		}
-		n := uint64(0)
-		for m := range batch.Messages() {
-			n++
-			topic, tick := subjects.SplitPing(m.Subject())
-			if tick {
-				continue
-			}
-			var body struct{ Ts int64 }
-			if err := json.Unmarshal(m.Data(), &body); err != nil {
-				t.Fatalf("%s: %v: %s", m.Subject(), err, m.Data())
-			}
-			out[topic] = append(out[topic], body.Ts)
+		var body struct{ Ts int64 }
+		if err := json.Unmarshal(m.Data, &body); err != nil {
+			t.Fatalf("%s: %v: %s", m.Subject, err, m.Data)
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Fatalf("stream read stopped with %d of %d messages left", left, info.State.Msgs)
-		}
-		left -= n
+		out[topic] = append(out[topic], body.Ts)
 	}
 	return out
 }

@@ -4,12 +4,16 @@
 package natstest
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Start writes conf (nats.conf syntax) to name in dir, starts a server
@@ -38,4 +42,41 @@ func Start(tb testing.TB, dir, name, conf string) (*server.Server, *server.Optio
 		tb.Fatal("nats: not ready")
 	}
 	return s, opts
+}
+
+// Messages returns every message stream holds at url, in stream order,
+// read one sequence at a time (a test's stream is small).
+func Messages(tb testing.TB, url, stream string) []*jetstream.RawStreamMsg {
+	tb.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && seq > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // deleted (a purge or the stream's limits)
+		}
+		if err != nil {
+			tb.Fatalf("%s message %d: %v", stream, seq, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }
