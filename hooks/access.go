@@ -79,7 +79,7 @@ func (h *Access) Provides(b byte) bool {
 	return false
 }
 
-// OnPacketRead passes a CONNECT's zero-length password on as none
+// OnPacketReadInPlace passes a CONNECT's zero-length password on as none
 // (emptyPassword), and readies a client's PUBLISH for mochi's ACL check,
 // which sees the packet as it was sent:
 //   - an MQTT 5 publish by topic alias alone has no topic name: the alias
@@ -91,12 +91,13 @@ func (h *Access) Provides(b byte) bool {
 //     for MQTT 5, a disconnect for 3.1.1 (what mochi does to a refused QoS
 //     1 publish); QoS 0 is left to mochi to drop. Each is counted and
 //     logged as a refusal (publishRefusals).
-func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (h *Access) OnPacketReadInPlace(cl *mqtt.Client, pk *packets.Packet) error {
 	if pk.FixedHeader.Type == packets.Connect {
-		return emptyPassword(pk), nil
+		emptyPassword(pk)
+		return nil
 	}
 	if pk.FixedHeader.Type != packets.Publish {
-		return pk, nil
+		return nil
 	}
 	if pk.TopicName == "" && pk.Properties.TopicAliasFlag && pk.Properties.TopicAlias > 0 {
 		// Set with an empty topic only looks the alias up (mochi patch
@@ -106,14 +107,31 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	}
 	t := pk.TopicName
 	if len(t) < len(mqtt.SysPrefix) || !strings.EqualFold(t[:len(mqtt.SysPrefix)], mqtt.SysPrefix) {
-		return pk, nil
+		return nil
 	}
-	h.refusals.refused(h.log, cl, t)
+	return h.refuseSys(cl, pk)
+}
+
+// OnPacketRead is OnPacketReadInPlace on a copy, for mochi's Hook
+// interface; mochi calls OnPacketReadInPlace, which keeps the packet off
+// the reader's stack (mochi patch 0024).
+func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	err := h.OnPacketReadInPlace(cl, &pk)
+	return pk, err
+}
+
+// refuseSys refuses a publish on $SYS (OnPacketReadInPlace), in a frame
+// of its own: the acknowledgement it builds is on the reader's stack only
+// when one is refused.
+//
+//go:noinline
+func (h *Access) refuseSys(cl *mqtt.Client, pk *packets.Packet) error {
+	h.refusals.refused(h.log, cl, pk.TopicName)
 	if pk.FixedHeader.Qos == 0 {
-		return pk, nil
+		return nil
 	}
 	if cl.Properties.ProtocolVersion < 5 {
-		return pk, packets.ErrRejectPacket // mochi closes the connection
+		return packets.ErrRejectPacket // mochi closes the connection
 	}
 	ack := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Puback},
@@ -125,7 +143,7 @@ func (h *Access) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 		ack.FixedHeader.Type = packets.Pubrec
 	}
 	_ = cl.WritePacket(ack) // mochi then drops the packet unacknowledged
-	return pk, nil
+	return nil
 }
 
 // OnConnectAuthenticate admits a client by password or, when it presented

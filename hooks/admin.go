@@ -28,16 +28,24 @@ func (h *Admin) ID() string { return "edgefence-admin" }
 // Provides says which hook events the hook handles.
 func (h *Admin) Provides(b byte) bool { return b == mqtt.OnPublish }
 
-// OnPublish applies a fence set. It is never routed or retained: an
+// OnPublishInPlace applies a fence set. It is never routed or retained: an
 // invalid set gets 0x99 (MQTT 5 QoS 1) and the previous fences stay live.
-func (h *Admin) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (h *Admin) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error {
 	if pk.TopicName != AdminFencesTopic {
-		return pk, nil
+		return nil
 	}
 	if err := h.apply(pk.Payload, "mqtt:"+cl.ID); err != nil {
 		if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 {
-			return pk, packets.ErrPayloadFormatInvalid
+			return packets.ErrPayloadFormatInvalid
 		}
 	}
-	return pk, packets.CodeSuccessIgnore
+	return packets.CodeSuccessIgnore
+}
+
+// OnPublish is OnPublishInPlace on a copy, for mochi's Hook interface;
+// mochi calls OnPublishInPlace, which keeps the packet off the reader's
+// stack (mochi patch 0024).
+func (h *Admin) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	err := h.OnPublishInPlace(cl, &pk)
+	return pk, err
 }

@@ -22,12 +22,19 @@ func (h *Limits) ID() string { return "edgefence-limits" }
 // Provides says which hook events the hook handles.
 func (h *Limits) Provides(b byte) bool { return b == mqtt.OnPacketEncode }
 
-// OnPacketEncode adds the limits to a successful MQTT 5 CONNACK.
-func (h *Limits) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+// OnPacketEncodeInPlace adds the limits to a successful MQTT 5 CONNACK.
+func (h *Limits) OnPacketEncodeInPlace(cl *mqtt.Client, pk *packets.Packet) {
 	if pk.FixedHeader.Type != packets.Connack || pk.ReasonCode != packets.CodeSuccess.Code || cl.Properties.ProtocolVersion < 5 {
-		return pk
+		return
 	}
 	pk.Properties.MaximumPacketSize = h.MaxPacketSize
 	pk.Properties.TopicAliasMaximum = h.TopicAliasMaximum
+}
+
+// OnPacketEncode is OnPacketEncodeInPlace on a copy, for mochi's Hook
+// interface; mochi calls OnPacketEncodeInPlace, which keeps the packet
+// off the writer's stack (mochi patch 0024).
+func (h *Limits) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Packet {
+	h.OnPacketEncodeInPlace(cl, &pk)
 	return pk
 }

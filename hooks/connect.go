@@ -169,9 +169,8 @@ var connackCodes311 = map[byte]byte{
 // emptyPassword passes a CONNECT's zero-length password on as none. It is
 // a password (MQTT 3.1.1 and 5, 3.1.3.5), and a wrong one for every user;
 // mochi refuses it as a protocol error, 0x82, which is no 3.1.1 code.
-func emptyPassword(pk packets.Packet) packets.Packet {
+func emptyPassword(pk *packets.Packet) {
 	if pk.Connect.PasswordFlag && len(pk.Connect.Password) == 0 {
 		pk.Connect.PasswordFlag = false
 	}
-	return pk
 }

@@ -98,16 +98,16 @@ func (h *RateLimit) ID() string { return "edgefence-rate-limit" }
 // Provides says which hook events the hook handles.
 func (h *RateLimit) Provides(b byte) bool { return b == mqtt.OnPublish || b == mqtt.OnDisconnect }
 
-// OnPublish admits or refuses one publish; it runs before the telemetry
+// OnPublishInPlace admits or refuses one publish; it runs before the telemetry
 // hook, so a refused ping is never decoded, and after mochi's ACL check,
 // so a publish is only ever charged to a key its publisher may use.
-func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (h *RateLimit) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error {
 	if cl.Net.Inline {
-		return pk, nil // the transition publisher: the server's own output is never limited
+		return nil // the transition publisher: the server's own output is never limited
 	}
 	c := h.client(cl)
 	if c.limit.Rate <= 0 {
-		return pk, nil
+		return nil
 	}
 	now := time.Now()
 	table, key, reason := &h.names, c.principal, c.reason
@@ -117,7 +117,7 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	switch table.take(key, c.limit, now) {
 	case taken:
 		c.refused.Store(0)
-		return pk, nil
+		return nil
 	case full:
 		reason = limitKeysFull
 	}
@@ -139,11 +139,19 @@ func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 	}
 	switch {
 	case pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5:
-		return pk, errQuotaExceeded // 0x97: the publisher may retry later
+		return errQuotaExceeded // 0x97: the publisher may retry later
 	case pk.FixedHeader.Qos > 0:
-		return pk, errRejectPacket // not acknowledged: resent later
+		return errRejectPacket // not acknowledged: resent later
 	}
-	return pk, errIgnore // QoS 0: dropped, counted and logged above
+	return errIgnore // QoS 0: dropped, counted and logged above
+}
+
+// OnPublish is OnPublishInPlace on a copy, for mochi's Hook interface;
+// mochi calls OnPublishInPlace, which keeps the packet off the reader's
+// stack (mochi patch 0024).
+func (h *RateLimit) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	err := h.OnPublishInPlace(cl, &pk)
+	return pk, err
 }
 
 // OnDisconnect forgets the connection (not its keys' allowances).

@@ -59,7 +59,7 @@ var (
 	errNotAuthorized error = packets.ErrNotAuthorized // 0x87
 )
 
-// OnPublish decodes tracker telemetry and hands it to the engine. What is
+// OnPublishInPlace decodes tracker telemetry and hands it to the engine. What is
 // returned decides the packet's fate in mochi:
 //   - nil: routed to ordinary subscribers, as any broker would;
 //   - the packet marked Ignore (what CodeSuccessIgnore does, without an
@@ -73,9 +73,9 @@ var (
 //     that names a device other than the topic's);
 //   - ErrRejectPacket: dropped without an acknowledgement, so a 3.1.1 or
 //     QoS 2 tracker sends it again after it reconnects.
-func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (h *Telemetry) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error {
 	if cl.Net.Inline {
-		return pk, nil // the transition publisher's own messages: never fed back
+		return nil // the transition publisher's own messages: never fed back
 	}
 	id, pos, at, out := h.r.Read(pk.TopicName, pk.Payload, cl.ID)
 	switch out {
@@ -95,28 +95,36 @@ func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packe
 			if !pk.FixedHeader.Retain && !h.routes.routed() {
 				pk.Ignore = true
 			}
-			return pk, nil
+			return nil
 		case ingest.Shed:
 			pk.Ignore = true
-			return pk, nil
+			return nil
 		case ingest.Retry:
-			return pk, errQuotaExceeded // 0x97: the tracker retries later
+			return errQuotaExceeded // 0x97: the tracker retries later
 		default:
-			return pk, errRejectPacket
+			return errRejectPacket
 		}
 	case ingest.Rejected, ingest.Forbidden:
 		// Never routed. Not at QoS 2: mochi answers a reason code with a
 		// PUBACK, which a QoS 2 publisher (expecting PUBREC) cannot take.
 		if pk.FixedHeader.Qos == 1 && cl.Properties.ProtocolVersion == 5 {
 			if out == ingest.Forbidden {
-				return pk, errNotAuthorized
+				return errNotAuthorized
 			}
-			return pk, errFormatInvalid
+			return errFormatInvalid
 		}
 		pk.Ignore = true
-		return pk, nil
+		return nil
 	}
-	return pk, nil
+	return nil
+}
+
+// OnPublish is OnPublishInPlace on a copy, for mochi's Hook interface;
+// mochi calls OnPublishInPlace, which keeps the packet off the reader's
+// stack (mochi patch 0024).
+func (h *Telemetry) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	err := h.OnPublishInPlace(cl, &pk)
+	return pk, err
 }
 
 // OnPublishDropped counts messages mochi dropped because a subscriber's

@@ -837,8 +837,29 @@ func (cl *Client) readPacketInto(fh *packets.FixedHeader, pk *packets.Packet) (e
 		return err
 	}
 
+	if cl.ops.hooks.readInPlace.Load() {
+		return cl.ops.hooks.onPacketReadInPlace(cl, pk)
+	}
+	return cl.packetReadHooks(pk)
+}
+
+// packetReadHooks runs the OnPacketRead hooks on *pk by Hooks.OnPacketRead,
+// in a frame of its own: its copies of the packet are on the reader's
+// stack only when no hook reads packets in place.
+//
+//go:noinline
+func (cl *Client) packetReadHooks(pk *packets.Packet) (err error) {
 	*pk, err = cl.ops.hooks.OnPacketRead(cl, *pk)
-	return
+	return err
+}
+
+// encodeHooks runs the OnPacketEncode hooks on *pk in a frame of its
+// own, so that the copies of the packet they take and return are on the
+// stack of the goroutine writing it only when a hook wants them.
+//
+//go:noinline
+func (cl *Client) encodeHooks(pk *packets.Packet) {
+	*pk = cl.ops.hooks.OnPacketEncode(cl, *pk)
 }
 
 // WritePacket encodes and writes a packet to the client.
@@ -872,7 +893,11 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 		pk.Mods.AllowResponseInfo = true // [MQTT-3.1.2-28] we need to know which properties we can encode
 	}
 
-	pk = cl.ops.hooks.OnPacketEncode(cl, pk)
+	if cl.ops.hooks.encodeInPlace.Load() {
+		cl.ops.hooks.onPacketEncodeInPlace(cl, &pk)
+	} else if cl.ops.hooks.Provides(OnPacketEncode) {
+		cl.encodeHooks(&pk)
+	}
 
 	var err error
 	buf := writeBufferPool.Get()

@@ -123,11 +123,47 @@ type HookOptions struct {
 
 // Hooks is a slice of Hook interfaces to be called in sequence.
 type Hooks struct {
-	Log        *slog.Logger   // a logger for the hook (from the server)
-	internal   atomic.Value   // a slice of []Hook
-	wg         sync.WaitGroup // a waitgroup for syncing hook shutdown
-	qty        int64          // the number of hooks in use
-	sync.Mutex                // a mutex for locking when adding hooks
+	Log           *slog.Logger   // a logger for the hook (from the server)
+	internal      atomic.Value   // a slice of []Hook
+	wg            sync.WaitGroup // a waitgroup for syncing hook shutdown
+	qty           int64          // the number of hooks in use
+	inPlace       atomic.Bool    // a hook implements PublishInPlaceHook
+	readInPlace   atomic.Bool    // a hook implements PacketReadInPlaceHook
+	encodeInPlace atomic.Bool    // a hook implements PacketEncodeInPlaceHook
+	sync.Mutex                   // a mutex for locking when adding hooks
+}
+
+// PublishInPlaceHook is implemented by a hook that reads or changes a
+// published packet where it is, instead of taking and returning a copy as
+// OnPublish does. A packets.Packet is about 800 bytes, and OnPublish's
+// copies of it (in, out, and one per hook in between) are on the stack of
+// the connection's reader: they decide how far that stack grows, which at
+// many connections is most of the server's memory. The server calls
+// OnPublishInPlace instead of OnPublish for a hook that provides OnPublish
+// and implements it. An error has the meaning it has from OnPublish; the
+// packet is then left as the hooks before left it, where with OnPublish
+// alone it is the packet as read.
+type PublishInPlaceHook interface {
+	OnPublishInPlace(cl *Client, pk *packets.Packet) error
+}
+
+// PacketReadInPlaceHook is implemented by a hook that reads or changes
+// each packet a client sends where it is, for the reason given at
+// PublishInPlaceHook. The server calls OnPacketReadInPlace instead of
+// OnPacketRead for a hook that provides OnPacketRead and implements it.
+// An error has the meaning it has from OnPacketRead: ErrRejectPacket ends
+// the connection, any other is ignored, and a hook returning one should
+// leave the packet as it was.
+type PacketReadInPlaceHook interface {
+	OnPacketReadInPlace(cl *Client, pk *packets.Packet) error
+}
+
+// PacketEncodeInPlaceHook is implemented by a hook that changes each
+// packet the server is about to send where it is, for the reason given at
+// PublishInPlaceHook. The server calls OnPacketEncodeInPlace instead of
+// OnPacketEncode for a hook that provides OnPacketEncode and implements it.
+type PacketEncodeInPlaceHook interface {
+	OnPacketEncodeInPlace(cl *Client, pk *packets.Packet)
 }
 
 // Len returns the number of hooks added.
@@ -165,6 +201,15 @@ func (h *Hooks) Add(hook Hook, config any) error {
 
 	i = append(i, hook)
 	h.internal.Store(i)
+	if _, ok := hook.(PublishInPlaceHook); ok {
+		h.inPlace.Store(true)
+	}
+	if _, ok := hook.(PacketReadInPlaceHook); ok {
+		h.readInPlace.Store(true)
+	}
+	if _, ok := hook.(PacketEncodeInPlaceHook); ok {
+		h.encodeInPlace.Store(true)
+	}
 	atomic.AddInt64(&h.qty, 1)
 	h.wg.Add(1)
 
@@ -285,6 +330,48 @@ func (h *Hooks) OnPacketRead(cl *Client, pk packets.Packet) (pkx packets.Packet,
 	return
 }
 
+// onPacketReadInPlace is OnPacketRead on the packet where it is: a hook
+// that implements PacketReadInPlaceHook works on it in place, any other
+// gets and returns a copy in a frame of its own (onPacketReadCopy).
+func (h *Hooks) onPacketReadInPlace(cl *Client, pk *packets.Packet) error {
+	for _, hook := range h.GetAll() {
+		if !hook.Provides(OnPacketRead) {
+			continue
+		}
+		var err error
+		if ip, ok := hook.(PacketReadInPlaceHook); ok {
+			err = ip.OnPacketReadInPlace(cl, pk)
+		} else {
+			err = onPacketReadCopy(hook, cl, pk)
+		}
+		if err != nil && errors.Is(err, packets.ErrRejectPacket) {
+			h.logPacketRejected(hook, pk)
+			return err
+		}
+	}
+	return nil
+}
+
+// onPacketReadCopy calls hook's OnPacketRead with a copy of *pk and keeps
+// what it returns unless it fails.
+//
+//go:noinline
+func onPacketReadCopy(hook Hook, cl *Client, pk *packets.Packet) error {
+	npk, err := hook.OnPacketRead(cl, *pk)
+	if err == nil {
+		*pk = npk
+	}
+	return err
+}
+
+// logPacketRejected logs a packet an OnPacketRead hook rejected, as
+// OnPacketRead does.
+//
+//go:noinline
+func (h *Hooks) logPacketRejected(hook Hook, pk *packets.Packet) {
+	h.Log.Debug("packet rejected", "hook", hook.ID(), "packet", *pk)
+}
+
 // OnAuthPacket is called when an auth packet is received. It is intended to allow developers
 // to create their own auth packet handling mechanisms.
 func (h *Hooks) OnAuthPacket(cl *Client, pk packets.Packet) (pkx packets.Packet, err error) {
@@ -312,6 +399,30 @@ func (h *Hooks) OnPacketEncode(cl *Client, pk packets.Packet) packets.Packet {
 	}
 
 	return pk
+}
+
+// onPacketEncodeInPlace is OnPacketEncode on the packet where it is: a
+// hook that implements PacketEncodeInPlaceHook changes it in place, any
+// other gets and returns a copy in a frame of its own (onPacketEncodeCopy).
+func (h *Hooks) onPacketEncodeInPlace(cl *Client, pk *packets.Packet) {
+	for _, hook := range h.GetAll() {
+		if !hook.Provides(OnPacketEncode) {
+			continue
+		}
+		if ip, ok := hook.(PacketEncodeInPlaceHook); ok {
+			ip.OnPacketEncodeInPlace(cl, pk)
+		} else {
+			onPacketEncodeCopy(hook, cl, pk)
+		}
+	}
+}
+
+// onPacketEncodeCopy calls hook's OnPacketEncode with a copy of *pk and
+// keeps what it returns.
+//
+//go:noinline
+func onPacketEncodeCopy(hook Hook, cl *Client, pk *packets.Packet) {
+	*pk = hook.OnPacketEncode(cl, *pk)
 }
 
 // OnPacketProcessed is called when a packet has been received and successfully handled by the broker.
@@ -420,6 +531,52 @@ func (h *Hooks) OnPublish(cl *Client, pk packets.Packet) (pkx packets.Packet, er
 	}
 
 	return
+}
+
+// onPublishInPlace is OnPublish on the packet where it is: a hook that
+// implements PublishInPlaceHook works on it in place, any other gets and
+// returns a copy in a frame of its own (onPublishCopy), so that only such
+// hooks' copies are on the stack.
+func (h *Hooks) onPublishInPlace(cl *Client, pk *packets.Packet) error {
+	for _, hook := range h.GetAll() {
+		if !hook.Provides(OnPublish) {
+			continue
+		}
+		var err error
+		if ip, ok := hook.(PublishInPlaceHook); ok {
+			err = ip.OnPublishInPlace(cl, pk)
+		} else {
+			err = onPublishCopy(hook, cl, pk)
+		}
+		if err != nil {
+			h.logPublishError(hook, err, pk)
+			return err
+		}
+	}
+	return nil
+}
+
+// onPublishCopy calls hook's OnPublish with a copy of *pk and keeps what
+// it returns unless it fails.
+//
+//go:noinline
+func onPublishCopy(hook Hook, cl *Client, pk *packets.Packet) error {
+	npk, err := hook.OnPublish(cl, *pk)
+	if err == nil {
+		*pk = npk
+	}
+	return err
+}
+
+// logPublishError logs a hook's OnPublish error as OnPublish does.
+//
+//go:noinline
+func (h *Hooks) logPublishError(hook Hook, err error, pk *packets.Packet) {
+	if errors.Is(err, packets.ErrRejectPacket) {
+		h.Log.Debug("publish packet rejected", "error", err, "hook", hook.ID(), "packet", *pk)
+	} else if !errors.Is(err, packets.CodeSuccessIgnore) {
+		h.Log.Error("publish packet error", "error", err, "hook", hook.ID(), "packet", *pk)
+	}
 }
 
 // OnPublished is called when a client has published a message to subscribers.

@@ -405,17 +405,17 @@ func (s *Server) EstablishConnection(listener string, c net.Conn) error {
 	return s.attachClient(cl, listener)
 }
 
-// attachClient validates an incoming client connection and if viable, attaches the client
-// to the server, performs session housekeeping, and reads incoming packets.
-func (s *Server) attachClient(cl *Client, listener string) error {
-	defer s.Listeners.ClientsWg.Done()
-	s.Listeners.ClientsWg.Add(1)
-
-	defer cl.Stop(nil)
-
+// connectClient reads and answers a connection's CONNECT, in a frame of
+// its own: the CONNECT packet and the handshake's copies of it do not stay
+// on the stack of the reader that serves the connection afterwards.
+// counted reports that the client was counted in ClientsConnected, which
+// the caller undoes when the connection ends.
+//
+//go:noinline
+func (s *Server) connectClient(cl *Client, listener string) (counted bool, err error) {
 	pk, err := s.readConnectionPacket(cl)
 	if err != nil {
-		return fmt.Errorf("read connection: %w", err)
+		return counted, fmt.Errorf("read connection: %w", err)
 	}
 
 	cl.ParseConnect(listener, pk)
@@ -426,34 +426,34 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 			s.SendConnack(cl, packets.ErrServerBusy, false, nil)
 		}
 
-		return packets.ErrServerBusy
+		return counted, packets.ErrServerBusy
 	}
 
 	code := s.validateConnect(cl, pk) // [MQTT-3.1.4-1] [MQTT-3.1.4-2]
 	if code != packets.CodeSuccess {
 		if err := s.SendConnack(cl, code, false, nil); err != nil {
-			return fmt.Errorf("invalid connection send ack: %w", err)
+			return counted, fmt.Errorf("invalid connection send ack: %w", err)
 		}
-		return code // [MQTT-3.2.2-7] [MQTT-3.1.4-6]
+		return counted, code // [MQTT-3.2.2-7] [MQTT-3.1.4-6]
 	}
 
 	err = s.hooks.OnConnect(cl, pk)
 	if err != nil {
-		return err
+		return counted, err
 	}
 
 	cl.refreshDeadline(cl.State.Keepalive)
 	if !s.hooks.OnConnectAuthenticate(cl, pk) { // [MQTT-3.1.4-2]
 		err := s.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil)
 		if err != nil {
-			return fmt.Errorf("invalid connection send ack: %w", err)
+			return counted, fmt.Errorf("invalid connection send ack: %w", err)
 		}
 
-		return packets.ErrBadUsernameOrPassword
+		return counted, packets.ErrBadUsernameOrPassword
 	}
 
 	atomic.AddInt64(&s.Info.ClientsConnected, 1)
-	defer atomic.AddInt64(&s.Info.ClientsConnected, -1)
+	counted = true
 
 	s.hooks.OnSessionEstablish(cl, pk)
 
@@ -461,7 +461,7 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 
 	err = s.SendConnack(cl, code, sessionPresent, nil) // [MQTT-3.1.4-5] [MQTT-3.2.0-1] [MQTT-3.2.0-2] &[MQTT-3.14.0-1]
 	if err != nil {
-		return fmt.Errorf("ack connection packet: %w", err)
+		return counted, fmt.Errorf("ack connection packet: %w", err)
 	}
 
 	s.loop.willDelayed.Delete(cl.ID) // [MQTT-3.1.3-9]
@@ -469,11 +469,29 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 	if sessionPresent {
 		err = cl.ResendInflightMessages(true)
 		if err != nil {
-			return fmt.Errorf("resend inflight: %w", err)
+			return counted, fmt.Errorf("resend inflight: %w", err)
 		}
 	}
 
 	s.hooks.OnSessionEstablished(cl, pk)
+	return counted, nil
+}
+
+// attachClient validates an incoming client connection and if viable, attaches the client
+// to the server, performs session housekeeping, and reads incoming packets.
+func (s *Server) attachClient(cl *Client, listener string) error {
+	defer s.Listeners.ClientsWg.Done()
+	s.Listeners.ClientsWg.Add(1)
+
+	defer cl.Stop(nil)
+
+	counted, err := s.connectClient(cl, listener)
+	if counted {
+		defer atomic.AddInt64(&s.Info.ClientsConnected, -1)
+	}
+	if err != nil {
+		return err
+	}
 
 	err = cl.readPackets(s.receive)
 	cl.State.retained = nil // owed to this connection's subscriptions only
@@ -1087,6 +1105,18 @@ func (s *Server) ackPublish(cl *Client, pk *packets.Packet, ackType byte, code p
 //
 //go:noinline
 func (s *Server) publishHooks(cl *Client, pk *packets.Packet) error {
+	if s.hooks.inPlace.Load() {
+		return s.hooks.onPublishInPlace(cl, pk)
+	}
+	return s.publishHooksCopy(cl, pk)
+}
+
+// publishHooksCopy is publishHooks by Hooks.OnPublish, in a frame of its
+// own: its copies of the packet are on the stack only when no hook works
+// on it in place.
+//
+//go:noinline
+func (s *Server) publishHooksCopy(cl *Client, pk *packets.Packet) error {
 	pkx, err := s.hooks.OnPublish(cl, *pk)
 	if err == nil {
 		*pk = pkx
@@ -1100,18 +1130,45 @@ func (s *Server) publishHooks(cl *Client, pk *packets.Packet) error {
 //go:noinline
 func (s *Server) publishAccepted(cl *Client, pk *packets.Packet) error {
 	if pk.FixedHeader.Retain { // [MQTT-3.3.1-5] ![MQTT-3.3.1-8]
-		s.retainMessage(cl, *pk)
+		s.retainPublished(cl, pk)
 	}
 
 	// If it's inlineClient, it can't handle PUBREC and PUBREL.
 	// When it publishes a package with a qos > 0, the server treats
 	// the package as qos=0, and the client receives it as qos=1 or 2.
-	if pk.FixedHeader.Qos == 0 || cl.Net.Inline {
-		s.publishToSubscribers(*pk)
-		s.hooks.OnPublished(cl, *pk)
-		return nil
+	if pk.FixedHeader.Qos > 0 && !cl.Net.Inline {
+		if err := s.acknowledgePublish(cl, pk); err != nil {
+			return err
+		}
 	}
 
+	s.routePublished(cl, pk)
+	return nil
+}
+
+// retainPublished is retainMessage for publishAccepted, in a frame of its
+// own, as is routePublished: their copies of the packet are on the
+// reader's stack only while they run, not below the acknowledgement.
+//
+//go:noinline
+func (s *Server) retainPublished(cl *Client, pk *packets.Packet) {
+	s.retainMessage(cl, *pk)
+}
+
+// routePublished sends a publish to its subscribers and tells the hooks.
+//
+//go:noinline
+func (s *Server) routePublished(cl *Client, pk *packets.Packet) {
+	s.publishToSubscribers(*pk)
+	s.hooks.OnPublished(cl, *pk)
+}
+
+// acknowledgePublish sends a QoS 1 or 2 publish's PUBACK or PUBREC, in a
+// frame of its own: the acknowledgement and its copies are not on the
+// reader's stack while the publish goes on to its subscribers.
+//
+//go:noinline
+func (s *Server) acknowledgePublish(cl *Client, pk *packets.Packet) error {
 	cl.State.Inflight.DecreaseReceiveQuota()
 	ack := s.buildAck(pk.PacketID, packets.Puback, 0, pk.Properties, packets.QosCodes[pk.FixedHeader.Qos]) // [MQTT-4.3.2-4]
 	if pk.FixedHeader.Qos == 2 {
@@ -1135,10 +1192,6 @@ func (s *Server) publishAccepted(cl *Client, pk *packets.Packet) error {
 		cl.State.Inflight.IncreaseReceiveQuota()
 		s.hooks.OnQosComplete(cl, ack)
 	}
-
-	s.publishToSubscribers(*pk)
-	s.hooks.OnPublished(cl, *pk)
-
 	return nil
 }
 
