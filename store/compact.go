@@ -1,10 +1,6 @@
 package store
 
-import (
-	"bytes"
-
-	"go.etcd.io/bbolt"
-)
+import "go.etcd.io/bbolt"
 
 // Compaction removes superseded records and tombstones from the oldest
 // end of the bucket, moving the live records it meets to the end, inside
@@ -21,6 +17,12 @@ const (
 	compactPerWrite = 2
 	compactBase     = 256
 )
+
+// move is a live record compact appends anew.
+type move struct {
+	topic string
+	value []byte
+}
 
 // compaction is when compact starts (factor, least) and the records it
 // takes on beside its share of a Write's (base).
@@ -39,12 +41,8 @@ func (s *Store) compact(b *bbolt.Bucket, n int, seq uint64) (int, error) {
 	if s.records-live < s.tuning.factor*live+s.tuning.least {
 		return 0, nil
 	}
-	type move struct {
-		topic string
-		value []byte
-	}
-	var gone [][]byte
-	var moves []move
+	gone, moves := s.gone[:0], s.moves[:0] // keys, 8 bytes each
+	defer func() { s.gone, s.moves = gone, moves[:0] }()
 	budget := compactPerWrite*n + s.tuning.base
 	c := b.Cursor()
 	k, v := c.Seek(seqKey(nil, s.from))
@@ -59,25 +57,25 @@ func (s *Store) compact(b *bbolt.Bucket, n int, seq uint64) (int, error) {
 		}
 		topic, msg, err := parseRecord(v)
 		if !ok || err != nil {
-			continue // unreadable: kept
+			continue // unreadable: kept (and a key not of 8 bytes is not a record's)
 		}
 		if cur, live := s.index[string(topic)]; live && cur == at {
 			start := len(s.buf) // a copy: the cursor's value is bbolt's page
 			s.buf = append(s.buf, msg...)
 			moves = append(moves, move{string(topic), s.buf[start:len(s.buf):len(s.buf)]})
 		}
-		gone = append(gone, bytes.Clone(k))
+		gone = append(gone, k...)
 	}
-	for _, k := range gone {
-		if err := b.Delete(k); err != nil {
+	for i := 0; i < len(gone); i += 8 {
+		if err := b.Delete(gone[i : i+8]); err != nil {
 			return 0, err
 		}
 	}
-	s.records -= len(gone)
+	s.records -= len(gone) / 8
 	for _, m := range moves {
 		if err := s.put(b, m.topic, m.value); err != nil {
 			return 0, err
 		}
 	}
-	return len(gone) - len(moves), nil
+	return len(gone)/8 - len(moves), nil
 }

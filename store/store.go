@@ -94,6 +94,8 @@ type Store struct {
 	key     []byte            // reused: bbolt copies keys
 	buf     []byte            // the transaction's records, reused: bbolt keeps values until the commit
 	undo    []undo            // the transaction's index changes, reverted if it fails
+	gone    []byte            // compact's, reused: the keys it deletes
+	moves   []move            // compact's, reused: the records it moves
 	once    sync.Once
 }
 
