@@ -94,6 +94,7 @@ type Store struct {
 	key     []byte            // reused: bbolt copies keys
 	buf     []byte            // the transaction's records, reused: bbolt keeps values until the commit
 	undo    []undo            // the transaction's index changes, reverted if it fails
+	last    map[string]int    // Write's, reused: the index in ws of each topic's last write
 	gone    []byte            // compact's, reused: the keys it deletes
 	moves   []move            // compact's, reused: the records it moves
 	once    sync.Once
@@ -140,6 +141,7 @@ func Open(dir string, o Options) (*Store, error) {
 		withhold:  o.Withhold,
 		compacted: o.Metrics.GetOrCreateCounter(`edgefence_store_compacted_total`),
 		tuning:    compaction{compactFactor, compactMin, compactBase},
+		last:      map[string]int{},
 	}
 	if err := s.convert(); err != nil {
 		db.Close()
@@ -405,12 +407,25 @@ func (s *Store) Write(ws []Write) error {
 			return errors.New("no records bucket")
 		}
 		b.FillPercent = 1 // appended in key order: full pages, none to split
+		// A topic written twice in one commit is appended once, as its
+		// last write: no one can see the others, and they would only
+		// be compacted away.
+		clear(s.last)
+		for i, w := range ws {
+			s.last[w.Topic] = i
+		}
 		for topic, v := range s.pending {
+			if _, again := s.last[topic]; again {
+				continue
+			}
 			if err := s.put(b, topic, v); err != nil {
 				return err
 			}
 		}
-		for _, w := range ws {
+		for i, w := range ws {
+			if s.last[w.Topic] != i {
+				continue
+			}
 			if err := s.put(b, w.Topic, w.Value); err != nil {
 				return err
 			}
