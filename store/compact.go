@@ -73,7 +73,7 @@ func (s *Store) compact(b *bbolt.Bucket, n int, seq uint64) (int, error) {
 	}
 	s.records -= len(gone) / 8
 	for _, m := range moves {
-		if err := s.put(b, m.topic, m.value); err != nil {
+		if err := s.put(b, m.topic, m.value, seq); err != nil {
 			return 0, err
 		}
 	}

@@ -94,7 +94,6 @@ type Store struct {
 	key     []byte            // reused: bbolt copies keys
 	buf     []byte            // the transaction's records, reused: bbolt keeps values until the commit
 	undo    []undo            // the transaction's index changes, reverted if it fails
-	last    map[string]int    // Write's, reused: the index in ws of each topic's last write
 	gone    []byte            // compact's, reused: the keys it deletes
 	moves   []move            // compact's, reused: the records it moves
 	once    sync.Once
@@ -141,7 +140,6 @@ func Open(dir string, o Options) (*Store, error) {
 		withhold:  o.Withhold,
 		compacted: o.Metrics.GetOrCreateCounter(`edgefence_store_compacted_total`),
 		tuning:    compaction{compactFactor, compactMin, compactBase},
-		last:      map[string]int{},
 	}
 	if err := s.convert(); err != nil {
 		db.Close()
@@ -407,26 +405,13 @@ func (s *Store) Write(ws []Write) error {
 			return errors.New("no records bucket")
 		}
 		b.FillPercent = 1 // appended in key order: full pages, none to split
-		// A topic written twice in one commit is appended once, as its
-		// last write: no one can see the others, and they would only
-		// be compacted away.
-		clear(s.last)
-		for i, w := range ws {
-			s.last[w.Topic] = i
-		}
 		for topic, v := range s.pending {
-			if _, again := s.last[topic]; again {
-				continue
-			}
-			if err := s.put(b, topic, v); err != nil {
+			if err := s.put(b, topic, v, seq); err != nil {
 				return err
 			}
 		}
-		for i, w := range ws {
-			if s.last[w.Topic] != i {
-				continue
-			}
-			if err := s.put(b, w.Topic, w.Value); err != nil {
+		for _, w := range ws {
+			if err := s.put(b, w.Topic, w.Value, seq); err != nil {
 				return err
 			}
 		}
@@ -462,15 +447,21 @@ func (s *Store) Write(ws []Write) error {
 
 // put appends topic's record of value v (nil: a tombstone) to b and
 // points the index at it. Deleting a topic that has no record writes
-// nothing.
-func (s *Store) put(b *bbolt.Bucket, topic string, v []byte) error {
+// nothing. A topic written before in this transaction (its record at or
+// after first) has that record replaced: no one can see it, and it would
+// only be compacted away.
+func (s *Store) put(b *bbolt.Bucket, topic string, v []byte, first uint64) error {
 	old, had := s.index[topic]
 	if v == nil && !had {
 		return nil
 	}
+	at := s.seq
+	if had && old >= first {
+		at = old
+	}
 	start := len(s.buf)
 	s.buf = appendRecord(s.buf, topic, v)
-	s.key = seqKey(s.key[:0], s.seq)
+	s.key = seqKey(s.key[:0], at)
 	// Earlier records keep the old array if s.buf grew: bbolt holds them.
 	if err := b.Put(s.key, s.buf[start:len(s.buf):len(s.buf)]); err != nil {
 		return err
@@ -479,10 +470,12 @@ func (s *Store) put(b *bbolt.Bucket, topic string, v []byte) error {
 	if v == nil {
 		delete(s.index, topic)
 	} else {
-		s.index[topic] = s.seq
+		s.index[topic] = at
 	}
-	s.seq++
-	s.records++
+	if at == s.seq {
+		s.seq++
+		s.records++
+	}
 	return nil
 }
 
