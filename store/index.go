@@ -17,12 +17,14 @@ func (s *Store) load() error {
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			s.records++
 			seq, ok := parseKey(k)
+			if ok { // an unreadable record's sequence is not to be reused either
+				s.seq = max(s.seq, seq+1)
+			}
 			topic, msg, err := parseRecord(v)
 			if !ok || err != nil {
 				unreadable++
 				continue
 			}
-			s.seq = max(s.seq, seq+1)
 			if len(msg) == 0 {
 				delete(s.index, string(topic))
 			} else {

@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"testing"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/mochi-mqtt/server/v2/hooks/storage"
 	"go.etcd.io/bbolt"
 	"pgregory.net/rapid"
@@ -161,4 +164,45 @@ func FuzzParseRecord(f *testing.F) {
 			t.Fatal("a tombstone decoded as a message")
 		}
 	})
+}
+
+// A record whose topic cannot be read (its header damaged) is counted on
+// open and kept where it is: later writes do not reuse its sequence,
+// compaction passes it by, and `store check` names it.
+func TestUnreadableRecordIsKept(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	if err := s.Write([]Write{msg("a", "1"), msg("b", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bbolt.Open(filepath.Join(dir, File), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error { // record 3, the last, damaged
+		return tx.Bucket(recordsBucket).Put(seqKey(nil, 3), []byte{0xff, 0xff, 0xff})
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	set := metrics.NewSet()
+	s, err = Open(dir, Options{Log: quiet, Metrics: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tuning = compaction{factor: 0, least: 0, base: 100} // compact everything it can
+	for i := range 3 {
+		if err := s.Write([]Write{msg("a", fmt.Sprint(i)), msg("c", "3")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if n := set.GetOrCreateCounter(`edgefence_store_errors_total`).Get(); n != 1 {
+		t.Errorf("%d errors counted on open, want 1", n)
+	}
+	r, err := Check(dir, nil)
+	if err != nil || len(r.Bad) != 1 || r.Bad[0] != "record 3" || r.Records != 3 {
+		t.Fatalf("check: %+v, %v; want record 3 unreadable and a, b, c", r, err)
+	}
 }
