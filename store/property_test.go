@@ -14,8 +14,9 @@ import (
 	"pgregory.net/rapid"
 )
 
-// Any sequence of writes, deletes, expiries, compactions and reopens
-// reads back, per topic, the last value written, as a map does; the
+// Any sequence of writes, deletes, expiries, failed commits, compactions
+// and reopens reads back, per topic, the last value written, as a map
+// does (a failed commit's writes are tried again with the next); the
 // in-memory index and record count agree with the file.
 func TestStoreIsAMap(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
@@ -33,12 +34,16 @@ func TestStoreIsAMap(t *testing.T) {
 		s := reopen()
 		defer func() { s.Close() }()
 		model := map[string]string{}
-		expired := map[string]bool{} // pending deletes: applied by the next commit
+		pending := map[string]*string{} // expiries and failed writes: applied by the next commit (nil deletes)
 		commit := func() {
-			for topic := range expired {
-				delete(model, topic)
+			for topic, v := range pending {
+				if v == nil {
+					delete(model, topic)
+				} else {
+					model[topic] = *v
+				}
 			}
-			clear(expired)
+			clear(pending)
 		}
 		topic := rapid.SampledFrom([]string{"geofence/f/a", "geofence/f/b", "geofence/g/a", "devices/x/config", "a", ""})
 		for i := range rapid.IntRange(1, 60).Draw(rt, "ops") {
@@ -53,21 +58,36 @@ func TestStoreIsAMap(t *testing.T) {
 					}
 					ws = append(ws, msg(tp, fmt.Sprintf("v%d.%d", i, j)))
 				}
-				if err := s.Write(ws); err != nil {
-					rt.Fatal(err)
+				fail := rapid.IntRange(0, 4).Draw(rt, "fail") == 0 && len(ws)+len(pending) > 0
+				s.failCommit = nil
+				if fail {
+					s.failCommit = func() error { return errors.New("disk full") }
 				}
-				commit()
+				if err := s.Write(ws); (err != nil) != fail {
+					rt.Fatalf("write: %v, want a failure: %v", err, fail)
+				}
+				s.failCommit = nil
+				if !fail {
+					commit()
+				}
 				for _, w := range ws {
-					if w.Value == nil {
+					switch {
+					case fail:
+						v := string(w.Value)
+						pending[w.Topic] = &v
+						if w.Value == nil {
+							pending[w.Topic] = nil
+						}
+					case w.Value == nil:
 						delete(model, w.Topic)
-					} else {
+					default:
 						model[w.Topic] = string(w.Value)
 					}
 				}
 			case op < 8:
 				tp := topic.Draw(rt, "expired")
 				s.OnRetainedExpired(tp)
-				expired[tp] = true
+				pending[tp] = nil
 			default:
 				if err := s.Close(); err != nil {
 					rt.Fatal(err)

@@ -84,6 +84,9 @@ type Store struct {
 
 	compacted *metrics.Counter // records compaction removed
 	tuning    compaction       // compact's thresholds: the constants, but in tests
+	// failCommit, in tests, fails a transaction after its writes and
+	// compaction, as a full disk would.
+	failCommit func() error
 
 	mu      sync.Mutex        // one Write at a time; guards what follows
 	pending map[string][]byte // topic → write for the next transaction: failed ones, expiries
@@ -416,7 +419,9 @@ func (s *Store) Write(ws []Write) error {
 			}
 		}
 		var err error
-		removed, err = s.compact(b, len(s.pending)+len(ws), seq)
+		if removed, err = s.compact(b, len(s.pending)+len(ws), seq); err == nil && s.failCommit != nil {
+			err = s.failCommit()
+		}
 		return err
 	})
 	if err == nil {
