@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/output"
+	"github.com/edgefence/edgefence/store"
 )
 
 // A data dir written by mochi's bbolt storage hook (edgefence before it had
@@ -71,19 +72,29 @@ func TestDataDirOfEarlierVersionKeepsFenceState(t *testing.T) {
 	expectTransitions(t, dash, "EXIT zone-museumsinsel old-1")
 	closeServer(t, srv)
 
-	// The records edgefence no longer keeps are gone from the file, and
-	// a restart remembers the EXIT.
+	// The file is in the append layout: the mochi bucket is gone, with
+	// the records edgefence no longer keeps, and the store holds old-1's
+	// retained transition alone; a restart remembers the EXIT.
 	db, err = bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
 	_ = db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket([]byte("mochi")).ForEach(func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
+		if tx.Bucket([]byte("mochi")) != nil {
+			t.Error("the mochi layout's bucket is still in the file")
+		}
+		return nil
 	})
 	db.Close()
-	if len(keys) != 1 || keys[0] != enter.ID {
-		t.Errorf("the store holds %q, want %s only", keys, enter.ID)
+	st, err := store.Open(cfg.DataDir, store.Options{Log: testLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var topics []string
+	err = st.Retained("", func(m *storage.Message) { topics = append(topics, m.TopicName) })
+	st.Close()
+	if err != nil || len(topics) != 1 || topics[0] != enter.TopicName {
+		t.Errorf("the store holds %q (%v), want %s only", topics, err, enter.TopicName)
 	}
 	again := start(t, cfg)
 	later := connect5(t, again.MQTTAddr(), "later")

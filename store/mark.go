@@ -52,25 +52,22 @@ func (s *Store) upgrade() error {
 		if err != nil {
 			return err
 		}
-		if b := tx.Bucket(bucket); b != nil {
+		if b := tx.Bucket(recordsBucket); b != nil {
 			var keys, values [][]byte
-			err := b.ForEach(func(k, v []byte) error {
-				m, err := decode(k, v)
+			for topic, seq := range s.index { // the live records alone
+				k := seqKey(nil, seq)
+				m, err := decodeRecord(b.Get(k))
 				if err != nil || m.T != storage.RetainedKey || m.Client != s.own || m.Origin != s.own {
-					return nil // unreadable ones stay as they are (store check)
+					continue // unreadable ones stay as they are (store check)
 				}
 				m.T = serverType
 				data, err := m.MarshalBinary()
 				if err != nil {
 					return err
 				}
-				keys, values = append(keys, bytes.Clone(k)), append(values, data)
-				return nil
-			})
-			if err != nil {
-				return err
+				keys, values = append(keys, k), append(values, appendRecord(nil, topic, data))
 			}
-			for i, k := range keys {
+			for i, k := range keys { // in place: the record stays its topic's newest
 				if err := b.Put(k, values[i]); err != nil {
 					return err
 				}

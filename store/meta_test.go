@@ -99,7 +99,7 @@ func TestUpgradeMarksEarlierServerRecordsOnce(t *testing.T) {
 	s := open(t, dir) // no Own: nothing upgraded
 	legacy := func(topic, client string) Write {
 		w := msg(topic, "x")
-		m, err := decode([]byte(keyPrefix+topic), w.Value)
+		m, err := decode([]byte(topic), w.Value)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,12 +2,15 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -62,9 +65,9 @@ func (r *Report) Print(w io.Writer) {
 
 // Check opens dir's store read-only (the broker must be stopped: ErrLocked
 // otherwise), checks bbolt's two meta pages, runs bbolt's consistency
-// check, decodes every record and has verify (if not nil) judge the
-// server's own. It changes nothing. A file bbolt cannot open at all is an
-// error wrapping ErrDamaged.
+// check, reads every record, decodes each topic's newest and has verify
+// (if not nil) judge the server's own. It changes nothing. A file bbolt
+// cannot open at all is an error wrapping ErrDamaged.
 func Check(dir string, verify Verify) (*Report, error) {
 	path := filepath.Join(dir, File)
 	if _, err := os.Stat(path); err != nil {
@@ -76,36 +79,74 @@ func Check(dir string, verify Verify) (*Report, error) {
 	}
 	defer db.Close()
 	r := &Report{Path: path, Meta: checkMeta(path), Problems: inspect(db, path)}
-	r.Stopped = walk(db, func(k, v []byte) error {
-		if why := judge(verify, k, v); why != "" {
-			r.Implausible = append(r.Implausible, why)
-		} else {
-			r.Records++
-		}
-		return nil
-	}, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	live := read(db, r, verify)
+	r.Records = len(live)
 	return r, nil
 }
 
-// judge is why verify refuses the record k, v if it is the server's, or "".
-func judge(verify Verify, k, v []byte) string {
-	if verify == nil {
-		return ""
-	}
-	m, err := decode(k, v)
-	if err != nil || !IsServer(m) {
-		return ""
-	}
-	if err := verify(m.TopicName, m.Payload); err != nil {
-		return fmt.Sprintf("%.128q: %v", k, err)
-	}
-	return ""
+// entry is a topic's newest record found by read.
+type entry struct {
+	topic string
+	rank  uint64 // its sequence; 0 in the mochi layout, older than any
+	msg   []byte // empty: a tombstone
 }
 
-// Repair copies every readable record of dir's store but the implausible
-// ones (verify, as in Check) into a fresh file, moves the damaged file
-// aside (edgefence.db.damaged-<time>, never deleted) and puts the fresh
-// one in its place. With a meta page invalid, what is copied is the
+// read reads every record of db, both layouts, and returns each topic's
+// newest that decodes and that verify (if not nil) finds plausible, in
+// the order they were written, reporting the others and why reading
+// stopped short in r. A superseded record is not decoded: nothing reads
+// it, and compaction removes it.
+func read(db *bbolt.DB, r *Report, verify Verify) []entry {
+	newest := map[string]entry{}
+	keep := func(topic, msg []byte, rank uint64) {
+		if e, ok := newest[string(topic)]; !ok || rank >= e.rank {
+			newest[string(topic)] = entry{string(topic), rank, bytes.Clone(msg)}
+		}
+	}
+	r.Stopped = walk(db, mochiBucket, func(k, v []byte) {
+		if topic, ok := bytes.CutPrefix(k, []byte(keyPrefix)); ok {
+			keep(topic, v, 0)
+		}
+	})
+	r.Stopped = append(r.Stopped, walk(db, recordsBucket, func(k, v []byte) {
+		seq, ok := parseKey(k)
+		topic, msg, err := parseRecord(v)
+		if !ok || err != nil {
+			r.Bad = append(r.Bad, keyName(k))
+			return
+		}
+		keep(topic, msg, seq)
+	})...)
+	var live []entry
+	for _, e := range newest {
+		if len(e.msg) == 0 {
+			continue // deleted
+		}
+		m, err := decode([]byte(e.topic), e.msg)
+		if err != nil {
+			r.Bad = append(r.Bad, keyPrefix+e.topic)
+			continue
+		}
+		if verify != nil && IsServer(m) {
+			if err := verify(m.TopicName, m.Payload); err != nil {
+				r.Implausible = append(r.Implausible, fmt.Sprintf("%.128q: %v", keyPrefix+e.topic, err))
+				continue
+			}
+		}
+		live = append(live, e)
+	}
+	slices.Sort(r.Bad)
+	slices.Sort(r.Implausible)
+	slices.SortFunc(live, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.topic, b.topic))
+	})
+	return live
+}
+
+// Repair copies each topic's newest record, if it is readable and
+// plausible (verify, as in Check), into a fresh file, moves the damaged
+// file aside (edgefence.db.damaged-<time>, never deleted) and puts the
+// fresh one in its place. With a meta page invalid, what is copied is the
 // commit of the valid one. A store Check finds nothing wrong with is left
 // alone. A file bbolt cannot open is left alone too, with an error:
 // nothing of it can be read.
@@ -127,15 +168,7 @@ func Repair(dir string, verify Verify, log *slog.Logger) (*Report, error) {
 		return r, fmt.Errorf("repair: %w", err)
 	}
 	r.Records, r.Bad, r.Implausible = 0, nil, nil
-	var keys, values [][]byte
-	stopped := walk(src, func(k, v []byte) error {
-		if why := judge(verify, k, v); why != "" {
-			r.Implausible = append(r.Implausible, why)
-			return nil
-		}
-		keys, values = append(keys, bytes.Clone(k)), append(values, bytes.Clone(v))
-		return nil
-	}, func(k []byte) { r.Bad = append(r.Bad, string(k)) })
+	live := read(src, r, verify)
 	format := readFormat(src)
 	src.Close()
 	copyErr := dst.Update(func(tx *bbolt.Tx) error {
@@ -148,12 +181,13 @@ func Repair(dir string, verify Verify, log *slog.Logger) (*Report, error) {
 				return err
 			}
 		}
-		b, err := tx.CreateBucketIfNotExists(bucket)
+		b, err := tx.CreateBucketIfNotExists(recordsBucket)
 		if err != nil {
 			return err
 		}
-		for i, k := range keys {
-			if err := b.Put(k, values[i]); err != nil {
+		b.FillPercent = 1
+		for i, e := range live {
+			if err := b.Put(seqKey(nil, uint64(i)+1), appendRecord(nil, e.topic, e.msg)); err != nil {
 				return err
 			}
 		}
@@ -166,8 +200,7 @@ func Repair(dir string, verify Verify, log *slog.Logger) (*Report, error) {
 		os.Remove(fresh)
 		return r, fmt.Errorf("repair: writing %s: %w", fresh, copyErr)
 	}
-	r.Records = len(keys)
-	r.Stopped = stopped
+	r.Records = len(live)
 	r.Aside = fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405Z"))
 	if err := os.Rename(path, r.Aside); err != nil {
 		os.Remove(fresh)
@@ -184,24 +217,23 @@ func Repair(dir string, verify Verify, log *slog.Logger) (*Report, error) {
 	return r, nil
 }
 
-// walk calls fn with each record of db's bucket whose value decodes, and
-// bad with each other key; fn's error stops it. It reads forward from the
-// first key until bbolt cannot read on (a damaged page, or one past the
-// end of a cut file: a fault made a panic), then backward from the last
-// key down to where it stopped, so that only what sits on the damaged
-// pages is missed; why it stopped is returned.
-func walk(db *bbolt.DB, fn func(k, v []byte) error, bad func(k []byte)) (stopped []string) {
+// walk calls fn with each record of db's bucket name. It reads forward
+// from the first key until bbolt cannot read on (a damaged page, or one
+// past the end of a cut file: a fault made a panic), then backward from
+// the last key down to where it stopped, so that only what sits on the
+// damaged pages is missed; why it stopped is returned.
+func walk(db *bbolt.DB, name []byte, fn func(k, v []byte)) (stopped []string) {
 	var first []byte // the last key the forward pass read
-	done, err := walkFrom(db, true, nil, fn, bad, &first)
+	done, err := walkFrom(db, name, true, nil, fn, &first)
 	if err != nil {
-		stopped = append(stopped, fmt.Sprintf("reading forward stopped after key %.128q: %v", first, err))
+		stopped = append(stopped, fmt.Sprintf("reading %s forward stopped after %s: %v", name, keyName(first), err))
 	}
 	if done {
 		return stopped
 	}
 	var last []byte
-	if _, err := walkFrom(db, false, first, fn, bad, &last); err != nil {
-		stopped = append(stopped, fmt.Sprintf("reading backward stopped before key %.128q: %v", last, err))
+	if _, err := walkFrom(db, name, false, first, fn, &last); err != nil {
+		stopped = append(stopped, fmt.Sprintf("reading %s backward stopped before %s: %v", name, keyName(last), err))
 	}
 	return stopped
 }
@@ -209,7 +241,7 @@ func walk(db *bbolt.DB, fn func(k, v []byte) error, bad func(k []byte)) (stopped
 // walkFrom is one pass of walk, forward from the first key or backward
 // from the last down to (not including) until; *at is the last key read.
 // done reports a pass that reached its end.
-func walkFrom(db *bbolt.DB, forward bool, until []byte, fn func(k, v []byte) error, bad func(k []byte), at *[]byte) (done bool, err error) {
+func walkFrom(db *bbolt.DB, name []byte, forward bool, until []byte, fn func(k, v []byte), at *[]byte) (done bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -217,7 +249,7 @@ func walkFrom(db *bbolt.DB, forward bool, until []byte, fn func(k, v []byte) err
 		}
 	}()
 	err = db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucket)
+		b := tx.Bucket(name)
 		if b == nil {
 			return nil
 		}
@@ -227,11 +259,7 @@ func walkFrom(db *bbolt.DB, forward bool, until []byte, fn func(k, v []byte) err
 			k, v = c.Last()
 		}
 		for k != nil && (forward || bytes.Compare(k, until) > 0) {
-			if _, err := decode(k, v); err != nil {
-				bad(k)
-			} else if err := fn(k, v); err != nil {
-				return err
-			}
+			fn(k, v)
 			*at = bytes.Clone(k)
 			if forward {
 				k, v = c.Next()

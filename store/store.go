@@ -3,19 +3,22 @@
 // own retained messages — in a bbolt file in the data dir. Sessions,
 // subscriptions and inflight messages are not kept (docs/persistence.md).
 //
-// Keys and values are those of mochi's bbolt storage hook: bucket "mochi",
-// key "RET_" + topic, value a storage.Message in JSON, so a data dir of
-// the versions that used that hook opens as it is.
+// Each write is appended as a record under a growing sequence number
+// (record.go), the topic → newest record index is kept in memory, and
+// superseded records are compacted away (compact.go); a record's message
+// is mochi's storage.Message in JSON. A data dir in the layout of mochi's
+// bbolt hook (bucket "mochi", key "RET_" + topic) is converted once
+// (migrate_mochi.go).
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,10 +38,9 @@ const File = "edgefence.db"
 // file: two brokers on one store would corrupt it.
 const lockWait = 2 * time.Second
 
-var (
-	bucket    = []byte("mochi")
-	keyPrefix = storage.RetainedKey + "_"
-)
+// keyPrefix is what mochi's hook put before a topic in a key, and still
+// starts the message's ID.
+var keyPrefix = storage.RetainedKey + "_"
 
 var (
 	// ErrLocked is returned when another process has the store open.
@@ -80,10 +82,31 @@ type Store struct {
 	own      string
 	withhold string
 
-	mu      sync.Mutex        // one Write at a time, with pending and key
-	pending map[string][]byte // writes for the next transaction: failed ones, expiries
-	key     []byte            // Write's, reused: bbolt copies keys
+	compacted *metrics.Counter // records compaction removed
+	tuning    compaction       // compact's thresholds: the constants, but in tests
+	// failCommit, in tests, fails a transaction after its writes and
+	// compaction, as a full disk would.
+	failCommit func() error
+
+	mu      sync.Mutex        // one Write at a time; guards what follows
+	pending map[string][]byte // topic → write for the next transaction: failed ones, expiries
+	index   map[string]uint64 // topic → sequence of its newest record; absent: none retained
+	records int               // records in the bucket: live, superseded, tombstones, unreadable
+	seq     uint64            // the next record's sequence
+	from    uint64            // compaction's next record; below it only unreadable ones are left
+	key     []byte            // reused: bbolt copies keys
+	buf     []byte            // the transaction's records, reused: bbolt keeps values until the commit
+	undo    []undo            // the transaction's index changes, reverted if it fails
+	gone    []byte            // compact's, reused: the keys it deletes
+	moves   []move            // compact's, reused: the records it moves
 	once    sync.Once
+}
+
+// undo is an index entry as it was before a transaction changed it.
+type undo struct {
+	topic string
+	seq   uint64
+	had   bool
 }
 
 // Open opens (creating) the store in dir. It refuses a store that bbolt's
@@ -110,14 +133,24 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		db:       db,
-		path:     path,
-		log:      o.Log,
-		errs:     o.Metrics.GetOrCreateCounter(`edgefence_store_errors_total`),
-		commits:  o.Metrics.GetOrCreateCounter(`edgefence_store_commits_total`),
-		written:  o.Metrics.GetOrCreateCounter(`edgefence_store_writes_total`),
-		own:      o.Own,
-		withhold: o.Withhold,
+		db:        db,
+		path:      path,
+		log:       o.Log,
+		errs:      o.Metrics.GetOrCreateCounter(`edgefence_store_errors_total`),
+		commits:   o.Metrics.GetOrCreateCounter(`edgefence_store_commits_total`),
+		written:   o.Metrics.GetOrCreateCounter(`edgefence_store_writes_total`),
+		own:       o.Own,
+		withhold:  o.Withhold,
+		compacted: o.Metrics.GetOrCreateCounter(`edgefence_store_compacted_total`),
+		tuning:    compaction{compactFactor, compactMin, compactBase},
+	}
+	if err := s.convert(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if legacy != nil {
 		if err := s.migrate(dir, legacy); err != nil {
@@ -125,10 +158,6 @@ func Open(dir string, o Options) (*Store, error) {
 			os.Remove(path) // created for the migration: the next start tries again
 			return nil, err
 		}
-	}
-	if err := s.dropStale(); err != nil {
-		db.Close()
-		return nil, err
 	}
 	if err := s.upgrade(); err != nil {
 		db.Close()
@@ -221,39 +250,6 @@ func inspect(db *bbolt.DB, path string) (problems []string) {
 	return problems
 }
 
-// dropStale deletes the records of mochi's bbolt hook that edgefence no
-// longer keeps (sessions, subscriptions, inflight messages, $SYS info),
-// left in data dirs of the versions that used it.
-func (s *Store) dropStale() error {
-	var stale [][]byte
-	err := s.view(func(b *bbolt.Bucket) error {
-		return b.ForEach(func(k, _ []byte) error {
-			if !bytes.HasPrefix(k, []byte(keyPrefix)) {
-				stale = append(stale, bytes.Clone(k))
-			}
-			return nil
-		})
-	})
-	if err != nil || len(stale) == 0 {
-		return err
-	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucket)
-		for _, k := range stale {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("drop stale records from %s: %w", s.path, err)
-	}
-	s.log.Info("store: dropped the session, subscription and inflight records of an earlier version; only retained messages are kept",
-		"file", s.path, "records", len(stale))
-	return nil
-}
-
 // ID names the hook.
 func (s *Store) ID() string { return "edgefence-store" }
 
@@ -286,7 +282,7 @@ func (s *Store) OnRetainedExpired(topic string) {
 	if s.pending == nil {
 		s.pending = map[string][]byte{}
 	}
-	s.pending[keyPrefix+topic] = nil
+	s.pending[topic] = nil
 }
 
 // StoredRetainedMessages returns the stored retained messages but those
@@ -307,21 +303,45 @@ func (s *Store) Retained(prefix string, fn func(m *storage.Message)) error {
 	return s.scan(prefix, fn)
 }
 
-func (s *Store) scan(prefix string, fn func(m *storage.Message)) error {
-	pfx := []byte(keyPrefix + prefix)
-	return s.view(func(b *bbolt.Bucket) error {
-		c := b.Cursor()
-		for k, v := c.Seek(pfx); k != nil && bytes.HasPrefix(k, pfx); k, v = c.Next() {
-			m, err := decode(k, v)
-			if err != nil {
-				s.errs.Inc()
-				s.log.Warn("store: skipping an unreadable retained message; it stays in the file (edgefence store check)", "file", s.path, "key", string(k[:min(len(k), 128)]), "error", err)
-				continue
-			}
-			fn(m)
+func (s *Store) scan(prefix string, fn func(m *storage.Message)) (err error) {
+	type entry struct {
+		topic string
+		seq   uint64
+	}
+	var es []entry
+	s.mu.Lock()
+	for t, seq := range s.index {
+		if strings.HasPrefix(t, prefix) {
+			es = append(es, entry{t, seq})
 		}
-		return nil
-	})
+	}
+	// The index and the snapshot agree: no Write runs between them.
+	tx, err := s.db.Begin(false)
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.topic, b.topic) })
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil { // a page bbolt cannot read, or one past the end of the file
+			err = fmt.Errorf("%w: %s: %v", ErrDamaged, s.path, r)
+		}
+	}()
+	b := tx.Bucket(recordsBucket)
+	var key []byte
+	for _, e := range es {
+		key = seqKey(key[:0], e.seq)
+		m, err := decodeRecord(b.Get(key))
+		if err != nil {
+			s.errs.Inc()
+			s.log.Warn("store: skipping an unreadable retained message; it stays in the file (edgefence store check)", "file", s.path, "topic", e.topic[:min(len(e.topic), 128)], "record", e.seq, "error", err)
+			continue
+		}
+		fn(m)
+	}
+	return nil
 }
 
 // view runs fn on the bucket in a read transaction; a page bbolt cannot
@@ -334,7 +354,7 @@ func (s *Store) view(fn func(b *bbolt.Bucket) error) (err error) {
 		}
 	}()
 	return s.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucket)
+		b := tx.Bucket(recordsBucket)
 		if b == nil {
 			return nil
 		}
@@ -342,77 +362,126 @@ func (s *Store) view(fn func(b *bbolt.Bucket) error) (err error) {
 	})
 }
 
-// decode is the message stored under key k, which must be its topic's.
-func decode(k, v []byte) (*storage.Message, error) {
-	var m storage.Message
-	if err := m.UnmarshalBinary(v); err != nil {
+// decodeRecord is the message of record value v: a tombstone, or a
+// message that does not decode or names another topic, is an error.
+func decodeRecord(v []byte) (*storage.Message, error) {
+	topic, msg, err := parseRecord(v)
+	if err != nil {
 		return nil, err
 	}
-	if keyPrefix+m.TopicName != string(k) {
+	return decode(topic, msg)
+}
+
+// decode is message msg, which must be topic's.
+func decode(topic, msg []byte) (*storage.Message, error) {
+	if len(msg) == 0 {
+		return nil, errors.New("a tombstone, not a message")
+	}
+	var m storage.Message
+	if err := m.UnmarshalBinary(msg); err != nil {
+		return nil, err
+	}
+	if m.TopicName != string(topic) {
 		return nil, fmt.Errorf("stored for topic %.128q", m.TopicName)
 	}
 	return &m, nil
 }
 
 // Write stores ws, and what is pending, in one transaction: one commit,
-// and so one pair of fdatasyncs, for a whole batch. Writes of a
+// and so one pair of fdatasyncs, for a whole batch, its records appended
+// at the end of the file; the same transaction compacts a share of the
+// superseded records when they are many (compact). Writes of a
 // transaction that failed are kept and tried again with the next (a newer
-// write of a topic wins). A topic too long for a bbolt key is not stored,
-// counted and logged.
+// write of a topic wins).
 func (s *Store) Write(ws []Write) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.pending) == 0 && len(ws) == 0 {
 		return nil
 	}
+	seq, records, from := s.seq, s.records, s.from
+	s.undo, s.buf = s.undo[:0], s.buf[:0]
+	removed := 0
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucket)
-		if err != nil {
-			return err
+		b := tx.Bucket(recordsBucket)
+		if b == nil {
+			return errors.New("no records bucket")
 		}
-		for k, v := range s.pending {
-			s.key = append(s.key[:0], k...)
-			if err := put(b, s.key, v); err != nil {
+		b.FillPercent = 1 // appended in key order: full pages, none to split
+		for topic, v := range s.pending {
+			if err := s.put(b, topic, v, seq); err != nil {
 				return err
 			}
 		}
 		for _, w := range ws {
-			s.key = append(append(s.key[:0], keyPrefix...), w.Topic...)
-			if len(s.key) > bbolt.MaxKeySize {
-				s.errs.Inc()
-				s.log.Error("store: retained message's topic too long for the store, not stored", "topic", w.Topic[:64], "topic_bytes", len(w.Topic))
-				continue
-			}
-			if err := put(b, s.key, w.Value); err != nil {
+			if err := s.put(b, w.Topic, w.Value, seq); err != nil {
 				return err
 			}
 		}
-		return nil
+		var err error
+		if removed, err = s.compact(b, len(s.pending)+len(ws), seq); err == nil && s.failCommit != nil {
+			err = s.failCommit()
+		}
+		return err
 	})
 	if err == nil {
 		s.commits.Inc()
 		s.written.Add(len(s.pending) + len(ws))
+		s.compacted.Add(removed)
 		clear(s.pending)
 		return nil
 	}
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		if u := s.undo[i]; u.had {
+			s.index[u.topic] = u.seq
+		} else {
+			delete(s.index, u.topic)
+		}
+	}
+	s.seq, s.records, s.from = seq, records, from
 	s.errs.Inc()
 	s.log.Error("store: commit failed; these retained messages are not on disk until a later commit succeeds", "file", s.path, "messages", len(ws), "error", err)
 	if s.pending == nil {
 		s.pending = map[string][]byte{}
 	}
 	for _, w := range ws {
-		if key := keyPrefix + w.Topic; len(key) <= bbolt.MaxKeySize {
-			s.pending[key] = w.Value
-		}
+		s.pending[w.Topic] = w.Value
 	}
 	return fmt.Errorf("store %s: %w", s.path, err)
 }
 
-func put(b *bbolt.Bucket, k, v []byte) error {
-	if v == nil {
-		return b.Delete(k)
+// put appends topic's record of value v (nil: a tombstone) to b and
+// points the index at it. Deleting a topic that has no record writes
+// nothing. A topic written before in this transaction (its record at or
+// after first) has that record replaced: no one can see it, and it would
+// only be compacted away.
+func (s *Store) put(b *bbolt.Bucket, topic string, v []byte, first uint64) error {
+	old, had := s.index[topic]
+	if v == nil && !had {
+		return nil
 	}
-	return b.Put(k, v)
+	at := s.seq
+	if had && old >= first {
+		at = old
+	}
+	start := len(s.buf)
+	s.buf = appendRecord(s.buf, topic, v)
+	s.key = seqKey(s.key[:0], at)
+	// Earlier records keep the old array if s.buf grew: bbolt holds them.
+	if err := b.Put(s.key, s.buf[start:len(s.buf):len(s.buf)]); err != nil {
+		return err
+	}
+	s.undo = append(s.undo, undo{topic, old, had})
+	if v == nil {
+		delete(s.index, topic)
+	} else {
+		s.index[topic] = at
+	}
+	if at == s.seq {
+		s.seq++
+		s.records++
+	}
+	return nil
 }
 
 // Encode is a retained publish from client cl (nil: mochi's) as mochi's

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +13,8 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/hooks/storage"
-	"go.etcd.io/bbolt"
+
+	"github.com/edgefence/edgefence/store"
 )
 
 // A store written by serve: dev-a entered the museum fence, then left it
@@ -103,29 +105,28 @@ func TestStoreRefusesAFlippedMetaPage(t *testing.T) {
 // 1; repair sets it aside, and serve starts with the other devices' state.
 func TestStoreRefusesAnImplausibleRecord(t *testing.T) {
 	dataDir := t.TempDir()
-	path := filepath.Join(dataDir, "edgefence.db")
 	enterThenExit(t, dataDir)
 
-	db, err := bbolt.Open(path, 0o600, nil)
+	// dev-b's record edited by hand: a newer record of its topic, as
+	// the store appends one, holding nonsense.
+	st, err := store.Open(dataDir, store.Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := []byte("RET_geofence/customer-alex/dev-b")
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("mochi"))
-		var m storage.Message
-		if err := m.UnmarshalBinary(b.Get(key)); err != nil {
-			return err
-		}
+	var edited []byte
+	var editErr error
+	err = st.Retained("geofence/customer-alex/dev-b", func(m *storage.Message) {
 		p := regexp.MustCompile(`"ts":\d+`).ReplaceAllString(string(m.Payload), `"ts":2786659200000`) // 2058-04-21
 		m.Payload = []byte(strings.Replace(p, `"ENTER"`, `"DWELL"`, 1))
-		v, err := m.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		return b.Put(key, v)
+		edited, editErr = m.MarshalBinary()
 	})
-	if err := errors.Join(err, db.Close()); err != nil {
+	if err = errors.Join(err, editErr); err == nil && edited == nil {
+		err = errors.New("dev-b's record is not in the store")
+	}
+	if err == nil {
+		err = st.Write([]store.Write{{Topic: "geofence/customer-alex/dev-b", Value: edited}})
+	}
+	if err := errors.Join(err, st.Close()); err != nil {
 		t.Fatal(err)
 	}
 
