@@ -63,7 +63,7 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultStallAfter  = 3 * time.Second
+	DefaultStallAfter  = 2 * time.Second
 	DefaultSyncTimeout = time.Minute
 )
 

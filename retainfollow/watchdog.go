@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// watchdog compares, every third of StallAfter, how far each followed
+// watchdog compares, every quarter of StallAfter, how far each followed
 // stream goes with what the follower has received: one that stays
 // behind for StallAfter without receiving anything has a watcher that
 // stopped without saying so (an ordered consumer re-created again and
@@ -15,7 +15,7 @@ import (
 // replace it. Never silent: the replacement is logged and counted.
 func (f *Follower) watchdog(ctx context.Context) {
 	defer f.wg.Done()
-	t := time.NewTicker(f.o.StallAfter / 3)
+	t := time.NewTicker(f.o.StallAfter / 4)
 	defer t.Stop()
 	var bucket, history stall
 	for {
@@ -24,7 +24,7 @@ func (f *Follower) watchdog(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		c, cancel := context.WithTimeout(ctx, f.o.StallAfter/3)
+		c, cancel := context.WithTimeout(ctx, f.o.StallAfter/4)
 		if st, err := f.kv.Status(c); err == nil {
 			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 				bucket.check(&f.bucket, bs.StreamInfo().State.LastSeq, f.o.StallAfter)

@@ -32,7 +32,7 @@ func (pt *partition) putOne(ctx context.Context, o *wave.Out) error {
 	m := pt.w.m
 	for {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := cluster.PutRetained(c, pt.w.conn.Retained, o.Topic, o.Body)
+		err := cluster.PutRetained(c, pt.js, pt.w.conn.Retained, o.Topic, o.Body, o.ID)
 		cancel()
 		if err == nil {
 			m.retainedPuts.Inc()

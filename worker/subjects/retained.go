@@ -12,6 +12,10 @@ import (
 // retained set (package retainfollow).
 const RetainedBucket = "edgefence-retained"
 
+// RetainedSubject is the subject a value of topic is put on in the
+// retained bucket (a KV bucket's keys are subjects of its stream).
+func RetainedSubject(topic string) string { return "$KV." + RetainedBucket + "." + RetainedKey(topic) }
+
 // ErrRetainedKey is why a key of the retained bucket names no topic.
 var ErrRetainedKey = errors.New("not a retained bucket key")
 
