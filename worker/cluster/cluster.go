@@ -82,11 +82,11 @@ func (c *Conn) dial(o *Options) error {
 	if err != nil {
 		return &SettingsError{err}
 	}
-	var mqUser, mqPass string
-	if strings.TrimSpace(o.MQTT) != "" {
-		if mqUser, mqPass, err = sec.MQTTLogin(o.Name); err != nil {
-			return &SettingsError{err}
-		}
+	// Read whether or not there is an MQTT side: an unreadable creds
+	// file is a settings error before anything is dialled.
+	mqUser, mqPass, err := sec.MQTTLogin(o.Name)
+	if err != nil {
+		return &SettingsError{err}
 	}
 	c.NATS, err = nats.Connect(o.NATS, append(sec.NATSOptions(tc), nats.Name("edgefence-worker "+o.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
