@@ -14,9 +14,9 @@ import (
 // ctx is done: a watcher's current values, then its updates, in the
 // bucket's order. A watcher that ends, fails or stalls (the watchdog) is
 // replaced by one resuming after the last revision delivered, so nothing
-// is delivered twice and each key's values stay in order; an update
-// superseded meanwhile (the bucket keeps one value per key) is skipped,
-// the newer one delivered.
+// is delivered twice and each key's values stay in order; a key that
+// changed more often meanwhile than the bucket keeps values of it
+// (cluster.RetainedHistory) delivers its newest ones only.
 func (f *Follower) followBucket(ctx context.Context) {
 	defer f.wg.Done()
 	var once sync.Once
