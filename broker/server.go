@@ -29,6 +29,7 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 	"github.com/edgefence/edgefence/pingstream"
+	"github.com/edgefence/edgefence/retainfollow"
 	"github.com/edgefence/edgefence/store"
 )
 
@@ -40,8 +41,9 @@ type Server struct {
 	mqtt      *mqtt.Server
 	mqttLog   *mochilog.Gate // mochi's lines, held until the start succeeds
 	engine    *sharded.Engine
-	capture   *capture.Writer       // nil without --capture
-	cluster   *pingstream.Publisher // nil without --cluster
+	capture   *capture.Writer        // nil without --capture
+	cluster   *pingstream.Publisher  // nil without --cluster
+	follow    *retainfollow.Follower // nil without --cluster
 	pub       *publisher
 	store     *store.Store // nil without --data-dir
 	sockets   sockets      // bound, not yet mochi's
@@ -229,6 +231,11 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.engine.Reconcile(); err != nil {
 		return nil, s.abort(err)
 	}
+	if cfg.Cluster != nil {
+		if err := s.startFollow(); err != nil {
+			return nil, s.abort(err)
+		}
+	}
 	if cfg.HomeAssistant != "" {
 		if err := s.startHomeAssistant(); err != nil {
 			return nil, s.abort(err)
@@ -349,6 +356,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if s.pub != nil {
 		s.pub.close()
+	}
+	if s.follow != nil {
+		s.follow.Close() // it injects into mochi
 	}
 	if s.owntracks != nil {
 		s.owntracks.close()

@@ -26,7 +26,8 @@ const clusterScript = "../scripts/cluster"
 // TestClusterScript runs `scripts/cluster up` as a newcomer does (a state
 // dir and a base port of its own), sends one ping that makes a device
 // enter a fence of the bundled fences.geojson to a serve node over MQTT,
-// receives that ENTER where the script says dashboards subscribe, and
+// receives that ENTER where the script says dashboards subscribe (another
+// serve node), and
 // checks that `up` again says it is up, that `down` stops every process
 // it started and keeps the state dir, and that `down --clean` removes it.
 func TestClusterScript(t *testing.T) {
@@ -74,7 +75,7 @@ func TestClusterScript(t *testing.T) {
 		t.Fatalf("scripts/cluster up: %v\n%s", err, out)
 	}
 	tracker := "127.0.0.1:" + strconv.Itoa(base+41)
-	dashboard := "127.0.0.1:" + strconv.Itoa(base+33)
+	dashboard := "127.0.0.1:" + strconv.Itoa(base+43)
 	for _, want := range []string{tracker, dashboard, "geofence/#", "mosquitto_pub", "mosquitto_sub", filepath.Join(dir, "logs"), "scripts/cluster down"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("up's summary lacks %q:\n%s", want, out)
@@ -85,8 +86,9 @@ func TestClusterScript(t *testing.T) {
 		t.Fatalf("pid files %v, want 3 nats, 3 serve, 3 worker", pids)
 	}
 
-	// A dashboard on the last NATS node's MQTT side, a tracker on the
-	// first serve node: the ping crosses the cluster.
+	// A dashboard on the last serve node, a tracker on the first: the
+	// ping crosses the cluster, the ENTER comes from the bucket node 3
+	// follows.
 	got := make(chan mqtt.Message, 16)
 	dash := mqtt.NewClient(mqtt.NewClientOptions().AddBroker("tcp://" + dashboard).SetClientID("dashboard").
 		SetCleanSession(true).SetConnectTimeout(10 * time.Second))

@@ -746,8 +746,8 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 			if killNode {
 				// The worst case: node 3 leads what the death of a leader
 				// interrupts, the streams pings, transitions and retained
-				// messages go to and the leases.
-				for _, s := range []string{subjects.PingStream, subjects.HistoryStream, "$MQTT_rmsgs", "$MQTT_msgs", "KV_" + subjects.LeaseBucket} {
+				// messages go to, the retained bucket and the leases.
+				for _, s := range []string{subjects.PingStream, subjects.HistoryStream, "$MQTT_rmsgs", "$MQTT_msgs", "KV_" + subjects.RetainedBucket, "KV_" + subjects.LeaseBucket} {
 					leadOn(t, nc, js, s, "n3")
 				}
 			}
@@ -953,6 +953,25 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 	if bad > 0 {
 		report("retained store: %d of %d topics differ", bad, len(wantRetained))
 	}
+	// The retained bucket, which serve --cluster nodes follow, holds
+	// exactly that, whatever was killed: asserted.
+	inBucket := bucketState(t, js)
+	bad = 0
+	for topic, w := range wantRetained {
+		if got := inBucket[topic]; got != w {
+			if bad++; bad <= 3 {
+				t.Errorf("retained bucket %s:\n got  %s\n want %s", topic, got, w)
+			}
+		}
+	}
+	for topic := range inBucket {
+		if _, ok := wantRetained[topic]; !ok {
+			t.Errorf("retained bucket holds %s, which no transition retained", topic)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("retained bucket: %d of %d topics differ", bad, len(wantRetained))
+	}
 	// And a dashboard connecting now is sent them. NATS 2.15.3 served a
 	// late subscription all, none or part of them after a node was lost
 	// (docs/scale-out.md): logged, not asserted.
@@ -1080,6 +1099,38 @@ func retainedState(t *testing.T, addr string) map[string]string {
 	mu.Lock()
 	defer mu.Unlock()
 	return maps.Clone(got)
+}
+
+// bucketState reads the retained bucket: topic → current value.
+func bucketState(t *testing.T, js jetstream.JetStream) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := js.KeyValue(ctx, subjects.RetainedBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	kl, err := kv.ListKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range kl.Keys() {
+		topic, err := subjects.RetainedTopic(k)
+		if err != nil {
+			t.Errorf("retained bucket key %q: %v", k, err)
+			continue
+		}
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // deleted
+		}
+		if err != nil {
+			t.Fatalf("retained bucket %s: %v", k, err)
+		}
+		out[topic] = string(e.Value())
+	}
+	return out
 }
 
 // readHistory reads the transition history stream.

@@ -1,8 +1,10 @@
 // Package worker is scale-out mode: an edgefence worker on a NATS
 // JetStream cluster owns a share of the device partitions, runs the
 // engine on each partition's ping stream in order, checkpoints its state,
-// and publishes transitions to MQTT dashboards on any NATS node (the
-// server's MQTT retained store) and to a JetStream history stream. It
+// and publishes transitions to a JetStream history stream and the
+// retained ones' current values to a KV bucket, which every serve
+// --cluster node follows for its dashboards (and, optionally, over MQTT
+// to the NATS nodes' MQTT side, which retains them). It
 // imports no broker: like bridge, it is a client-side part wired from cmd.
 // docs/scale-out.md is the design.
 package worker
@@ -26,9 +28,10 @@ type Config struct {
 	// NATS is the cluster's client URLs, comma-separated.
 	NATS string
 	// MQTT is the NATS nodes' MQTT listeners (host:port, comma-separated):
-	// transitions are published there so that the server retains them.
-	// An address may name its scheme, tcp:// or tls://; a bare one is TLS
-	// when Security has TLS settings.
+	// transitions are published there too so that the server retains
+	// them. An address may name its scheme, tcp:// or tls://; a bare one
+	// is TLS when Security has TLS settings. Empty (the default): no NATS
+	// MQTT side, dashboards connect to serve --cluster nodes.
 	MQTT string
 	// Security is the credentials and TLS settings of both connections.
 	Security security.Settings
@@ -73,13 +76,12 @@ const (
 	DefaultPingsMaxAge     = 24 * time.Hour
 )
 
-// DefaultConfig returns the defaults: a local three-node cluster's
-// client and MQTT ports, 16 partitions, R3.
+// DefaultConfig returns the defaults: a local cluster's client port, no
+// NATS MQTT side, 16 partitions, R3.
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		NATS:             "nats://127.0.0.1:4222",
-		MQTT:             "127.0.0.1:1883",
 		Name:             fmt.Sprintf("%s-%d", host, os.Getpid()),
 		Partitions:       DefaultPartitions,
 		Replicas:         3,
@@ -114,8 +116,6 @@ func (c *Config) Validate() error {
 	switch {
 	case strings.TrimSpace(c.NATS) == "":
 		return fmt.Errorf("%w: no NATS URL", ErrConfig)
-	case strings.TrimSpace(c.MQTT) == "":
-		return fmt.Errorf("%w: no MQTT address of a NATS node", ErrConfig)
 	case c.Name == "" || strings.ContainsAny(c.Name, ".*> \t"):
 		return fmt.Errorf("%w: worker name %q must be non-empty without '.', '*', '>' or spaces", ErrConfig, c.Name)
 	case c.Partitions < 1 || c.Partitions > 1024:

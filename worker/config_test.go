@@ -52,7 +52,6 @@ func TestConfigValidate(t *testing.T) {
 		"short lease":           func(c *worker.Config) { c.Lease = 100 * time.Millisecond },
 		"1s lease":              func(c *worker.Config) { c.Lease = time.Second },
 		"window below a replay": func(c *worker.Config) { c.DedupWindow = c.CheckpointEvery },
-		"no mqtt":               func(c *worker.Config) { c.MQTT = "" },
 	} {
 		cfg := worker.DefaultConfig()
 		mod(&cfg)

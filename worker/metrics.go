@@ -11,41 +11,45 @@ import (
 // workerMetrics are the worker's own Prometheus handles, beside the
 // engine's and the ingest path's, which are serve's.
 type workerMetrics struct {
-	pings          *metrics.Counter
-	published      *metrics.Counter
-	duplicates     *metrics.Counter
-	publishRetries *metrics.Counter
-	retainedMends  *metrics.Counter
-	checkpoints    *metrics.Counter
-	acquired       *metrics.Counter
-	released       *metrics.Counter
-	lost           *metrics.Counter
-	stalledOut     *metrics.Counter
-	stalls         *metrics.Counter
-	staleReplays   *metrics.Counter
-	reloadsOK      *metrics.Counter
-	reloadsFailed  *metrics.Counter
-	fencesDeleted  *metrics.Counter
-	lag            []atomic.Int64              // per partition: messages in the stream beyond the last applied
-	ckptAt         []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
-	part           []atomic.Pointer[partition] // per partition: nil when not owned
+	pings           *metrics.Counter
+	published       *metrics.Counter
+	duplicates      *metrics.Counter
+	publishRetries  *metrics.Counter
+	retainedMends   *metrics.Counter
+	retainedPuts    *metrics.Counter
+	retainedRetries *metrics.Counter
+	checkpoints     *metrics.Counter
+	acquired        *metrics.Counter
+	released        *metrics.Counter
+	lost            *metrics.Counter
+	stalledOut      *metrics.Counter
+	stalls          *metrics.Counter
+	staleReplays    *metrics.Counter
+	reloadsOK       *metrics.Counter
+	reloadsFailed   *metrics.Counter
+	fencesDeleted   *metrics.Counter
+	lag             []atomic.Int64              // per partition: messages in the stream beyond the last applied
+	ckptAt          []atomic.Int64              // per partition: Unix ns of the last checkpoint, 0 when not owned
+	part            []atomic.Pointer[partition] // per partition: nil when not owned
 }
 
 func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 	p := w.cfg.Partitions
 	m := &workerMetrics{
-		pings:          set.NewCounter(`edgefence_worker_pings_total`),
-		published:      set.NewCounter(`edgefence_worker_published_total`),
-		duplicates:     set.NewCounter(`edgefence_worker_replayed_duplicates_total`),
-		publishRetries: set.NewCounter(`edgefence_worker_publish_retries_total`),
-		retainedMends:  set.NewCounter(`edgefence_worker_retained_resent_total`),
-		checkpoints:    set.NewCounter(`edgefence_worker_checkpoints_total`),
-		acquired:       set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
-		released:       set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
-		lost:           set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
-		stalledOut:     set.NewCounter(`edgefence_worker_rebalances_total{action="stalled"}`),
-		stalls:         set.NewCounter(`edgefence_worker_partition_stalls_total`),
-		staleReplays:   set.NewCounter(`edgefence_worker_stale_replays_total`),
+		pings:           set.NewCounter(`edgefence_worker_pings_total`),
+		published:       set.NewCounter(`edgefence_worker_published_total`),
+		duplicates:      set.NewCounter(`edgefence_worker_replayed_duplicates_total`),
+		publishRetries:  set.NewCounter(`edgefence_worker_publish_retries_total`),
+		retainedMends:   set.NewCounter(`edgefence_worker_retained_resent_total`),
+		retainedPuts:    set.NewCounter(`edgefence_worker_retained_writes_total`),
+		retainedRetries: set.NewCounter(`edgefence_worker_retained_write_retries_total`),
+		checkpoints:     set.NewCounter(`edgefence_worker_checkpoints_total`),
+		acquired:        set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
+		released:        set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
+		lost:            set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
+		stalledOut:      set.NewCounter(`edgefence_worker_rebalances_total{action="stalled"}`),
+		stalls:          set.NewCounter(`edgefence_worker_partition_stalls_total`),
+		staleReplays:    set.NewCounter(`edgefence_worker_stale_replays_total`),
 		// serve's names: its reload alert covers the workers too.
 		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
 		reloadsFailed: set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),

@@ -44,7 +44,7 @@ type partition struct {
 	sink    wave.Sink
 	reader  *ingest.Reader
 	js      jetstream.JetStream // the partition's own, for asynchronous publishes
-	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT)
+	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT); nil without NATS MQTT listeners
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied

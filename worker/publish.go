@@ -45,13 +45,15 @@ func (pt *partition) flush(ctx context.Context) error {
 	return nil
 }
 
-// publishWave records a wave's outputs in the history stream and sends
-// them over MQTT, once. A record the stream already holds (a replay
-// after a takeover) was sent by the owner before, unless it is suspect:
-// from the previous owner's last wave on, it may have died between the
-// two. A suspect retained transition is sent unless the server's
-// retained store has it already; any other suspect is sent again (at
-// least once: docs/scale-out.md).
+// publishWave records a wave's outputs in the history stream, then
+// writes its retained ones to the retained bucket and, with NATS MQTT
+// listeners, sends them over MQTT, once. A record the stream already
+// holds (a replay after a takeover) was delivered by the owner before,
+// unless it is suspect: from the previous owner's last wave on, it may
+// have died between the two. A suspect retained transition is written
+// (sent) unless the bucket (the server's retained store) has it
+// already; any other suspect is sent again (at least once:
+// docs/scale-out.md).
 func (pt *partition) publishWave(ctx context.Context, outs []wave.Out) error {
 	w := pt.w
 	first := outs[0].Pos.String()
@@ -73,29 +75,39 @@ func (pt *partition) publishWave(ctx context.Context, outs []wave.Out) error {
 		// A failed start is published again, alone, below.
 		futs[i], _ = pt.js.PublishMsgAsync(msg)
 	}
+	// deliver: the output reaches dashboards (retained bucket, MQTT). A
+	// record the stream already holds was delivered by an owner before,
+	// unless it is suspect; a suspect retained one is delivered where
+	// it is not held yet.
 	send := make([]bool, len(outs))
+	put := make([]bool, len(outs))
 	for i := range outs {
 		o := &outs[i]
 		ack, retried, err := pt.record(ctx, msgs[i], futs[i])
 		if err != nil {
 			return err
 		}
-		send[i] = true
-		if ack.Duplicate && !retried {
-			switch {
-			case !pt.suspect(o):
-				send[i] = false
-			case o.Retain && pt.retainedIs(ctx, o):
-				send[i] = false
-			}
-			if !send[i] {
-				w.m.duplicates.Inc()
-			}
+		dup := ack.Duplicate && !retried
+		deliver := !dup || pt.suspect(o)
+		put[i] = deliver && o.Retain
+		send[i] = deliver && pt.mq != nil
+		if deliver && dup && o.Retain {
+			put[i] = !pt.kvHolds(ctx, o)
+			send[i] = send[i] && !pt.retainedIs(ctx, o)
+		}
+		if dup && !put[i] && !send[i] {
+			w.m.duplicates.Inc()
 		}
 	}
-	// Recorded: finish sending even if the lease is being lost, within
+	// Recorded: finish delivering even if the lease is being lost, within
 	// half the second validUntil keeps before it really expires, so that
 	// the next owner does not count it as half-published.
+	if err := pt.putRetained(context.WithoutCancel(ctx), outs, put); err != nil {
+		return err
+	}
+	if pt.mq == nil {
+		return nil // no NATS MQTT side: serve --cluster nodes follow the bucket
+	}
 	toks := make([]mqtt.Token, len(outs))
 	sentAt := time.Now()
 	if pt.mq.IsConnectionOpen() {

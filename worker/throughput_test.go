@@ -100,9 +100,15 @@ func throughput(t *testing.T, k, pings, devices int) {
 	var ws []*proc
 	var addrs []string
 	var t0 time.Time
+	// The default shape has no NATS MQTT side (the retained bucket only);
+	// EDGEFENCE_SCALEOUT_NATS_MQTT=1 publishes there too, as before.
+	natsMQTT := ""
+	if os.Getenv("EDGEFENCE_SCALEOUT_NATS_MQTT") == "1" {
+		natsMQTT = nodes[0].mqttAddr() + "," + nodes[1].mqttAddr()
+	}
 	for i := range k {
 		arg, _ := json.Marshal(workerArgs{
-			NATS: urls, MQTT: nodes[0].mqttAddr() + "," + nodes[1].mqttAddr(), Name: fmt.Sprintf("w%d", i+1), Fences: fencePath,
+			NATS: urls, MQTT: natsMQTT, Name: fmt.Sprintf("w%d", i+1), Fences: fencePath,
 			Partitions: p, Lease: 5 * time.Second, Checkpoint: 5 * time.Second, HTTPAddr: "127.0.0.1:0",
 		})
 		w := startProc(t, fmt.Sprintf("w%d", i+1), "worker", string(arg))
@@ -113,7 +119,8 @@ func throughput(t *testing.T, k, pings, devices int) {
 		for _, a := range addrs {
 			if m, err := probe.Scrape(context.Background(), "http://"+a+"/metrics"); err == nil {
 				done += m["edgefence_worker_pings_total"]
-				published += m["edgefence_worker_published_total"]
+				// Over MQTT every output; in the bucket the retained ones.
+				published += max(m["edgefence_worker_published_total"], m["edgefence_worker_retained_writes_total"])
 			}
 		}
 		return done, published

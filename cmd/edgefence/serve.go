@@ -145,7 +145,7 @@ func serveFlags(cfg *broker.Config, cluster *pingstream.Options, topics *ingest.
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	})
 	g.Group(fs, "cluster", func() {
-		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there, and edgefence worker processes evaluate it (empty: the local engine does; docs/scale-out.md)")
+		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there, and edgefence worker processes evaluate it; the node follows their retained state for its dashboards (empty: the local engine does; docs/scale-out.md)")
 		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P, the workers' --partitions")
 		fs.IntVar(&cluster.Replicas, "replicas", cluster.Replicas, "with --cluster: replicas of the ping stream when serve creates it")
 		natsSecurityFlags(fs, &cluster.Security)

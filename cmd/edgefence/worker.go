@@ -26,7 +26,7 @@ func workerFlags(cfg *worker.Config, topics *ingest.TopicFlags, proc *processFla
 	g := new(cmdhelp.Groups)
 	g.Group(fs, "cluster", func() {
 		fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
-		fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there")
+		fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there too (empty: no NATS MQTT side; dashboards connect to serve --cluster nodes, which follow the retained bucket)")
 		fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
 		fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
 		fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
@@ -78,13 +78,14 @@ func workerCommand() *ffcli.Command {
 	fs, groups := workerFlags(&cfg, topics, &proc, &printMappings)
 	return &ffcli.Command{
 		Name:       "worker",
-		ShortUsage: "edgefence worker --nats nats://host:4222 --nats-mqtt host:1883 [flags]",
+		ShortUsage: "edgefence worker --nats nats://host:4222 [flags]",
 		ShortHelp:  "run the engine on a share of the device partitions of a NATS JetStream cluster",
 		LongHelp: "Scale out: trackers publish to any NATS node (MQTT or NATS), the servers map\n" +
 			"each device to one of P partitions of a replicated JetStream stream, and each\n" +
 			"worker owns a share of the partitions by lease, runs the engine on them in\n" +
-			"order, checkpoints it, and publishes transitions retained on the NATS nodes'\n" +
-			"MQTT side and to a history stream. See docs/scale-out.md.",
+			"order, checkpoints it, and publishes transitions to a history stream and the\n" +
+			"retained state to a KV bucket that every serve --cluster node follows for its\n" +
+			"dashboards. See docs/scale-out.md.",
 		FlagSet:   fs,
 		Options:   configOptions(),
 		UsageFunc: usageFunc(groups),

@@ -1,8 +1,8 @@
 // Package cluster connects a worker to its NATS JetStream cluster: one
 // NATS connection, the streams and buckets the workers share (created
-// when missing), and the MQTT connections to the NATS nodes' listeners
-// that transitions are published over, all secured by the worker's
-// security settings.
+// when missing), and, when the worker has NATS MQTT listeners to publish
+// to, the MQTT connections to them, all secured by the worker's security
+// settings.
 package cluster
 
 import (
@@ -46,6 +46,9 @@ type Conn struct {
 	Leases      jetstream.KeyValue
 	Checkpoints jetstream.Stream
 	History     jetstream.Stream
+	// Retained is the bucket of the retained outputs' current values
+	// (subjects.RetainedBucket), which serve --cluster nodes follow.
+	Retained jetstream.KeyValue
 
 	mq  mqtt.Client
 	mqs []mqtt.Client // mq and more: the partitions publish over these (MQTT)
@@ -61,9 +64,9 @@ func (e *SettingsError) Error() string { return e.Err.Error() }
 // Unwrap returns the settings' error.
 func (e *SettingsError) Unwrap() error { return e.Err }
 
-// Dial connects to the cluster and the MQTT listeners, and creates the
-// streams (pings, history, checkpoints) and the lease bucket if they are
-// missing.
+// Dial connects to the cluster and the MQTT listeners (none when
+// o.MQTT is empty), and creates the streams (pings, history,
+// checkpoints) and the lease and retained buckets if they are missing.
 func Dial(o Options) (*Conn, error) {
 	c := &Conn{}
 	if err := c.dial(&o); err != nil {
@@ -79,6 +82,8 @@ func (c *Conn) dial(o *Options) error {
 	if err != nil {
 		return &SettingsError{err}
 	}
+	// Read whether or not there is an MQTT side: an unreadable creds
+	// file is a settings error before anything is dialled.
 	mqUser, mqPass, err := sec.MQTTLogin(o.Name)
 	if err != nil {
 		return &SettingsError{err}
@@ -121,6 +126,15 @@ func (c *Conn) dial(o *Options) error {
 		return err
 	}); err != nil {
 		return err
+	}
+	if err := retry(o.Log, "retained bucket", func(ctx context.Context) (err error) {
+		c.Retained, err = RetainedBucket(ctx, c.JS, o.Replicas)
+		return err
+	}); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.MQTT) == "" {
+		return nil // no NATS MQTT side: dashboards connect to serve --cluster nodes
 	}
 	opts := mqtt.NewClientOptions().SetClientID("edgefence-worker-" + o.Name).SetCleanSession(true).
 		SetAutoReconnect(true).SetMaxReconnectInterval(time.Second).
@@ -181,8 +195,13 @@ func (c *Conn) connectMQTTPool(opts *mqtt.ClientOptions, o *Options) error {
 }
 
 // MQTT returns partition n's MQTT connection: one device's messages
-// all go over one.
-func (c *Conn) MQTT(n int) mqtt.Client { return c.mqs[n%len(c.mqs)] }
+// all go over one. It is nil when the worker has no MQTT listeners.
+func (c *Conn) MQTT(n int) mqtt.Client {
+	if len(c.mqs) == 0 {
+		return nil
+	}
+	return c.mqs[n%len(c.mqs)]
+}
 
 // Close closes the connections.
 func (c *Conn) Close() {

@@ -1,0 +1,247 @@
+// Package retainfollow keeps a serve --cluster node's retained set equal
+// to the cluster's: it follows the retained bucket the workers write
+// (each retained output's current value, subjects.RetainedBucket) and
+// hands every value, the bucket's current ones first and then each
+// update in the bucket's order, to a Sink the broker implements with
+// mochi's injection. So a dashboard on any node gets the whole retained
+// state from the node's memory, and live transitions in each device's
+// order. The outputs that are not retained (late pings, rejects,
+// transitions of the past) come from the history stream, followed from
+// the node's start on. It imports no broker. docs/scale-out.md,
+// "Dashboards on any serve node".
+package retainfollow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edgefence/edgefence/worker/cluster"
+	"github.com/edgefence/edgefence/worker/security"
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+// Sink receives what the follower delivers, from one goroutine per
+// method: Retain from the bucket's, Publish from the history's.
+type Sink interface {
+	// Retain makes body topic's retained message (an empty body: none)
+	// and delivers it to the topic's subscribers.
+	Retain(topic string, body []byte)
+	// Publish delivers a message that is not retained to the topic's
+	// subscribers.
+	Publish(topic string, body []byte)
+}
+
+// Options are what Start connects and follows with.
+type Options struct {
+	// NATS is the cluster's client URLs, comma-separated.
+	NATS string
+	// Security is the NATS credentials and TLS settings.
+	Security security.Settings
+	// Name names the connection to the servers.
+	Name string
+	// Replicas makes the retained bucket when no worker has.
+	Replicas int
+	// StallAfter is how long the follower may stay behind the bucket
+	// (or the history stream) without receiving anything before it
+	// replaces its watcher; 0: DefaultStallAfter.
+	StallAfter time.Duration
+	// SyncTimeout bounds Start's wait for the bucket's current values;
+	// 0: DefaultSyncTimeout.
+	SyncTimeout time.Duration
+	Metrics     *metrics.Set
+	Log         *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultStallAfter  = 2 * time.Second
+	DefaultSyncTimeout = time.Minute
+)
+
+// Follower follows the retained bucket and the history stream into a
+// Sink until Close.
+type Follower struct {
+	o    Options
+	sink Sink
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+
+	histMu sync.Mutex
+	hist   jetstream.Stream // nil until a worker has made it
+
+	bucket, history source
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	synced chan struct{} // closed once the bucket's current values are delivered
+}
+
+// Start connects, makes the retained bucket if it is missing, and
+// returns once the bucket's current values are delivered to sink (or
+// fails after SyncTimeout); the updates after them follow as they come.
+func Start(o Options, sink Sink) (*Follower, error) {
+	if o.StallAfter <= 0 {
+		o.StallAfter = DefaultStallAfter
+	}
+	if o.SyncTimeout <= 0 {
+		o.SyncTimeout = DefaultSyncTimeout
+	}
+	if o.Metrics == nil {
+		o.Metrics = metrics.NewSet()
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if err := o.Security.Validate(); err != nil {
+		return nil, err
+	}
+	tc, err := o.Security.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{o: o, sink: sink, synced: make(chan struct{})}
+	f.bucket.init("bucket", o.Metrics)
+	f.history.init("history", o.Metrics)
+	f.nc, err = nats.Connect(o.NATS, append(o.Security.NATSOptions(tc), nats.Name("edgefence-serve-follow "+o.Name),
+		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), o.Security.Explain(err))
+	}
+	if f.js, err = jetstream.New(f.nc); err != nil {
+		f.nc.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	deadline := time.Now().Add(o.SyncTimeout)
+	if err := f.open(deadline); err != nil {
+		f.nc.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	f.wg.Add(3)
+	go f.followBucket(ctx)
+	go f.followHistory(ctx)
+	go f.watchdog(ctx)
+	select {
+	case <-f.synced:
+		return f, nil
+	case <-time.After(time.Until(deadline)):
+		f.Close()
+		return nil, fmt.Errorf("retained bucket %s: its current values did not come within %v", subjects.RetainedBucket, o.SyncTimeout)
+	}
+}
+
+// open finds (or makes) the retained bucket and the history stream,
+// trying until deadline while the cluster elects its leaders. The
+// history is followed from its end: what came before is the past.
+func (f *Follower) open(deadline time.Time) error {
+	for ; ; time.Sleep(250 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := f.openOnce(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		f.o.Log.Warn("retained bucket or history stream not ready, retrying", "error", err)
+	}
+}
+
+func (f *Follower) openOnce(ctx context.Context) error {
+	var err error
+	if f.kv, err = cluster.RetainedBucket(ctx, f.js, f.o.Replicas); err != nil {
+		return fmt.Errorf("retained bucket: %w", err)
+	}
+	hist, err := f.js.Stream(ctx, subjects.HistoryStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil // no worker has made it yet: followed once one has
+	}
+	if err != nil {
+		return fmt.Errorf("history stream: %w", err)
+	}
+	info, err := hist.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("history stream: %w", err)
+	}
+	f.history.seq.Store(info.State.LastSeq)
+	f.setHist(hist)
+	return nil
+}
+
+// histStream returns the history stream, nil until it is found.
+func (f *Follower) histStream() jetstream.Stream {
+	f.histMu.Lock()
+	defer f.histMu.Unlock()
+	return f.hist
+}
+
+func (f *Follower) setHist(s jetstream.Stream) {
+	f.histMu.Lock()
+	defer f.histMu.Unlock()
+	f.hist = s
+}
+
+// Close stops following and closes the connection.
+func (f *Follower) Close() {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.wg.Wait()
+	f.nc.Close()
+}
+
+// source is one followed stream's progress, which the watchdog reads.
+type source struct {
+	name    string
+	seq     atomic.Uint64 // the last stream sequence delivered (or skipped)
+	lag     atomic.Int64  // messages in the stream beyond seq, at the last check
+	replace chan string   // asks the follower for a new watcher, with the reason
+
+	updates, restarts *metrics.Counter
+}
+
+func (s *source) init(name string, set *metrics.Set) {
+	s.name = name
+	s.replace = make(chan string, 1)
+	l := `{source="` + name + `"}`
+	s.updates = set.NewCounter(`edgefence_cluster_follow_updates_total` + l)
+	s.restarts = set.NewCounter(`edgefence_cluster_follow_restarts_total` + l)
+	set.NewGauge(`edgefence_cluster_follow_lag`+l, func() float64 { return float64(s.lag.Load()) })
+}
+
+// ask asks the follower to replace its watcher, unless it was asked already.
+func (s *source) ask(reason string) {
+	select {
+	case s.replace <- reason:
+	default:
+	}
+}
+
+// replaced counts and logs a watcher being replaced.
+func (f *Follower) replaced(s *source, reason string, err error) {
+	s.restarts.Inc()
+	f.o.Log.Warn("cluster follower replaces its watcher", "source", s.name, "reason", reason,
+		"from_seq", s.seq.Load()+1, "error", err)
+}
+
+// pause waits d or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,58 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/edgefence/edgefence/worker/cluster"
+	"github.com/edgefence/edgefence/worker/wave"
+)
+
+// putRetained writes the wave's outputs marked in put to the retained
+// bucket at once and waits for every write, as the wave's history
+// records are: a wave holds one output per device, and the next wave
+// starts after, so each device's values are written in its order. A
+// write that fails is made again until it is stored or the lease may
+// have run out; writing a value twice changes nothing.
+func (pt *partition) putRetained(ctx context.Context, outs []wave.Out, put []bool) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(outs))
+	for i := range outs {
+		if put[i] {
+			wg.Go(func() { errs[i] = pt.putOne(ctx, &outs[i]) })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (pt *partition) putOne(ctx context.Context, o *wave.Out) error {
+	m := pt.w.m
+	for {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := cluster.PutRetained(c, pt.js, pt.w.conn.Retained, o.Topic, o.Body, o.ID)
+		cancel()
+		if err == nil {
+			m.retainedPuts.Inc()
+			return nil
+		}
+		m.retainedRetries.Inc()
+		pt.logErr("retained bucket write failed, retrying", err)
+		if !pt.mayFinish() {
+			return errLeaseLost
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+}
+
+// kvHolds reports whether the retained bucket holds o's body as its
+// topic's value; a failed read counts as not (writing it again is
+// harmless).
+func (pt *partition) kvHolds(ctx context.Context, o *wave.Out) bool {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	held, err := cluster.HoldsRetained(c, pt.w.conn.Retained, o.Topic, o.Body)
+	return err == nil && held
+}
