@@ -776,7 +776,10 @@ func (cl *Client) ReadFixedHeader(fh *packets.FixedHeader) error {
 
 // ReadPacket reads the remaining buffer into an MQTT packet.
 func (cl *Client) ReadPacket(fh *packets.FixedHeader) (pk packets.Packet, err error) {
-	err = cl.readPacketInto(fh, &pk)
+	hp := packetPool.Get().(*packets.Packet) // see packetPool
+	err = cl.readPacketInto(fh, hp)
+	pk = *hp
+	putPacket(hp)
 	return
 }
 
@@ -894,11 +897,28 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 	}
 
 	if cl.ops.hooks.encodeInPlace.Load() {
-		cl.ops.hooks.onPacketEncodeInPlace(cl, &pk)
-	} else if cl.ops.hooks.Provides(OnPacketEncode) {
+		return cl.writeInPlaceHooked(&pk)
+	}
+	if cl.ops.hooks.Provides(OnPacketEncode) {
 		cl.encodeHooks(&pk)
 	}
+	return cl.writeEncoded(&pk)
+}
 
+// writeInPlaceHooked runs the OnPacketEncode hooks on a pooled copy of
+// *pk and writes that (see packetPool).
+//
+//go:noinline
+func (cl *Client) writeInPlaceHooked(pk *packets.Packet) error {
+	hp := getPacket(pk)
+	defer putPacket(hp)
+	cl.ops.hooks.onPacketEncodeInPlace(cl, hp)
+	return cl.writeEncoded(hp)
+}
+
+// writeEncoded encodes *pk and writes it, or queues it behind what the
+// connection holds.
+func (cl *Client) writeEncoded(pk *packets.Packet) error {
 	var err error
 	buf := writeBufferPool.Get()
 	defer writeBufferPool.Put(buf)
@@ -991,7 +1011,7 @@ func (cl *Client) WritePacket(pk packets.Packet) error {
 		atomic.AddInt64(&cl.ops.info.MessagesSent, 1)
 	}
 
-	cl.ops.hooks.OnPacketSent(cl, pk, buf.Bytes())
+	cl.ops.hooks.OnPacketSent(cl, *pk, buf.Bytes())
 
 	return err
 }

@@ -557,10 +557,33 @@ func (s *Server) readConnectionPacket(cl *Client) (pk packets.Packet, err error)
 	return
 }
 
+// packetPool holds the packets that the entry points taking a packet by
+// value (processPacket, receivePacket, processPublish, ReadPacket,
+// WritePacket with hooks that work in place) handle in place: a pointer
+// to their own copy, passed on to a hook through an interface, would
+// move that copy to the heap on every call. The handlers keep no pointer
+// to a packet past their return, as with the reader's own packet.
+var packetPool = sync.Pool{New: func() any { return new(packets.Packet) }}
+
+// getPacket returns a pooled copy of *pk.
+func getPacket(pk *packets.Packet) *packets.Packet {
+	hp := packetPool.Get().(*packets.Packet)
+	*hp = *pk
+	return hp
+}
+
+// putPacket returns hp to the pool, keeping nothing it refers to alive.
+func putPacket(hp *packets.Packet) {
+	*hp = packets.Packet{}
+	packetPool.Put(hp)
+}
+
 // receivePacket processes an incoming packet for a client, and issues a disconnect to the client
 // if an error has occurred (if mqtt v5).
 func (s *Server) receivePacket(cl *Client, pk packets.Packet) error {
-	return s.receive(cl, &pk)
+	hp := getPacket(&pk)
+	defer putPacket(hp)
+	return s.receive(cl, hp)
 }
 
 // receive is receivePacket for the connection's reader, which owns the
@@ -738,7 +761,9 @@ func (s *Server) SendConnack(cl *Client, reason packets.Code, present bool, prop
 // processPacket processes an inbound packet for a client. Since the method is
 // typically called as a goroutine, errors are primarily for test checking purposes.
 func (s *Server) processPacket(cl *Client, pk packets.Packet) error {
-	return s.handlePacket(cl, &pk)
+	hp := getPacket(&pk)
+	defer putPacket(hp)
+	return s.handlePacket(cl, hp)
 }
 
 // handlePacket is processPacket on a packet the caller owns; a publish is
@@ -983,15 +1008,18 @@ func (s *Server) InjectPacket(cl *Client, pk packets.Packet) error {
 //
 //go:noinline
 func (s *Server) processPublish(cl *Client, pk packets.Packet) error {
-	return s.handlePublish(cl, &pk) // noinline: the copy stays out of the caller's frame
+	hp := getPacket(&pk) // noinline: the copy stays out of the caller's frame
+	defer putPacket(hp)
+	return s.handlePublish(cl, hp)
 }
 
-// handlePublishCopy is handlePublish on a copy of *pk, made in this frame.
+// handlePublishCopy is handlePublish on a copy of *pk.
 //
 //go:noinline
 func (s *Server) handlePublishCopy(cl *Client, pk *packets.Packet) error {
-	c := *pk
-	return s.handlePublish(cl, &c)
+	hp := getPacket(pk)
+	defer putPacket(hp)
+	return s.handlePublish(cl, hp)
 }
 
 // handlePublish is processPublish on a packet the caller owns, in place.
