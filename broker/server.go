@@ -328,6 +328,11 @@ func (s *Server) HTTPAddr() string {
 // Engine returns the running engine (for fence swaps and tests).
 func (s *Server) Engine() *sharded.Engine { return s.engine }
 
+// Metrics returns the set served on /metrics: serve --cluster's
+// in-process worker counts there, its engines through the engine's
+// handles (Engine().Metrics()).
+func (s *Server) Metrics() *metrics.Set { return s.set }
+
 // Close shuts down in the order that loses nothing: the engine first
 // (flushing every reorder buffer; their transitions go out while mochi
 // still runs and stores them), then the capture file (every accepted ping

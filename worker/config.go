@@ -17,7 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/edgefence/edgefence/evaluator/engine"
+	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/worker/security"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -65,6 +68,15 @@ type Config struct {
 	HTTPAddr string
 	Pprof    bool
 	Log      *slog.Logger
+
+	// Metrics, when set, is where the worker's metrics go instead of a
+	// set of its own: serve --cluster runs a worker in its process and
+	// serves them on its own /metrics. EngineMetrics are then the engine's
+	// handles already in Metrics (the broker's); the worker's decoding of
+	// the stream, which the broker counted when it took the pings, is not
+	// counted again.
+	Metrics       *metrics.Set
+	EngineMetrics *stats.Metrics
 }
 
 // Defaults of Config.

@@ -50,9 +50,10 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		stalledOut:      set.NewCounter(`edgefence_worker_rebalances_total{action="stalled"}`),
 		stalls:          set.NewCounter(`edgefence_worker_partition_stalls_total`),
 		staleReplays:    set.NewCounter(`edgefence_worker_stale_replays_total`),
-		// serve's names: its reload alert covers the workers too.
-		reloadsOK:     set.NewCounter(`edgefence_fence_reloads_total{result="ok"}`),
-		reloadsFailed: set.NewCounter(`edgefence_fence_reloads_total{result="error"}`),
+		// serve's names: its reload alert covers the workers too. In a
+		// serve --cluster node's set they are serve's own counters.
+		reloadsOK:     set.GetOrCreateCounter(`edgefence_fence_reloads_total{result="ok"}`),
+		reloadsFailed: set.GetOrCreateCounter(`edgefence_fence_reloads_total{result="error"}`),
 		fencesDeleted: set.NewCounter(`edgefence_worker_fence_versions_deleted_total`),
 		lag:           make([]atomic.Int64, p),
 		ckptAt:        make([]atomic.Int64, p),

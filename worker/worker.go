@@ -105,12 +105,19 @@ func Start(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
-	w := &Worker{cfg: cfg, log: cfg.Log, set: metrics.NewSet(), fences: set0, start: time.Now(),
+	w := &Worker{cfg: cfg, log: cfg.Log, set: cfg.Metrics, fences: set0, start: time.Now(),
 		parts: map[int]*partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, done: make(chan struct{}),
 		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{})}
+	ingestSet := metrics.NewSet() // counted by the broker when it shares its set
+	if w.set == nil {
+		w.set = metrics.NewSet()
+		ingestSet = w.set
+	}
 	w.m = newWorkerMetrics(w.set, w)
-	w.em = stats.NewMetrics(w.set)
-	w.im = ingest.NewMetrics(w.set)
+	if w.em = cfg.EngineMetrics; w.em == nil {
+		w.em = stats.NewMetrics(w.set)
+	}
+	w.im = ingest.NewMetrics(ingestSet)
 	w.clamper = cfg.Engine.Clamper()
 	if err := w.connect(); err != nil {
 		w.closeConns()

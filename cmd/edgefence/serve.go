@@ -20,8 +20,6 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
-	"github.com/edgefence/edgefence/pingstream"
-	"github.com/edgefence/edgefence/worker"
 )
 
 // optionalPrefix is a flag that is a switch or takes a value:
@@ -108,7 +106,7 @@ func engineFlags(fs *flag.FlagSet, e *engine.Config) {
 // serveFlags binds every serve flag to cfg; ff fills them from the command
 // line, EDGEFENCE_* environment variables and a config file, in that order
 // of precedence. The groups are the headings of serve --help.
-func serveFlags(cfg *broker.Config, cluster *pingstream.Options, topics *ingest.TopicFlags, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
+func serveFlags(cfg *broker.Config, cluster *clusterFlags, topics *ingest.TopicFlags, proc *processFlags) (*flag.FlagSet, *cmdhelp.Groups) {
 	fs := flag.NewFlagSet("edgefence serve", flag.ContinueOnError)
 	g := new(cmdhelp.Groups)
 	g.Group(fs, "listeners", func() {
@@ -145,9 +143,10 @@ func serveFlags(cfg *broker.Config, cluster *pingstream.Options, topics *ingest.
 		fs.IntVar(&cfg.MaxPayload, "max-payload", cfg.MaxPayload, "telemetry payload limit in bytes")
 	})
 	g.Group(fs, "cluster", func() {
-		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there, and edgefence worker processes evaluate it; the node follows their retained state for its dashboards (empty: the local engine does; docs/scale-out.md)")
-		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P, the workers' --partitions")
+		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there; the nodes evaluate the partitions (--evaluate) and follow the cluster's retained state for their dashboards (empty: the local engine does; docs/scale-out.md)")
+		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P (every node's and worker's the same)")
 		fs.IntVar(&cluster.Replicas, "replicas", cluster.Replicas, "with --cluster: replicas of the ping stream when serve creates it")
+		fs.BoolVar(&cluster.Evaluate, "evaluate", cluster.Evaluate, "with --cluster: own a share of the partitions and evaluate them in this process, as edgefence worker does (false: only take pings and serve dashboards, with worker processes evaluating)")
 		natsSecurityFlags(fs, &cluster.Security)
 	})
 	g.Group(fs, "output", func() {
@@ -177,7 +176,7 @@ func serveCommand() *ffcli.Command {
 	cfg := broker.DefaultConfig()
 	topics := ingest.NewTopicFlags()
 	proc := defaultProcessFlags()
-	cluster := defaultClusterOptions()
+	cluster := defaultClusterFlags()
 	fs, groups := serveFlags(&cfg, &cluster, topics, &proc)
 	return &ffcli.Command{
 		Name:       "serve",
@@ -204,20 +203,16 @@ func serveCommand() *ffcli.Command {
 				return err
 			}
 			if cluster.NATS != "" {
-				cfg.Cluster = &cluster
+				cfg.Cluster = &cluster.Options
 			}
-			return serve(ctx, cfg)
+			return serve(ctx, cfg, cluster.Evaluate)
 		},
 	}
 }
 
-// defaultClusterOptions are serve --cluster's defaults: the workers'.
-func defaultClusterOptions() pingstream.Options {
-	w := worker.DefaultConfig()
-	return pingstream.Options{Name: w.Name, Partitions: w.Partitions, Replicas: w.Replicas, PingsMaxAge: w.PingsMaxAge}
-}
-
-func serve(ctx context.Context, cfg broker.Config) error {
+// serve runs the broker, and with --cluster and evaluate the node's
+// share of the partitions beside it, until ctx is done.
+func serve(ctx context.Context, cfg broker.Config, evaluate bool) error {
 	if err := cfg.Engine.Validate(); err != nil {
 		return err
 	}
@@ -225,7 +220,14 @@ func serve(ctx context.Context, cfg broker.Config) error {
 	if err != nil {
 		return err
 	}
-	return runUntilDone(ctx, cfg.Log, srv)
+	if cfg.Cluster == nil || !evaluate {
+		return runUntilDone(ctx, cfg.Log, srv)
+	}
+	node, err := startClusterNode(cfg, srv)
+	if err != nil {
+		return err
+	}
+	return runUntilDone(ctx, cfg.Log, node)
 }
 
 // runner is what serve and bridge run until a signal stops them.
