@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +86,26 @@ func TestClusterScript(t *testing.T) {
 	pids = clusterPIDs(t, dir)
 	if len(pids) != 6 {
 		t.Fatalf("pid files %v, want 3 nats and 3 serve (which evaluate: no worker)", pids)
+	}
+
+	// Every node evaluates a share of the 16 partitions: nodes started
+	// together each start their partitions (a read of the checkpoint
+	// stream through a server that had not yet learnt its leader once
+	// went unanswered for 30 s and the node exited).
+	owned := make([]float64, 3)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		sum, each := 0.0, true
+		for i := range owned {
+			owned[i] = partitionsOwned("127.0.0.1:" + strconv.Itoa(base+51+i))
+			sum += owned[i]
+			each = each && owned[i] > 0
+		}
+		if sum == 16 && each {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions owned by the three serve nodes: %v, want 16 shared by all", owned)
+		}
 	}
 
 	// A dashboard on the last serve node, a tracker on the first: the
@@ -222,4 +244,28 @@ func running(pid int) bool {
 	s := string(stat)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// partitionsOwned reads edgefence_worker_partitions_owned from the
+// /metrics at addr; -1 when it cannot.
+func partitionsOwned(addr string) float64 {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, "edgefence_worker_partitions_owned "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }

@@ -311,8 +311,8 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 	} else if tick {
 		pt.proc.Sweep(now)
 	} else {
-		pt.w.m.pings.Inc()
 		id, pos, _, outcome := pt.reader.ReadAt(topic, data, "nats", now)
+		pt.w.m.pings.Inc() // after the read's own counters: a scrape that sees it sees them
 		if outcome == ingest.Accepted {
 			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
 			pt.proc.Ingest(&pg)
