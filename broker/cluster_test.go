@@ -247,17 +247,7 @@ func TestClusterWorkerEqualsSingleBox(t *testing.T) {
 	wc.Partitions, wc.Replicas, wc.Lease, wc.CheckpointEvery = 2, 1, 2*time.Second, time.Second
 	wc.DedupWindow, wc.PingsMaxAge, wc.HTTPAddr, wc.Log = 2*time.Minute, time.Hour, "", testLog()
 	wc.Engine = cfg.Engine
-	w, err := worker.Start(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := w.Close(ctx); err != nil {
-			t.Errorf("worker close: %v", err)
-		}
-	})
+	startWorker(t, wc)
 	single := start(t, testConfig(t))
 	dash := connect5(t, single.MQTTAddr(), "dash")
 	dash.Subscribe("geofence/#")
@@ -414,4 +404,22 @@ func pingLeader(t *testing.T, urls string) string {
 		t.Fatalf("ping stream leader: %v %+v", err, info)
 	}
 	return info.Cluster.Leader
+}
+
+// startWorker starts an edgefence worker in the test's process and
+// closes it (its partitions handed over) when the test ends.
+func startWorker(t *testing.T, wc worker.Config) *worker.Worker {
+	t.Helper()
+	w, err := worker.Start(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := w.Close(ctx); err != nil {
+			t.Errorf("worker close: %v", err)
+		}
+	})
+	return w
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/internal/mqtttest"
+	"github.com/edgefence/edgefence/internal/natstest"
 	"github.com/edgefence/edgefence/pingstream"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/cluster"
@@ -56,17 +57,7 @@ func TestClusterDashboardOnAnyServeNode(t *testing.T) {
 	wc.DedupWindow, wc.PingsMaxAge, wc.HTTPAddr, wc.Log = 2*time.Minute, time.Hour, "", testLog()
 	wc.Engine = cfg.Engine
 	wc.Engine.History = 0 // a ping behind the watermark is reported late, not placed
-	w, err := worker.Start(wc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := w.Close(ctx); err != nil {
-			t.Errorf("worker close: %v", err)
-		}
-	})
+	startWorker(t, wc)
 	live := connect5(t, b.MQTTAddr(), "live")
 	live.Wait = 30 * time.Second // the worker takes its partitions first
 	live.Subscribe("geofence/#", "edgefence/late/#")
@@ -305,15 +296,9 @@ func leadOn(t *testing.T, nc *nats.Conn, js jetstream.JetStream, stream, server 
 func streamLeader(t *testing.T, js jetstream.JetStream, stream string) string {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := js.Stream(ctx, stream)
-		var info *jetstream.StreamInfo
-		if err == nil {
-			info, err = s.Info(ctx)
-		}
-		cancel()
-		if err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
-			return info.Cluster.Leader
+		leader, err := natstest.Leader(js, stream)
+		if leader != "" {
+			return leader
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: no leader: %v", stream, err)

@@ -29,6 +29,7 @@ import (
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/natstest"
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/output"
 	"github.com/edgefence/edgefence/worker/checkpoint"
@@ -1016,15 +1017,9 @@ func leadOn(t *testing.T, nc *nats.Conn, js jetstream.JetStream, stream, server 
 	t.Helper()
 	leader := ""
 	for range 20 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := js.Stream(ctx, stream)
-		var info *jetstream.StreamInfo
-		if err == nil {
-			info, err = s.Info(ctx)
-		}
-		cancel()
-		if err == nil && info.Cluster != nil {
-			if leader = info.Cluster.Leader; leader == server {
+		var err error
+		if leader, err = natstest.Leader(js, stream); err == nil && leader != "" {
+			if leader == server {
 				break
 			}
 			req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, server)

@@ -80,3 +80,19 @@ func Messages(tb testing.TB, url, stream string) []*jetstream.RawStreamMsg {
 	}
 	return out
 }
+
+// Leader returns the name of the server that leads stream's replicas,
+// "" while it has none, asking within 2 s.
+func Leader(js jetstream.JetStream, stream string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		return "", err
+	}
+	return info.Cluster.Leader, nil
+}
