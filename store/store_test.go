@@ -413,3 +413,82 @@ func TestAppendLogIsMigratedOnce(t *testing.T) {
 		t.Fatalf("a bbolt file was left beside the refused log (%v)", err)
 	}
 }
+
+// A topic's newest record on a damaged page, its older one still in the
+// file (no compaction has removed it yet): repair restores the older
+// one, so the device is back in its state before that transition, which
+// its next ping corrects (docs/persistence.md, "Damage").
+func TestRepairRestoresAnOlderRecordOfADamagedOne(t *testing.T) {
+	dir := t.TempDir()
+	fill(t, dir, 600) // pages before and after the topic's two records
+	const topic = "geofence/depot/truck-9"
+	s := open(t, dir)
+	older, newer := msg(topic, `{"type":"ENTER","marker":"older-record"}`), msg(topic, `{"type":"EXIT","marker":"newer-record"}`)
+	if err := s.Write([]Write{older}); err != nil {
+		t.Fatal(err)
+	}
+	var more []Write
+	for i := range 200 { // the newer record lands on a later page
+		more = append(more, msg(fmt.Sprintf("geofence/f99/pad-%04d", i), fmt.Sprintf(`{"pad":"%0150d"}`, i)))
+	}
+	if err := s.Write(more); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write([]Write{newer}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The leaf page in use that holds the newer record, and not the older.
+	path := filepath.Join(dir, File)
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := db.Info().PageSize
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := -1
+	_ = db.View(func(tx *bbolt.Tx) error {
+		for id := 2; int64(id*ps) < tx.Size(); id++ {
+			p, err := tx.Page(id)
+			if err != nil || p == nil {
+				t.Fatalf("page %d: %v", id, err)
+			}
+			body := raw[id*ps : (id+1+p.OverflowCount)*ps]
+			if p.Type == "leaf" && bytes.Contains(body, newer.Value) && !bytes.Contains(body, older.Value) {
+				page = id
+			}
+			id += p.OverflowCount
+		}
+		return nil
+	})
+	db.Close()
+	if page < 0 {
+		t.Fatal("no leaf page in use holds the newer record apart from the older")
+	}
+	damaged := damage(t, dir, func(b []byte) []byte {
+		b[page*ps+8] ^= 0x02 // the page's flags: a leaf becomes no known type
+		return b
+	})
+	r, err := Repair(dir, nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept, err := os.ReadFile(r.Aside); err != nil || !bytes.Equal(kept, damaged) {
+		t.Fatalf("the damaged file was not kept as it was at %q (%v)", r.Aside, err)
+	}
+	s = open(t, dir)
+	defer s.Close()
+	var got string
+	if err := s.Retained(topic, func(m *storage.Message) { got = string(m.Payload) }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "older-record") {
+		t.Fatalf("%s after repair: %q, want the older record (the newer one was on the damaged page)", topic, got)
+	}
+}
