@@ -106,8 +106,9 @@ func TestClusterDashboardOnAnyServeNode(t *testing.T) {
 func m0Topic(tr transition) string { return "geofence/" + tr.Fence + "/" + tr.Device }
 
 // TestClusterRetainedAfterBucketLeaderLoss is issue 34's bar for
-// dashboards: 15,000 retained topics in the bucket (written by the
-// worker's own function), the bucket's stream leader shut down while
+// dashboards: 15,000 retained topics, each recorded in the history
+// stream and then written to the bucket (with the worker's own function)
+// as a worker does, and the leader of both streams shut down while
 // devices' values keep changing. Then a dashboard subscribing on a node
 // that followed through the loss, and on a node started after it, gets
 // all of them; and a dashboard subscribed before the loss got every
@@ -129,10 +130,26 @@ func TestClusterRetainedAfterBucketLeaderLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: subjects.HistoryStream,
+		Subjects: []string{subjects.HistoryPrefix + ">"}, Replicas: 3, Duplicates: 2 * time.Minute})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// put records a retained output and writes it to the bucket, as a
+	// partition does, until both are stored.
 	put := func(topic, body, id string) time.Time {
 		for try := 0; ; try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			err := cluster.PutRetained(ctx, js, kv, topic, []byte(body), id)
+			m := &nats.Msg{Subject: subjects.History(0), Data: []byte(body), Header: nats.Header{}}
+			m.Header.Set(jetstream.MsgIDHeader, id)
+			m.Header.Set(subjects.HeaderTopic, topic)
+			m.Header.Set(subjects.HeaderRetain, "1")
+			_, err := js.PublishMsg(ctx, m)
+			if err == nil {
+				err = cluster.PutRetained(ctx, js, kv, topic, []byte(body), id)
+			}
 			cancel()
 			if err == nil {
 				return time.Now()
@@ -161,10 +178,11 @@ func TestClusterRetainedAfterBucketLeaderLoss(t *testing.T) {
 	live := collect(t, a.MQTTAddr(), "live", "geofence/live/#")
 	const devices, updates = 20, 20
 	acked := make([][]time.Time, devices)
-	// The victim is the node of node A's watcher's consumer, made the
-	// bucket's leader too: the loss takes both.
+	// The victim is the node of node A's history consumer, made the
+	// leader of the history and of the bucket too: the loss takes all.
 	stream := "KV_" + subjects.RetainedBucket
-	leader := leadOn(t, nc, js, stream, consumerNode(t, js, stream))
+	leader := leadOn(t, nc, js, subjects.HistoryStream, consumerNode(t, js, subjects.HistoryStream))
+	leadOn(t, nc, js, stream, leader)
 	for d := range devices {
 		wg.Go(func() {
 			for n := range updates {
@@ -214,7 +232,7 @@ func TestClusterRetainedAfterBucketLeaderLoss(t *testing.T) {
 		}
 	}
 	t.Logf("bucket leader %s shut down; the live dashboard's longest wait for an update acknowledged after it: %v; watcher replacements %v",
-		leader, gap.Round(time.Millisecond), metric(t, a, `edgefence_cluster_follow_restarts_total{source="bucket"}`))
+		leader, gap.Round(time.Millisecond), metric(t, a, `edgefence_cluster_follow_restarts_total{source="history"}`))
 
 	// A new dashboard on the node that followed through the loss, and on
 	// a node started after it, gets every retained topic.

@@ -10,13 +10,13 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// followBucket delivers the retained bucket's values to the sink until
-// ctx is done: a watcher's current values, then its updates, in the
-// bucket's order. A watcher that ends, fails or stalls (the watchdog) is
-// replaced by one resuming after the last revision delivered, so nothing
-// is delivered twice and each key's values stay in order; a key that
-// changed more often meanwhile than the bucket keeps values of it
-// (cluster.RetainedHistory) delivers its newest ones only.
+// followBucket delivers the retained bucket's current values to the
+// sink, then follows its changes until ctx is done: a value written is
+// the history's to deliver (in its device's order), but for a write
+// whose record came before the history's start (settle); a key deleted
+// (a fence removed) is delivered here. A watcher that ends, fails or
+// stalls (the watchdog) is replaced by one resuming after the last
+// revision seen.
 func (f *Follower) followBucket(ctx context.Context) {
 	defer f.wg.Done()
 	var once sync.Once
@@ -32,7 +32,7 @@ func (f *Follower) followBucket(ctx context.Context) {
 			pause(ctx, 500*time.Millisecond)
 			continue
 		}
-		reason := f.drainWatcher(ctx, w, func() { once.Do(func() { close(f.synced) }) })
+		reason := f.drainWatcher(ctx, w, func() { once.Do(f.markSynced) })
 		_ = w.Stop()
 		// Its callback may be blocked on a full channel: read it until
 		// the closed subscription closes it.
@@ -66,15 +66,28 @@ func (f *Follower) drainWatcher(ctx context.Context, w jetstream.KeyWatcher, syn
 				continue // delivered by the watcher before
 			}
 			topic, err := subjects.RetainedTopic(e.Key())
-			if err != nil {
+			switch {
+			case err != nil:
 				f.o.Log.Warn("retained bucket key names no topic: skipped", "key", e.Key(), "error", err)
-			} else if e.Operation() == jetstream.KeyValuePut {
-				f.sink.Retain(topic, e.Value())
-			} else {
-				f.sink.Retain(topic, nil)
+			case e.Operation() != jetstream.KeyValuePut:
+				f.retain(topic, nil)
+			case !isSynced(f.synced):
+				f.retain(topic, e.Value())
+			default:
+				f.bucketWrite(topic, e.Value())
 			}
 			s.seq.Store(e.Revision())
 			s.updates.Inc()
 		}
+	}
+}
+
+// isSynced reports whether ch, the follower's synced, is closed.
+func isSynced(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }

@@ -1,14 +1,14 @@
 // Package retainfollow keeps a serve --cluster node's retained set equal
-// to the cluster's: it follows the retained bucket the workers write
-// (each retained output's current value, subjects.RetainedBucket) and
-// hands every value, the bucket's current ones first and then each
-// update in the bucket's order, to a Sink the broker implements with
-// mochi's injection. So a dashboard on any node gets the whole retained
-// state from the node's memory, and live transitions in each device's
-// order. The outputs that are not retained (late pings, rejects,
-// transitions of the past) come from the history stream, followed from
-// the node's start on. It imports no broker. docs/scale-out.md,
-// "Dashboards on any serve node".
+// to the cluster's and delivers the cluster's outputs to the node's
+// dashboards. At start it reads the retained bucket the workers write
+// (each retained output's current value, subjects.RetainedBucket); from
+// then on it delivers every output, retained or not, from the history
+// stream, the one place that holds each device's outputs in the order
+// its partition decided them. A Sink the broker implements with mochi's
+// injection takes them. So a dashboard on any node gets the whole
+// retained state from the node's memory, and live outputs in each
+// device's order. It imports no broker. docs/scale-out.md, "Dashboards
+// on any serve node".
 package retainfollow
 
 import (
@@ -29,8 +29,7 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// Sink receives what the follower delivers, from one goroutine per
-// method: Retain from the bucket's, Publish from the history's.
+// Sink receives what the follower delivers, one call at a time.
 type Sink interface {
 	// Retain makes body topic's retained message (an empty body: none)
 	// and delivers it to the topic's subscribers.
@@ -67,6 +66,13 @@ const (
 	DefaultSyncTimeout = time.Minute
 )
 
+// settleWindow is how long after start the follower watches for bucket
+// writes whose history records came before the point it follows the
+// history from: a worker writes a retained value after its record, and
+// retries the write for up to its lease. Such a value the history does
+// not deliver is retained when the window ends.
+const settleWindow = 30 * time.Second
+
 // Follower follows the retained bucket and the history stream into a
 // Sink until Close.
 type Follower struct {
@@ -84,6 +90,14 @@ type Follower struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	synced chan struct{} // closed once the bucket's current values are delivered
+
+	sinkMu sync.Mutex // one Sink call at a time
+
+	settleMu sync.Mutex
+	syncedAt time.Time         // zero until synced
+	settling bool              // within settleWindow of syncedAt
+	pending  map[string][]byte // bucket writes after the start's values, by topic
+	seen     map[string]bool   // topics the history delivered since the start
 }
 
 // Start connects, makes the retained bucket if it is missing, and
@@ -109,7 +123,7 @@ func Start(o Options, sink Sink) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{o: o, sink: sink, synced: make(chan struct{})}
+	f := &Follower{o: o, sink: sink, synced: make(chan struct{}), pending: map[string][]byte{}, seen: map[string]bool{}}
 	f.bucket.init("bucket", o.Metrics)
 	f.history.init("history", o.Metrics)
 	f.nc, err = nats.Connect(o.NATS, append(o.Security.NATSOptions(tc), nats.Name("edgefence-serve-follow "+o.Name),
@@ -200,6 +214,73 @@ func (f *Follower) Close() {
 	}
 	f.wg.Wait()
 	f.nc.Close()
+}
+
+// retain and publish call the sink, one call at a time.
+func (f *Follower) retain(topic string, body []byte) {
+	f.sinkMu.Lock()
+	defer f.sinkMu.Unlock()
+	f.sink.Retain(topic, body)
+}
+
+func (f *Follower) publish(topic string, body []byte) {
+	f.sinkMu.Lock()
+	defer f.sinkMu.Unlock()
+	f.sink.Publish(topic, body)
+}
+
+// markSynced records that the bucket's current values are delivered:
+// the settle window starts.
+func (f *Follower) markSynced() {
+	f.settleMu.Lock()
+	f.syncedAt, f.settling = time.Now(), true
+	f.settleMu.Unlock()
+	close(f.synced)
+}
+
+// bucketWrite notes a bucket write after the start's values while the
+// settle window lasts.
+func (f *Follower) bucketWrite(topic string, body []byte) {
+	f.settleMu.Lock()
+	defer f.settleMu.Unlock()
+	if f.settling {
+		f.pending[topic] = body
+	}
+}
+
+// historyDelivered notes a topic the history delivered while the
+// settle window lasts.
+func (f *Follower) historyDelivered(topic string) {
+	f.settleMu.Lock()
+	defer f.settleMu.Unlock()
+	if f.settling {
+		f.seen[topic] = true
+	}
+}
+
+// settle ends the settle window once it has passed: each topic written
+// to the bucket within it that the history did not deliver is retained
+// with the bucket's value.
+func (f *Follower) settle() {
+	f.settleMu.Lock()
+	if !f.settling || time.Since(f.syncedAt) < settleWindow {
+		f.settleMu.Unlock()
+		return
+	}
+	f.settling = false
+	var late []string
+	for topic := range f.pending {
+		if !f.seen[topic] {
+			late = append(late, topic)
+		}
+	}
+	pending := f.pending
+	f.pending, f.seen = nil, nil
+	f.settleMu.Unlock()
+	for _, topic := range late {
+		f.o.Log.Info("cluster follower retains a value written after its history record", "topic", topic)
+		f.retain(topic, pending[topic])
+	}
 }
 
 // source is one followed stream's progress, which the watchdog reads.

@@ -11,14 +11,20 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// followHistory delivers the history stream's records that are not
-// retained (late pings, rejects, transitions of the past) to the sink,
-// from the stream's end at Start on, until ctx is done. The retained
-// ones are the bucket's to deliver: a dashboard gets each once. A
-// consumer that fails or stalls (the watchdog) is replaced by one
-// starting after the last record seen.
+// followHistory delivers the history stream's records to the sink, the
+// retained ones as retained, from the stream's end at Start on, until
+// ctx is done: one stream, so each device's outputs come in the order
+// they were recorded. A consumer that fails or stalls (the watchdog) is
+// replaced by one starting after the last record seen.
 func (f *Follower) followHistory(ctx context.Context) {
 	defer f.wg.Done()
+	// The bucket's current values first: a record after the history's
+	// start is newer than the value the bucket had for its topic.
+	select {
+	case <-f.synced:
+	case <-ctx.Done():
+		return
+	}
 	s := &f.history
 	for ctx.Err() == nil {
 		hist := f.histStream()
@@ -85,11 +91,15 @@ func (f *Follower) drainHistory(ctx context.Context, it jetstream.MessagesContex
 		if err != nil || md.Sequence.Stream <= s.seq.Load() {
 			continue
 		}
-		if h := msg.Headers(); h.Get(subjects.HeaderRetain) == "" {
-			if topic := h.Get(subjects.HeaderTopic); topic != "" {
-				f.sink.Publish(topic, msg.Data())
-				s.updates.Inc()
+		if h := msg.Headers(); h.Get(subjects.HeaderTopic) != "" {
+			topic := h.Get(subjects.HeaderTopic)
+			if h.Get(subjects.HeaderRetain) != "" {
+				f.retain(topic, msg.Data())
+			} else {
+				f.publish(topic, msg.Data())
 			}
+			f.historyDelivered(topic)
+			s.updates.Inc()
 		}
 		s.seq.Store(md.Sequence.Stream)
 	}

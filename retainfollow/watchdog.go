@@ -24,6 +24,7 @@ func (f *Follower) watchdog(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		f.settle()
 		c, cancel := context.WithTimeout(ctx, f.o.StallAfter/4)
 		if st, err := f.kv.Status(c); err == nil {
 			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
