@@ -59,26 +59,25 @@ type scaleoutService struct {
 func (s scaleoutService) edgefence() bool { return s.Build != nil || s.Image == "edgefence:local" }
 
 // args returns the service's --flag=value arguments after the
-// subcommand, failing on any other form.
-func (s scaleoutService) args(t *testing.T, name string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, a := range s.Command[1:] {
+// subcommand, and those of any other form.
+func (s scaleoutService) args() (flags map[string]string, malformed []string) {
+	flags = map[string]string{}
+	for _, a := range s.Command[min(1, len(s.Command)):] {
 		flag, val, ok := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if !ok || !strings.HasPrefix(a, "--") {
-			t.Errorf("%s: argument %q: want --flag=value", name, a)
+			malformed = append(malformed, a)
 			continue
 		}
-		out[flag] = val
+		flags[flag] = val
 	}
-	return out
+	return flags, malformed
 }
 
 // setting is a flag's value from the command line, else its EDGEFENCE_*
 // variable (ff's precedence), else "".
-func (s scaleoutService) setting(t *testing.T, name, flag string) string {
-	t.Helper()
-	if v, ok := s.args(t, name)[flag]; ok {
+func (s scaleoutService) setting(flag string) string {
+	args, _ := s.args()
+	if v, ok := args[flag]; ok {
 		return v
 	}
 	return s.Environment["EDGEFENCE_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))]
@@ -126,7 +125,7 @@ func scaleoutTargets(t *testing.T) []string {
 	c := loadScaleout(t)
 	var out []string
 	for _, name := range c.nodes() {
-		addr := c.Services[name].setting(t, name, "http-addr")
+		addr := c.Services[name].setting("http-addr")
 		_, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			t.Fatalf("%s: %s: --http-addr %q: %v", scaleoutFile, name, addr, err)
@@ -239,7 +238,10 @@ func TestScaleoutCompose(t *testing.T) {
 			t.Errorf("%s: command %q: want serve --cluster", name, s.Command)
 			continue
 		}
-		args := s.args(t, name)
+		args, malformed := s.args()
+		if len(malformed) > 0 {
+			t.Errorf("%s: arguments %q: want --flag=value", name, malformed)
+		}
 		for f := range args {
 			if !flags[f] {
 				t.Errorf("%s: --%s is not a serve flag", name, f)
@@ -251,7 +253,7 @@ func TestScaleoutCompose(t *testing.T) {
 			}
 		}
 
-		urls := strings.Split(s.setting(t, name, "cluster"), ",")
+		urls := strings.Split(s.setting("cluster"), ",")
 		slices.Sort(urls)
 		if !slices.Equal(urls, natsURLs) {
 			t.Errorf("%s: --cluster %q: want every NATS node %q", name, urls, natsURLs)
@@ -262,7 +264,7 @@ func TestScaleoutCompose(t *testing.T) {
 				t.Errorf("%s: depends_on %q lacks %s", name, s.DependsOn, svc)
 			}
 		}
-		if p := s.setting(t, name, "partitions"); !mapped[p] {
+		if p := s.setting("partitions"); !mapped[p] {
 			t.Errorf("%s: --partitions %q, but %s maps to %v", name, p, scaleoutNATSConf, mapped)
 		}
 
@@ -287,7 +289,7 @@ func TestScaleoutCompose(t *testing.T) {
 				continue
 			}
 			mounts[parts[1]] = parts[0]
-			if parts[1] == s.setting(t, name, "data-dir") {
+			if parts[1] == s.setting("data-dir") {
 				dataVol = parts[0]
 			}
 			if !strings.HasPrefix(parts[0], ".") && !strings.HasPrefix(parts[0], "/") {
@@ -297,13 +299,13 @@ func TestScaleoutCompose(t *testing.T) {
 			}
 		}
 		if dataVol == "" || strings.HasPrefix(dataVol, ".") || strings.HasPrefix(dataVol, "/") {
-			t.Errorf("%s: --data-dir %q is not on a named volume (%q)", name, s.setting(t, name, "data-dir"), s.Volumes)
+			t.Errorf("%s: --data-dir %q is not on a named volume (%q)", name, s.setting("data-dir"), s.Volumes)
 		} else if other, ok := dataVolumes[dataVol]; ok {
 			t.Errorf("%s and %s share the data volume %s", name, other, dataVol)
 		}
 		dataVolumes[dataVol] = name
 		for _, f := range []string{"auth", "fences"} {
-			p := s.setting(t, name, f)
+			p := s.setting(f)
 			if src, ok := mounts[filepath.Dir(p)]; p == "" || !ok || src != "./config" {
 				t.Errorf("%s: --%s %q is not in the mounted ./config directory (%v)", name, f, p, mounts)
 			}
@@ -312,13 +314,13 @@ func TestScaleoutCompose(t *testing.T) {
 		// MQTT beyond loopback (so --auth), published on a host port of
 		// its own; HTTP on the image's HEALTHCHECK port, published on host
 		// loopback only.
-		mqttHost, mqttPort, _ := net.SplitHostPort(s.setting(t, name, "mqtt-addr"))
-		if mqttHost != "" || s.setting(t, name, "auth") == "" {
-			t.Errorf("%s: --mqtt-addr %q --auth %q: want every interface, with --auth", name, s.setting(t, name, "mqtt-addr"), s.setting(t, name, "auth"))
+		mqttHost, mqttPort, _ := net.SplitHostPort(s.setting("mqtt-addr"))
+		if mqttHost != "" || s.setting("auth") == "" {
+			t.Errorf("%s: --mqtt-addr %q --auth %q: want every interface, with --auth", name, s.setting("mqtt-addr"), s.setting("auth"))
 		}
-		_, httpPort, err := net.SplitHostPort(s.setting(t, name, "http-addr"))
+		_, httpPort, err := net.SplitHostPort(s.setting("http-addr"))
 		if err != nil || httpPort != hcPort {
-			t.Errorf("%s: --http-addr %q: want port %s, the image's HEALTHCHECK's", name, s.setting(t, name, "http-addr"), hcPort)
+			t.Errorf("%s: --http-addr %q: want port %s, the image's HEALTHCHECK's", name, s.setting("http-addr"), hcPort)
 		}
 		var mqttPublished bool
 		for _, p := range s.Ports {
