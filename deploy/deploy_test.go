@@ -49,6 +49,10 @@ const (
 // shares with bridge and worker, and the telemetry topics.
 var serveSources = []string{"../cmd/edgefence/serve.go", "../cmd/edgefence/process.go", "../ingest/topicflags.go"}
 
+// natsSecuritySource defines natsSecurityFlags, which serve's cluster
+// group registers.
+const natsSecuritySource = "../cmd/edgefence/worker.go"
+
 func read(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -70,7 +74,21 @@ func serveFlagNames(t *testing.T) map[string]bool {
 			names[m[1]] = true
 		}
 	}
-	for _, must := range []string{"config", "mqtt-addr", "http-addr", "fences", "data-dir", "auth", "hold", "memory-limit", "fences-poll"} {
+	// The NATS security flags serve --cluster shares with worker: that
+	// function's body only, not worker's own flags (--name, --nats, …).
+	if !strings.Contains(string(read(t, serveSources[0])), "natsSecurityFlags(fs,") {
+		t.Fatalf("%s no longer registers natsSecurityFlags: update serveFlagNames", serveSources[0])
+	}
+	w := string(read(t, natsSecuritySource))
+	i := strings.Index(w, "\nfunc natsSecurityFlags(")
+	j := strings.Index(w[max(i, 0):], "\n}\n")
+	if i < 0 || j < 0 {
+		t.Fatalf("%s: no func natsSecurityFlags", natsSecuritySource)
+	}
+	for _, m := range re.FindAllStringSubmatch(w[i:i+j], -1) {
+		names[m[1]] = true
+	}
+	for _, must := range []string{"config", "mqtt-addr", "http-addr", "fences", "data-dir", "auth", "hold", "memory-limit", "fences-poll", "cluster", "nats-creds"} {
 		if !names[must] {
 			t.Fatalf("flag %q not found in %s: the flag-name pattern needs updating (found %v)", must, serveSources, names)
 		}
@@ -671,109 +689,6 @@ func TestPrometheusConfig(t *testing.T) {
 	}
 }
 
-// workerJob is the scrape job of the scale-out workers; the unit tests
-// of the edgefence.worker group name it.
-const workerJob = "edgefence-worker"
-
-// scaleoutWorkers returns the scale-out compose file's workers as
-// service:port, the port being the container's EDGEFENCE_HTTP_ADDR.
-func scaleoutWorkers(t *testing.T) []string {
-	t.Helper()
-	var c struct {
-		Services map[string]struct {
-			Command     []string          `yaml:"command"`
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(read(t, scaleoutFile), &c); err != nil { // merge keys: yaml.v3 resolves them
-		t.Fatalf("%s: %v", scaleoutFile, err)
-	}
-	var out []string
-	for name, svc := range c.Services {
-		if len(svc.Command) == 0 || svc.Command[0] != "worker" {
-			continue
-		}
-		addr, ok := svc.Environment["EDGEFENCE_HTTP_ADDR"]
-		if !ok {
-			t.Fatalf("%s: worker %s sets no EDGEFENCE_HTTP_ADDR", scaleoutFile, name)
-		}
-		_, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			t.Fatalf("%s: worker %s: EDGEFENCE_HTTP_ADDR %q: %v", scaleoutFile, name, addr, err)
-		}
-		out = append(out, net.JoinHostPort(name, port))
-	}
-	slices.Sort(out)
-	if len(out) < 2 {
-		t.Fatalf("%s: workers %q: want several", scaleoutFile, out)
-	}
-	return out
-}
-
-// TestPrometheusWorkerJob: the shipped Prometheus configuration scrapes
-// the scale-out compose file's workers, every one of them and nothing
-// else, as the job the worker alerts' unit tests name, and no worker rule
-// selects another job.
-func TestPrometheusWorkerJob(t *testing.T) {
-	var pc promConf
-	if err := yaml.Unmarshal(read(t, promConfig), &pc); err != nil {
-		t.Fatal(err)
-	}
-	var targets []string
-	found := false
-	for _, sc := range pc.ScrapeConfigs {
-		if sc.JobName != workerJob {
-			continue
-		}
-		found = true
-		if sc.MetricsPath != "/metrics" {
-			t.Errorf("%s: metrics_path %q", workerJob, sc.MetricsPath)
-		}
-		for _, s := range sc.StaticConfigs {
-			targets = append(targets, s.Targets...)
-		}
-		for _, d := range sc.DNSSDConfigs {
-			if d.Type != "A" {
-				t.Errorf("%s: DNS type %q: compose's DNS answers A records", workerJob, d.Type)
-			}
-			for _, n := range d.Names {
-				targets = append(targets, net.JoinHostPort(n, strconv.Itoa(d.Port)))
-			}
-		}
-	}
-	if !found {
-		t.Fatalf("%s has no scrape job %s", promConfig, workerJob)
-	}
-	slices.Sort(targets)
-	if want := scaleoutWorkers(t); !slices.Equal(targets, want) {
-		t.Errorf("job %s scrapes %q, want the workers of %s: %q", workerJob, targets, scaleoutFile, want)
-	}
-
-	for _, g := range loadAlerts(t).Groups {
-		if g.Name != "edgefence.worker" {
-			continue
-		}
-		for _, r := range g.Rules {
-			for _, s := range selectors(r.Expr) {
-				for _, m := range s.matchers {
-					if m.label == "job" && (m.op != "=" || m.value != workerJob) {
-						t.Errorf("%s: %s selects job %s%q, not the scrape job %s", r.Alert, s.name, m.op, m.value, workerJob)
-					}
-				}
-			}
-		}
-	}
-	// The rules' unit tests feed the workers' series under the shipped job.
-	jobRe := regexp.MustCompile(`edgefence_worker_[a-z_]+\{[^}]*\bjob="([^"]*)"`)
-	jobs := map[string]bool{}
-	for _, m := range jobRe.FindAllStringSubmatch(string(read(t, alertsTest)), -1) {
-		jobs[m[1]] = true
-	}
-	if !jobs[workerJob] {
-		t.Errorf("%s: no worker series under job %q (have %v)", alertsTest, workerJob, jobs)
-	}
-}
-
 type rulesFile struct {
 	Groups []struct {
 		Name  string `yaml:"name"`
@@ -1220,18 +1135,7 @@ func TestShippedConfigServes(t *testing.T) {
 	bin := binary(t)
 	dir := t.TempDir()
 
-	// A users file with one admin, hashed by edgefence passwd.
-	pw := exec.Command(bin, "passwd")
-	pw.Stdin = strings.NewReader("not-a-real-password")
-	hash, err := pw.Output()
-	if err != nil {
-		t.Fatalf("edgefence passwd: %v", err)
-	}
-	users := filepath.Join(dir, "users.yaml")
-	if err := os.WriteFile(users, fmt.Appendf(nil, "users:\n  - username: ops\n    password: %q\n    role: admin\n",
-		strings.TrimSpace(string(hash))), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	users := usersFile(t, bin, dir)
 	fences := filepath.Join(dir, "fences.geojson")
 	if err := os.WriteFile(fences, read(t, filepath.Join(repoRoot, "fences.geojson")), 0o644); err != nil {
 		t.Fatal(err)
