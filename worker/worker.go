@@ -218,7 +218,9 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 		w.mu.Lock()
 		pt := w.parts[n]
 		w.mu.Unlock()
-		w.releasePartition(c, n, pt)
+		if pt != nil { // not stopped on its own since Owned
+			w.releasePartition(c, n, pt)
+		}
 	}
 	have := min(len(owned), quota)
 	first := slices.Index(live, cfg.Name) * cfg.Partitions / len(live)
@@ -341,10 +343,15 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	<-pt.done
 	pt.cancel()
 	w.mu.Lock()
-	rev := w.revs[n]
-	delete(w.parts, n)
-	delete(w.revs, n)
+	rev, mine := w.revs[n], w.parts[n] == pt
+	if mine {
+		delete(w.parts, n)
+		delete(w.revs, n)
+	}
 	w.mu.Unlock()
+	if !mine {
+		return // it stopped on its own meanwhile, and dropPartition gave it up
+	}
 	w.m.ckptAt[n].Store(0)
 	w.m.part[n].Store(nil)
 	_ = w.conn.Leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
