@@ -47,6 +47,9 @@ type Worker struct {
 	// holdUntil is, per partition given up stalled, the mono ns until
 	// which this worker leaves it to others (the lease loop's own).
 	holdUntil map[int]int64
+	// downSince is the mono ns the lease bucket stopped answering, 0
+	// while it answers (the lease loop's own).
+	downSince int64
 
 	ready  atomic.Bool
 	cancel context.CancelFunc
@@ -169,44 +172,58 @@ func (w *Worker) connect() error {
 func (w *Worker) leaseLoop(ctx context.Context) {
 	defer close(w.done)
 	period := w.cfg.Lease / 4
-	t := time.NewTicker(period)
+	retry := min(period, 250*time.Millisecond)
+	t := time.NewTimer(0)
 	defer t.Stop()
-	first := true
+	announce := true
 	for {
-		// The first round only announces the worker: workers started
-		// together then see each other before taking shares, instead of
-		// the first taking everything and handing most of it over.
-		w.rebalance(ctx, !first)
-		first = false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		// A round after the lease bucket was unreachable (and the first)
+		// only announces the worker: an outage longer than a lease lets
+		// every presence expire, and the first worker back would take
+		// every partition, then hand most of them over. The workers retry
+		// every retry while the bucket is unreachable, so a round two
+		// retries after the announcement sees them all.
+		wait := period
+		switch reached := w.rebalance(ctx, !announce); {
+		case !reached:
+			announce, wait = true, retry
+		case announce:
+			announce, wait = false, 2*retry
+		}
+		t.Reset(wait)
 	}
 }
 
 // rebalance is one round of the lease loop; it takes free partitions
-// only when take is set.
-func (w *Worker) rebalance(ctx context.Context, take bool) {
+// only when take is set. It reports whether the lease bucket answered.
+func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	cfg := &w.cfg
 	w.watch(ctx) // a stalled partition is given up, not renewed
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
 	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
-		w.log.Warn("lease bucket unreachable", "error", err)
+		w.unreachable(err)
 		w.renew(c) // expire what cannot be renewed
-		return
+		return false
 	}
 	live, err := w.liveWorkers(c)
 	if err != nil {
-		w.log.Warn("lease bucket unreachable", "error", err)
+		w.unreachable(err)
 		w.renew(c)
-		return
+		return false
+	}
+	if w.downSince != 0 {
+		w.log.Info("lease bucket reachable again", "after", time.Duration(w.mono()-w.downSince).Round(time.Millisecond))
+		w.downSince = 0
 	}
 	w.renew(c)
 	if !slices.Contains(live, cfg.Name) {
-		return
+		return true
 	}
 	// Sticky shares: a worker keeps what it owns up to its quota, gives
 	// back the excess, and takes free partitions below it, so a join or a
@@ -235,7 +252,19 @@ func (w *Worker) rebalance(ctx context.Context, take bool) {
 			have++
 		}
 	}
-	w.ready.Store(take)
+	if take {
+		w.ready.Store(true)
+	}
+	return true
+}
+
+// unreachable logs the lease bucket's failure once per outage (the
+// lease loop retries it four times a second).
+func (w *Worker) unreachable(err error) {
+	if w.downSince == 0 {
+		w.downSince = w.mono()
+		w.log.Warn("lease bucket unreachable", "error", err)
+	}
 }
 
 // liveWorkers lists the names of the workers whose presence is fresh.
