@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 	"github.com/edgefence/edgefence/worker/wave"
 )
@@ -280,7 +281,7 @@ func (pt *partition) retained(ctx context.Context, o *wave.Out) (bool, error) {
 // lastRecord returns the id of partition n's newest history record and
 // the pos its wave started at (ok false: none, or a record without it).
 func (w *Worker) lastRecord(ctx context.Context, n int) (id string, first wave.Pos, ok bool, err error) {
-	m, err := w.conn.History.GetLastMsgForSubject(ctx, subjects.History(n))
+	m, err := cluster.LastMsg(ctx, w.conn.History, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return "", wave.Pos{}, false, nil
 	}

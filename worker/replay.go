@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/worker/checkpoint"
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -27,7 +28,7 @@ import (
 // (0: none), which a checkpoint keeps: every record after it was made by
 // messages after the checkpoint.
 func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
-	m, err := w.conn.History.GetLastMsgForSubject(ctx, subjects.History(n))
+	m, err := cluster.LastMsg(ctx, w.conn.History, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -105,30 +106,10 @@ func newID() string {
 	return strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + hex.EncodeToString(r[:])
 }
 
-// getTry bounds one read of the stream (lastMsg).
-var getTry = 2 * time.Second
-
-// lastMsg is s.GetLastMsgForSubject, tried again every getTry until ctx
-// ends. Right after another node created the stream, a read sent through
-// a server that has not yet learnt where the stream's leader is went
-// unanswered and waited out all of ctx: serve --cluster nodes started
-// together had their partitions fail to start after 30 s
-// (docs/scale-out.md). A read sent again reaches the leader.
-func lastMsg(ctx context.Context, s jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
-	for {
-		try, cancel := context.WithTimeout(ctx, getTry)
-		m, err := s.GetLastMsgForSubject(try, subject)
-		cancel()
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			return m, err
-		}
-	}
-}
-
 // info returns name's head; a deleted or missing one has Rev set (the
 // sequence a put must expect) and errNotFound.
 func (c *chunked) info(ctx context.Context, name string) (entry, error) {
-	m, err := lastMsg(ctx, c.s, headSubject(name))
+	m, err := cluster.LastMsg(ctx, c.s, headSubject(name))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return entry{Name: name}, errNotFound
 	}
@@ -167,7 +148,7 @@ func (c *chunked) get(ctx context.Context, name string) ([]byte, entry, error) {
 func (c *chunked) read(ctx context.Context, e entry) ([]byte, error) {
 	data := make([]byte, 0, e.Size)
 	for i := range e.Chunks {
-		m, err := lastMsg(ctx, c.s, chunkSubject(e.Name, e.ID, i))
+		m, err := cluster.LastMsg(ctx, c.s, chunkSubject(e.Name, e.ID, i))
 		if err != nil {
 			return nil, fmt.Errorf("chunk %d of %s: %w", i, e.Name, err)
 		}

@@ -273,3 +273,25 @@ func retry(log *slog.Logger, what string, step func(context.Context) error) erro
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// readTry bounds one read of a stream in LastMsg.
+const readTry = 2 * time.Second
+
+// LastMsg is s.GetLastMsgForSubject, tried again every 2 s until ctx
+// ends. A read sent through a server that does not yet know where the
+// stream's leader is (right after another node created the stream, or
+// while the stream elects one after its leader's death) goes unanswered
+// and would wait out all of ctx: serve --cluster nodes started together
+// had their partitions fail to start after 30 s, and a partition taken
+// over during an election stopped after 5 s and started again
+// (docs/scale-out.md). A read sent again reaches the leader.
+func LastMsg(ctx context.Context, s jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
+	for {
+		try, cancel := context.WithTimeout(ctx, readTry)
+		m, err := s.GetLastMsgForSubject(try, subject)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return m, err
+		}
+	}
+}
