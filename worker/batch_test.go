@@ -139,12 +139,15 @@ func TestBatchKilledInFlight(t *testing.T) {
 	}
 }
 
-// grepLines returns s's lines that contain sub.
-func grepLines(s, sub string) string {
+// grepLines returns s's lines that contain one of subs.
+func grepLines(s string, subs ...string) string {
 	var out []string
 	for l := range strings.Lines(s) {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
+		for _, sub := range subs {
+			if strings.Contains(l, sub) {
+				out = append(out, l)
+				break
+			}
 		}
 	}
 	return strings.Join(out, "")

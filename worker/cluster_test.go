@@ -55,21 +55,9 @@ type proc struct {
 
 func startProc(t *testing.T, name, role, arg string) *proc {
 	t.Helper()
-	p := &proc{name: name, out: &syncbuf.Buffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	p.cmd.Env = append(os.Environ(), roleEnv+"="+role, "EDGEFENCE_WORKER_TEST_ARG="+arg)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, tail(p.out.String(), 40000))
-		}
-	})
-	return p
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"="+role, "EDGEFENCE_WORKER_TEST_ARG="+arg)
+	return launch(t, name, cmd)
 }
 
 func tail(s string, n int) string {
@@ -143,6 +131,7 @@ func boundPorts(t *testing.T, p *proc) (client, mqtt int, ok bool) {
 type node struct {
 	*proc
 	client, mqtt int
+	conf         string // its configuration file, for a restart
 }
 
 func (n *node) url() string      { return fmt.Sprintf("nats://127.0.0.1:%d", n.client) }
@@ -175,6 +164,7 @@ func startCluster(t *testing.T, p int) []*node {
 			}
 			conf := fmt.Sprintf(`server_name: n%d
 listen: 127.0.0.1:-1
+http: 127.0.0.1:-1
 jetstream { store_dir: %q }
 cluster { name: edgefence, listen: %s, routes: [%s] }
 mqtt { listen: 127.0.0.1:-1, stream_replicas: 3 }
@@ -184,7 +174,7 @@ mappings = { %s }
 			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			n := &node{proc: startProc(t, fmt.Sprintf("nats-%d", i+1), "nats", path)}
+			n := &node{proc: startProc(t, fmt.Sprintf("nats-%d", i+1), "nats", path), conf: path}
 			var ok bool
 			if n.client, n.mqtt, ok = boundPorts(t, n.proc); ok {
 				nodes[i] = n
@@ -304,16 +294,26 @@ type received struct {
 	body  string
 }
 
-// dashboard subscribes to transitions and late pings and keeps them.
+// dashboard subscribes to transitions and late pings and keeps them,
+// with the time each arrived.
 type dashboard struct {
 	mu  sync.Mutex
 	got []received
+	at  []time.Time
 }
 
 func (d *dashboard) handle(_ mqtt.Client, m mqtt.Message) {
 	d.mu.Lock()
 	d.got = append(d.got, received{m.Topic(), string(m.Payload())})
+	d.at = append(d.at, time.Now())
 	d.mu.Unlock()
+}
+
+// times returns when each of all's messages arrived.
+func (d *dashboard) times() []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.at)
 }
 
 func (d *dashboard) all() []received {
@@ -663,7 +663,13 @@ func diffDevices(t *testing.T, what string, got, want map[string][]received) {
 		if !slices.Equal(got[k], want[k]) {
 			bad++
 			if bad <= 3 {
-				t.Errorf("%s: device %s:\n got  %d: %v\n want %d: %v", what, k, len(got[k]), got[k], len(want[k]), want[k])
+				g, w := got[k], want[k]
+				i := 0
+				for i < len(g) && i < len(w) && g[i] == w[i] {
+					i++
+				}
+				t.Errorf("%s: device %s: %d messages, want %d; from the %dth on:\n got  %v\n want %v",
+					what, k, len(g), len(w), i+1, g[i:min(i+3, len(g))], w[i:min(i+3, len(w))])
 			}
 		}
 	}
@@ -771,44 +777,10 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		w.stop(t)
 	}
 
-	ckpt := map[int]uint64{}
-	for n := range p {
-		var seq uint64
-		var err error
-		for range 20 { // the cluster may still be electing leaders
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			seq, err = checkpoint.Seq(ctx, js, n)
-			cancel()
-			if err == nil {
-				break
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		ckpt[n] = seq
-	}
 	msgs := readPings(t, js)
-	var applied []streamMsg
-	perPart := map[int][]streamMsg{}
-	for _, m := range msgs {
-		if m.seq <= ckpt[m.part] {
-			applied = append(applied, m)
-			perPart[m.part] = append(perPart[m.part], m)
-		}
-	}
-	last := map[int]uint64{}
-	for _, m := range msgs {
-		last[m.part] = m.seq
-	}
-	t.Logf("checkpoints %v, last messages %v", ckpt, last)
+	applied, perPart := appliedPings(t, js, p, msgs)
 	// Every ping the trackers were told is taken must be in the stream.
-	copies := map[string]int{}
-	for _, m := range msgs {
-		rest := strings.TrimPrefix(m.subject, subjects.PingSubjectPrefix)
-		copies[rest[strings.IndexByte(rest, '.')+1:]+" "+string(m.data)]++
-	}
+	copies := streamCopies(msgs)
 	var lost, twice [2]int // over MQTT, over NATS
 	for k, overNATS := range fl.acked {
 		i := 0
@@ -981,33 +953,7 @@ func TestClusterEqualsSingleBox(t *testing.T) {
 		t.Logf("a late dashboard on node %d: %d retained messages, the store has %d; equal: %v", i+1, len(got), len(wantRetained), maps.Equal(got, wantRetained))
 	}
 
-	// One engine over the whole stream, as a single box. It advances its
-	// clock at every partition's messages and sweeps at every partition's
-	// tick, each partition's engine at its own: what they decide does not
-	// depend on how often time is advanced (AdvanceThrough) or swept (a
-	// DWELL timer is a deadline of its own), so every device gets the same
-	// transitions, historic flags included. docs/scale-out.md.
-	single := reference(t, set, applied)
-	got, exp := projection(wantTrans, true), projection(single.trans, true)
-	differ := 0
-	devs := slices.Collect(maps.Keys(exp))
-	for dev := range got {
-		if _, ok := exp[dev]; !ok {
-			devs = append(devs, dev)
-		}
-	}
-	slices.Sort(devs)
-	for _, dev := range devs {
-		if !slices.Equal(got[dev], exp[dev]) {
-			if differ++; differ <= 3 {
-				t.Errorf("device %s: partitioned %v, single box %v", dev, got[dev], exp[dev])
-			}
-		}
-	}
-	if differ > 0 {
-		t.Errorf("single box: %d transitions, partitioned %d; %d of %d devices differ", len(single.trans), len(wantTrans), differ, len(devs))
-	}
-	t.Logf("single box: %d transitions, partitioned %d; %d of %d devices differ", len(single.trans), len(wantTrans), differ, len(devs))
+	singleBoxEqual(t, set, applied, wantTrans)
 	t.Logf("failover: partitions owned again %v after the kill -9 (lease %v)", failover, lease)
 }
 
@@ -1091,6 +1037,7 @@ func retainedState(t *testing.T, addr string) map[string]string {
 			break
 		}
 	}
+	c.Disconnect(100) // before the node may go: no reconnecting left behind
 	mu.Lock()
 	defer mu.Unlock()
 	return maps.Clone(got)
@@ -1136,4 +1083,86 @@ func readHistory(t *testing.T, js jetstream.JetStream) []received {
 		out = append(out, received{m.Headers().Get(subjects.HeaderTopic), string(m.Data())})
 	}
 	return out
+}
+
+// appliedPings returns the messages of msgs (the ping stream) that the
+// partitions' checkpoints say were applied, all and per partition: read
+// after the evaluating processes stopped, each saving its last.
+func appliedPings(t *testing.T, js jetstream.JetStream, p int, msgs []streamMsg) ([]streamMsg, map[int][]streamMsg) {
+	t.Helper()
+	ckpt := map[int]uint64{}
+	for n := range p {
+		var seq uint64
+		var err error
+		for range 20 { // the cluster may still be electing leaders
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			seq, err = checkpoint.Seq(ctx, js, n)
+			cancel()
+			if err == nil {
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ckpt[n] = seq
+	}
+	var applied []streamMsg
+	perPart := map[int][]streamMsg{}
+	last := map[int]uint64{}
+	for _, m := range msgs {
+		last[m.part] = m.seq
+		if m.seq <= ckpt[m.part] {
+			applied = append(applied, m)
+			perPart[m.part] = append(perPart[m.part], m)
+		}
+	}
+	t.Logf("checkpoints %v, last messages %v", ckpt, last)
+	return applied, perPart
+}
+
+// streamCopies counts the ping stream's copies of each ping, keyed by its
+// subject without the partition prefix and its body.
+func streamCopies(msgs []streamMsg) map[string]int {
+	copies := map[string]int{}
+	for _, m := range msgs {
+		rest := strings.TrimPrefix(m.subject, subjects.PingSubjectPrefix)
+		copies[rest[strings.IndexByte(rest, '.')+1:]+" "+string(m.data)]++
+	}
+	return copies
+}
+
+// singleBoxEqual checks that every device's transitions, decided by the
+// partitions' engines (wantTrans), equal those of one engine over the
+// whole of applied, as a single box.
+func singleBoxEqual(t *testing.T, set *fence.Set, applied []streamMsg, wantTrans []engine.Transition) {
+	t.Helper()
+	// One engine over the whole stream, as a single box. It advances its
+	// clock at every partition's messages and sweeps at every partition's
+	// tick, each partition's engine at its own: what they decide does not
+	// depend on how often time is advanced (AdvanceThrough) or swept (a
+	// DWELL timer is a deadline of its own), so every device gets the same
+	// transitions, historic flags included. docs/scale-out.md.
+	single := reference(t, set, applied)
+	got, exp := projection(wantTrans, true), projection(single.trans, true)
+	differ := 0
+	devs := slices.Collect(maps.Keys(exp))
+	for dev := range got {
+		if _, ok := exp[dev]; !ok {
+			devs = append(devs, dev)
+		}
+	}
+	slices.Sort(devs)
+	for _, dev := range devs {
+		if !slices.Equal(got[dev], exp[dev]) {
+			if differ++; differ <= 3 {
+				t.Errorf("device %s: partitioned %v, single box %v", dev, got[dev], exp[dev])
+			}
+		}
+	}
+	if differ > 0 {
+		t.Errorf("single box: %d transitions, partitioned %d; %d of %d devices differ", len(single.trans), len(wantTrans), differ, len(devs))
+	}
+	t.Logf("single box: %d transitions, partitioned %d; %d of %d devices differ", len(single.trans), len(wantTrans), differ, len(devs))
 }
