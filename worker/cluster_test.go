@@ -646,19 +646,22 @@ func setOf(m map[string][]received) map[string][]received {
 	return out
 }
 
-func diffDevices(t *testing.T, what string, got, want map[string][]received) {
-	t.Helper()
-	bad := 0
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
+// unionKeys returns the keys of a and b, sorted, each once.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
+	return keys
+}
+
+func diffDevices(t *testing.T, what string, got, want map[string][]received) {
+	t.Helper()
+	bad := 0
+	keys := unionKeys(got, want)
 	for _, k := range keys {
 		if !slices.Equal(got[k], want[k]) {
 			bad++
@@ -1147,13 +1150,7 @@ func singleBoxEqual(t *testing.T, set *fence.Set, applied []streamMsg, wantTrans
 	single := reference(t, set, applied)
 	got, exp := projection(wantTrans, true), projection(single.trans, true)
 	differ := 0
-	devs := slices.Collect(maps.Keys(exp))
-	for dev := range got {
-		if _, ok := exp[dev]; !ok {
-			devs = append(devs, dev)
-		}
-	}
-	slices.Sort(devs)
+	devs := unionKeys(got, exp)
 	for _, dev := range devs {
 		if !slices.Equal(got[dev], exp[dev]) {
 			if differ++; differ <= 3 {
