@@ -13,7 +13,7 @@ import (
 // server, and no edgefence worker. The nodes share the partitions between
 // them (--evaluate, the default), so a ping taken by node A is evaluated
 // by whichever node owns its partition, and its ENTER reaches a dashboard
-// on node B, live, and a dashboard that connects to A afterwards,
+// on node B, live, and a dashboard that connects to A once A has it,
 // retained.
 func TestServeClusterEvaluates(t *testing.T) {
 	dir := t.TempDir()
@@ -42,6 +42,15 @@ func TestServeClusterEvaluates(t *testing.T) {
 	tracker.ping("van-7", museumLat, museumLon, now)
 	if tr := decode(t, "geofence", dash.Next("ENTER at a dashboard on B")); tr.Type != "ENTER" || tr.Device != "van-7" || tr.Fence != "zone-museumsinsel" {
 		t.Fatalf("dashboard on B got %v, want ENTER zone-museumsinsel van-7", tr)
+	}
+	// Afterwards: once A has it too. Each node follows the history on
+	// its own (A, started before any partition made the stream, looks
+	// for it once a second), so A may retain it after B's dashboard saw it.
+	for a.metricValue(`edgefence_cluster_follow_updates_total{source="history"}`) < 1 {
+		if time.Now().After(deadline.Add(4 * wait)) {
+			t.Fatal("node A delivered nothing from the history stream")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	late := connect(t, a.mqtt, "dash-a")
 	late.Subscribe("geofence/#")
