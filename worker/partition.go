@@ -68,7 +68,10 @@ type partition struct {
 	pos     atomic.Uint64
 	waiting atomic.Bool
 	replace chan struct{}
-	watch   watchState // the lease loop's own
+	// unanswered: the last try at a new consumer went unanswered (the
+	// cluster electing its leaders), as opposed to refused or made.
+	unanswered atomic.Bool
+	watch      watchState // the lease loop's own
 	// replacedAt is when the loop last replaced its consumer (consumer.go).
 	replacedAt time.Time
 

@@ -77,7 +77,8 @@ func (w *Worker) watch(ctx context.Context) {
 // next. A partition that has applied nothing for a stall window while
 // waiting for its consumer with messages beyond its position is stalled:
 // logged, counted, and asked for a new consumer. stalled reports whether
-// it has stayed so for a window more: it is to be given up.
+// it has stayed so for a window more, its last try at a new consumer not
+// left unanswered: it is to be given up.
 func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, next uint64) bool {
 	st, now := &pt.watch, w.mono()
 	moved := pos != st.pos
@@ -114,7 +115,10 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 		}
 		return false
 	}
-	return now-st.stalled >= w.stallWindow()
+	// Given up only when its new consumer was refused, or made and still
+	// silent: while the tries go unanswered the cluster is electing its
+	// leaders, and another owner could do no better (the lease bounds it).
+	return now-st.stalled >= w.stallWindow() && !pt.unanswered.Load()
 }
 
 // releaseStalled gives partition n up: stalled, it did not move again on
