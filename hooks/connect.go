@@ -99,7 +99,9 @@ func (h *Access) claimID(cl *mqtt.Client, user string) (string, bool) {
 // connection (expire), unless a newer connection of the same user holds
 // it by now. A kept session keeps it held. mochi reports each session it
 // restores from a store at start as a disconnect: such a session, not
-// held yet, is held for the user it was stored with.
+// held yet, is held for the user it was stored with. A connection whose
+// session another took over is none, even when its end is reported after
+// that other's.
 func (h *Access) OnDisconnect(cl *mqtt.Client, _ error, expire bool) {
 	if h.users == nil {
 		return
@@ -110,7 +112,7 @@ func (h *Access) OnDisconnect(cl *mqtt.Client, _ error, expire bool) {
 	switch {
 	case expire && held && cur.cl == cl:
 		delete(h.ids, cl.ID)
-	case !expire && !held:
+	case !expire && !held && !cl.IsTakenOver():
 		h.ids[cl.ID] = idHolder{user: string(cl.Properties.Username), cl: cl}
 	}
 }
