@@ -11,8 +11,10 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// consumerTimeout bounds the creation of a partition's consumer.
-const consumerTimeout = 5 * time.Second
+// consumerTimeout bounds one try at creating a partition's consumer: a
+// try sent while the stream elected its leader goes unanswered, and the
+// next one, a second later, reaches the new leader.
+const consumerTimeout = 2 * time.Second
 
 // consume returns a new consumer of the partition's messages from the
 // one after the last applied: nats.go's ordered consumer, which keeps
@@ -32,6 +34,30 @@ func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 		return nil, err
 	}
 	return cons.Messages(jetstream.PullMaxMessages(512))
+}
+
+// firstConsumer returns the partition's first consumer, trying again
+// every second while the tries go unanswered (a partition taken while the
+// cluster elects the stream's leader) and the lease holds.
+func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
+	for {
+		c, cancel := context.WithTimeout(ctx, consumerTimeout)
+		it, err := pt.consume(c)
+		cancel()
+		if err == nil || !unanswered(err) {
+			pt.replacedAt = time.Now()
+			return it, err
+		}
+		pt.logErr("partition consumer not created yet", err)
+		if err := pt.check(ctx); err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // reconsume stops old and returns a new consumer from the message after

@@ -10,3 +10,15 @@ func SetFenceGrace(d time.Duration) (restore func()) {
 	fenceGrace = d
 	return func() { fenceGrace = old }
 }
+
+// LapseLeases stops every partition w owns as when their leases could not
+// be renewed in time (the lease bucket unreachable), though they are still
+// w's in the bucket.
+func LapseLeases(w *Worker) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for n, pt := range w.parts {
+		w.m.lost.Inc()
+		w.lapseLocked(n, pt)
+	}
+}

@@ -22,6 +22,7 @@ type workerMetrics struct {
 	acquired        *metrics.Counter
 	released        *metrics.Counter
 	lost            *metrics.Counter
+	reclaimed       *metrics.Counter
 	stalledOut      *metrics.Counter
 	stalls          *metrics.Counter
 	staleReplays    *metrics.Counter
@@ -47,6 +48,7 @@ func newWorkerMetrics(set *metrics.Set, w *Worker) *workerMetrics {
 		acquired:        set.NewCounter(`edgefence_worker_rebalances_total{action="acquired"}`),
 		released:        set.NewCounter(`edgefence_worker_rebalances_total{action="released"}`),
 		lost:            set.NewCounter(`edgefence_worker_rebalances_total{action="lost"}`),
+		reclaimed:       set.NewCounter(`edgefence_worker_rebalances_total{action="reclaimed"}`),
 		stalledOut:      set.NewCounter(`edgefence_worker_rebalances_total{action="stalled"}`),
 		stalls:          set.NewCounter(`edgefence_worker_partition_stalls_total`),
 		staleReplays:    set.NewCounter(`edgefence_worker_stale_replays_total`),

@@ -161,9 +161,7 @@ func (pt *partition) run(ctx context.Context) error {
 	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
 		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
-	c, cancel := context.WithTimeout(ctx, consumerTimeout)
-	it, err := pt.consume(c)
-	cancel()
+	it, err := pt.firstConsumer(ctx)
 	if err != nil {
 		return fmt.Errorf("partition %d consumer: %w", pt.n, err)
 	}

@@ -14,26 +14,49 @@ import (
 )
 
 // watchState is the watchdog's view of one owned partition, kept by the
-// lease loop alone.
+// watch loop alone.
 type watchState struct {
 	pos     uint64 // the last message applied, as last seen
 	behind  int64  // mono ns since the stream has held messages beyond pos while the partition waited; 0 if not
 	stalled int64  // mono ns the stall was found; 0 if not stalled
 }
 
-// stallWindow is how long a partition waiting for its consumer may apply
-// nothing while the stream holds messages for it before it is stalled:
-// half the lease, so that with the lease loop's period (a quarter) a
-// stall is found within the lease, and a consumer that does not move
-// again within the next half lease is given up well before the lease
-// plus half of it, the failover time of a dead worker.
-func (w *Worker) stallWindow() int64 { return int64(w.cfg.Lease / 2) }
+// stallAfter is how long a partition waiting for its consumer may apply
+// nothing while the stream holds messages for it before it is stalled and
+// gets a new consumer. A healthy consumer delivers within milliseconds and
+// a new one costs about a second, so a false alarm is cheap, and a consumer
+// lost with its stream leader is replaced soon after the election.
+const stallAfter = time.Second
 
-// watch is the watchdog, run by the lease loop before it renews the
-// leases: it reads how many messages of each owned partition's subjects
+// watchEvery is the watchdog's period.
+const watchEvery = 250 * time.Millisecond
+
+// giveUpAfter is how long a stalled partition may stay without moving on
+// a new consumer before it is given up: half the lease, so that it moves
+// to another owner well before the lease plus half of it, the failover
+// time of a dead worker.
+func (w *Worker) giveUpAfter() int64 { return int64(w.cfg.Lease / 2) }
+
+// watchLoop runs the watchdog on its own, so that a lease loop waiting on
+// an unreachable lease bucket (a NATS node's death) does not delay it.
+func (w *Worker) watchLoop(ctx context.Context) {
+	defer close(w.watchDone)
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.watch(ctx)
+	}
+}
+
+// watch is one round of the watchdog: it reads how many messages of each owned partition's subjects
 // the stream holds beyond what the partition applied (partition_lag),
-// asks a partition stalled for a stall window for a new consumer, and
-// gives up a partition that has not moved again a window later.
+// asks a partition stalled for stallAfter for a new consumer, and gives up
+// one that has not moved again giveUpAfter later.
 func (w *Worker) watch(ctx context.Context) {
 	w.mu.Lock()
 	parts := make(map[int]*partition, len(w.parts))
@@ -44,9 +67,9 @@ func (w *Worker) watch(ctx context.Context) {
 	if len(parts) == 0 {
 		return
 	}
-	// The reads run together and briefly, so that a slow stream does not
-	// take the renewals' time.
-	ctx, cancel := context.WithTimeout(ctx, max(w.cfg.Lease/8, 250*time.Millisecond))
+	// The reads run together and briefly: a round that cannot read the
+	// stream decides nothing, and the next one comes soon.
+	ctx, cancel := context.WithTimeout(ctx, max(w.cfg.Lease/8, watchEvery))
 	defer cancel()
 	type reading struct {
 		pos, lag, next uint64
@@ -74,10 +97,10 @@ func (w *Worker) watch(ctx context.Context) {
 
 // stalled updates pt's watch state with a reading: its position pos, and
 // lag messages of its subjects beyond it in the stream, the first at
-// next. A partition that has applied nothing for a stall window while
+// next. A partition that has applied nothing for stallAfter while
 // waiting for its consumer with messages beyond its position is stalled:
 // logged, counted, and asked for a new consumer. stalled reports whether
-// it has stayed so for a window more, its last try at a new consumer not
+// it has stayed so for giveUpAfter more, its last try at a new consumer not
 // left unanswered: it is to be given up.
 func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, next uint64) bool {
 	st, now := &pt.watch, w.mono()
@@ -99,7 +122,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 		st.behind = now
 		return false
 	}
-	if now-st.behind < w.stallWindow() {
+	if now-st.behind < int64(stallAfter) {
 		return false
 	}
 	if st.stalled == 0 {
@@ -118,7 +141,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 	// Given up only when its new consumer was refused, or made and still
 	// silent: while the tries go unanswered the cluster is electing its
 	// leaders, and another owner could do no better (the lease bounds it).
-	return now-st.stalled >= w.stallWindow() && !pt.unanswered.Load()
+	return now-st.stalled >= w.giveUpAfter() && !pt.unanswered.Load()
 }
 
 // releaseStalled gives partition n up: stalled, it did not move again on
@@ -132,7 +155,9 @@ func (w *Worker) releaseStalled(n int, pt *partition) {
 	pt.cancel()
 	w.dropPartition(n, pt)
 	w.m.stalledOut.Inc()
+	w.mu.Lock()
 	w.holdUntil[n] = w.mono() + int64(w.cfg.Lease)
+	w.mu.Unlock()
 }
 
 // numPendingHeader counts, on a batched direct get's message, the

@@ -49,6 +49,17 @@ func pingConsumers(t *testing.T, js jetstream.JetStream) []string {
 func startOnePartition(t *testing.T) (js jetstream.JetStream, w *worker.Worker, tracker, dash mqtt.Client, logs fmt.Stringer) {
 	t.Helper()
 	js, cfg, buf := onePartition(t)
+	w = startInProcess(t, cfg)
+	waitOwnedAll(t, w, 1)
+	tracker, dash = mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	return js, w, tracker, dash, buf
+}
+
+// startInProcess starts a worker in the test's process, closed when the
+// test ends.
+func startInProcess(t *testing.T, cfg worker.Config) *worker.Worker {
+	t.Helper()
 	w, err := worker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -58,10 +69,7 @@ func startOnePartition(t *testing.T) (js jetstream.JetStream, w *worker.Worker, 
 		defer cancel()
 		_ = w.Close(ctx)
 	})
-	waitOwnedAll(t, w, 1)
-	tracker, dash = mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
-	expectEnter(t, tracker, dash, "dev-1")
-	return js, w, tracker, dash, buf
+	return w
 }
 
 // enterWithin publishes pings of device inside fence "c" every 200 ms

@@ -45,8 +45,12 @@ type Worker struct {
 	parts map[int]*partition
 	revs  map[int]uint64 // lease revisions of owned partitions
 	// holdUntil is, per partition given up stalled, the mono ns until
-	// which this worker leaves it to others (the lease loop's own).
+	// which this worker leaves it to others.
 	holdUntil map[int]int64
+	// lapsed holds the partitions stopped because their lease could not
+	// be renewed in time (the lease bucket unreachable): the lease loop
+	// takes them back first when it answers again (reclaim).
+	lapsed map[int]lapse
 	// downSince is the mono ns the lease bucket stopped answering, 0
 	// while it answers (the lease loop's own).
 	downSince int64
@@ -56,6 +60,8 @@ type Worker struct {
 	done   chan struct{}
 	gcKick chan struct{} // fenceGCLoop's
 	gcDone chan struct{}
+	// watchDone is closed when the watchdog's loop has ended.
+	watchDone chan struct{}
 }
 
 // mono is the worker's monotonic clock, in ns since it started: lease
@@ -109,8 +115,8 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: cfg.Metrics, fences: set0, start: time.Now(),
-		parts: map[int]*partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, done: make(chan struct{}),
-		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{})}
+		parts: map[int]*partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, lapsed: map[int]lapse{}, done: make(chan struct{}),
+		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{}), watchDone: make(chan struct{})}
 	ingestSet := metrics.NewSet() // counted by the broker when it shares its set
 	if w.set == nil {
 		w.set = metrics.NewSet()
@@ -142,6 +148,7 @@ func Start(cfg Config) (*Worker, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	go w.leaseLoop(ctx)
+	go w.watchLoop(ctx)
 	go w.fenceGCLoop(ctx)
 	return w, nil
 }
@@ -203,7 +210,6 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 // only when take is set. It reports whether the lease bucket answered.
 func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	cfg := &w.cfg
-	w.watch(ctx) // a stalled partition is given up, not renewed
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
 	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
@@ -225,6 +231,7 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	if !slices.Contains(live, cfg.Name) {
 		return true
 	}
+	w.reclaim(c)
 	// Sticky shares: a worker keeps what it owns up to its quota, gives
 	// back the excess, and takes free partitions below it, so a join or a
 	// death moves only the partitions it must.
@@ -245,9 +252,9 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		n := (first + i) % cfg.Partitions
 		w.mu.Lock()
 		mine := w.parts[n] != nil
-		w.mu.Unlock()
 		// One given up stalled is left to the others for a lease.
 		held := w.mono() < w.holdUntil[n] && len(live) > 1
+		w.mu.Unlock()
 		if !mine && !held && w.acquire(c, n) {
 			have++
 		}
@@ -292,17 +299,16 @@ func (w *Worker) renew(ctx context.Context) {
 		asked := w.mono()
 		rev, err := w.conn.Leases.Update(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name), w.revs[n])
 		if err != nil {
-			if pt.w.mono() > pt.validUntil.Load() || errors.Is(err, jetstream.ErrKeyExists) {
+			if pt.w.mono() > pt.validUntil.Load() || conflict(err) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
 				w.m.lost.Inc()
-				if errors.Is(err, jetstream.ErrKeyExists) {
+				if conflict(err) {
 					pt.validUntil.Store(0) // another owner has it: stop at once
+					pt.cancel()
+					w.forgetLocked(n)
+				} else {
+					w.lapseLocked(n, pt)
 				}
-				pt.cancel()
-				delete(w.parts, n)
-				delete(w.revs, n)
-				w.m.ckptAt[n].Store(0)
-				w.m.part[n].Store(nil)
 			}
 			continue
 		}
@@ -318,6 +324,13 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 	if err != nil {
 		return false // owned by another until it releases it or its lease expires
 	}
+	w.run(n, rev, asked)
+	return true
+}
+
+// run runs partition n under its lease of revision rev, asked for at
+// mono instant asked.
+func (w *Worker) run(n int, rev uint64, asked int64) {
 	pctx, cancel := context.WithCancel(context.Background())
 	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
 		replace: make(chan struct{}, 1)}
@@ -332,13 +345,18 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 	w.m.part[n].Store(pt)
 	go func() {
 		defer close(pt.done)
-		if err := pt.run(pctx); err != nil && pctx.Err() == nil {
+		err := pt.run(pctx)
+		switch {
+		case err == nil || pctx.Err() != nil:
+		case errors.Is(err, errLeaseLost):
+			// Not renewed in time: kept for the lease loop to take back.
+			w.lapse(n, pt)
+		default:
 			w.log.Error("partition stopped", "partition", n, "error", err)
 			// Give it up so that it is taken again from its checkpoint.
 			w.dropPartition(n, pt)
 		}
 	}()
-	return true
 }
 
 // dropPartition forgets pt and deletes its lease if still ours.
@@ -394,6 +412,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	w.ready.Store(false)
 	w.cancel()
 	<-w.done
+	<-w.watchDone
 	<-w.gcDone
 	// Renew once more, then stop every partition at once: their final
 	// checkpoints are taken while the leases certainly hold.

@@ -1,0 +1,77 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgefence/edgefence/internal/syncbuf"
+	"github.com/edgefence/edgefence/worker"
+	"github.com/edgefence/edgefence/worker/subjects"
+)
+
+// TestLapsedLeaseTakenBackByItsOwner: a partition whose lease could not be
+// renewed in time (the lease bucket unreachable, as while NATS elects its
+// new leader) but that no one else took is taken back by its owner, by
+// the lease's revision, as soon as the bucket answers: before the lease
+// could expire in the bucket, not by another worker waiting for
+// partitions, and it moves again. Before, the stale lease blocked every
+// worker until the bucket expired it.
+func TestLapsedLeaseTakenBackByItsOwner(t *testing.T) {
+	js, cfg, logs := onePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := startInProcess(t, cfg)
+	waitOwnedAll(t, a, 1)
+	leases, err := js.KeyValue(ctx, subjects.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB := cfg
+	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	b := startInProcess(t, cfgB)
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	const acquired = `edgefence_worker_rebalances_total{action="acquired"}`
+	// b asks for the partition every round from here on (its share is 1).
+	time.Sleep(2 * cfg.Lease)
+
+	worker.LapseLeases(a)
+	before, err := leases.Get(ctx, subjects.LeaseKey(0))
+	if err != nil {
+		t.Fatalf("w1's lapsed lease: %v", err)
+	}
+	takenBack := func() bool { return slices.Equal(a.Owned(), []int{0}) }
+	for deadline := time.Now().Add(2 * cfg.Lease); !takenBack() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !takenBack() {
+		t.Fatalf("w1 owns %v a lease after its lease lapsed, w2 %v:\n%s", a.Owned(), b.Owned(), logs)
+	}
+	after, err := leases.Get(ctx, subjects.LeaseKey(0))
+	if err != nil {
+		t.Fatalf("w1's lease taken back: %v", err)
+	}
+	// A lease can be created only once its key is gone, a lease after
+	// its last write (the bucket's max age): only a write by the revision
+	// comes sooner.
+	if gap := after.Created().Sub(before.Created()); gap >= cfg.Lease {
+		t.Errorf("w1's lease written again %v after its last renewal, want within the lease (%v): not taken back by its revision", gap, cfg.Lease)
+	}
+	if !enterWithin(t, tracker, dash, "dev-2", 2*time.Second+5*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-2 after the partition was taken back:\n%s", logs)
+	}
+	time.Sleep(2 * cfg.Lease) // b keeps asking: it must not get it
+	if n := counter(t, b, acquired); n != 0 || len(b.Owned()) != 0 {
+		t.Errorf("w2 acquired %v partitions and owns %v, want none: w1's lapsed lease was not w2's to take", n, b.Owned())
+	}
+	if !strings.Contains(logs.String(), `msg="partition lease taken back`) {
+		t.Errorf("the lease's taking back is not logged:\n%s", logs)
+	}
+	if n := counter(t, a, `edgefence_worker_rebalances_total{action="reclaimed"}`); n != 1 {
+		t.Errorf(`rebalances_total{action="reclaimed"} = %v, want 1`, n)
+	}
+}
