@@ -144,6 +144,10 @@ func serveFlags(cfg *broker.Config, cluster *clusterFlags, topics *ingest.TopicF
 	})
 	g.Group(fs, "cluster", func() {
 		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there; the nodes evaluate the partitions (--evaluate) and follow the cluster's retained state for their dashboards (empty: the local engine does; docs/scale-out.md)")
+		fs.StringVar(&cluster.Name, "name", cluster.Name, "with --cluster: the node's name in the lease bucket, as edgefence worker's --name (and its NATS connection's): unique per running node and worker; default: the host name and the process id, host-pid")
+		// The help names the default rather than print the PID of the
+		// process printing it.
+		fs.Lookup("name").DefValue = ""
 		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P (every node's and worker's the same)")
 		fs.IntVar(&cluster.Replicas, "replicas", cluster.Replicas, "with --cluster: replicas of the ping stream when serve creates it")
 		fs.BoolVar(&cluster.Evaluate, "evaluate", cluster.Evaluate, "with --cluster: own a share of the partitions and evaluate them in this process, as edgefence worker does (false: only take pings and serve dashboards, with worker processes evaluating)")
@@ -215,6 +219,14 @@ func serveCommand() *ffcli.Command {
 func serve(ctx context.Context, cfg broker.Config, evaluate bool) error {
 	if err := cfg.Engine.Validate(); err != nil {
 		return err
+	}
+	if cfg.Cluster != nil {
+		// The worker's own check, before any listener binds: a node with
+		// a name the lease bucket cannot hold never takes a ping.
+		w := workerConfig(cfg)
+		if err := w.Validate(); err != nil {
+			return err
+		}
 	}
 	srv, err := broker.Start(cfg)
 	if err != nil {
