@@ -171,7 +171,7 @@ func serveFlags(cfg *broker.Config, cluster *clusterFlags, topics *ingest.TopicF
 		fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
 		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
 		proc.register(fs)
-		newRemovedServeFlags().register(fs) // refused or reported, not listed
+		cmdhelp.RegisterRemoved(fs, removedServeFlags()) // refused or reported, not listed
 	})
 	return fs, g
 }
@@ -194,13 +194,13 @@ func serveCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("serve", args)
+				return cmdhelp.NoArguments("edgefence serve", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if err := removedFlagsOf(fs).check(cfg.Log); err != nil {
+			if err := cmdhelp.CheckRemoved(fs, cfg.Log); err != nil {
 				return err
 			}
 			if cfg.Telemetry, err = topics.Filters(); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/ingest"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/worker"
 )
 
@@ -53,8 +54,8 @@ func TestServeClusterName(t *testing.T) {
 			var stdout, stderr strings.Builder
 			code := run(t.Context(), []string{"serve", "--cluster", "nats://127.0.0.1:4222", "--name", bad, "--evaluate=" + evaluate,
 				"--mqtt-addr", taken, "--http-addr", "", "--data-dir", t.TempDir(), "--fences", bundledFences}, &stdout, &stderr)
-			if code != exitFailed || !strings.Contains(stderr.String(), worker.ErrConfig.Error()) || !strings.Contains(stderr.String(), fmt.Sprintf("%q", bad)) {
-				t.Errorf("--name %q --evaluate=%s: exit %d, stderr %q; want %d and the worker's configuration error naming it", bad, evaluate, code, stderr.String(), exitFailed)
+			if code != cmdhelp.ExitFailed || !strings.Contains(stderr.String(), worker.ErrConfig.Error()) || !strings.Contains(stderr.String(), fmt.Sprintf("%q", bad)) {
+				t.Errorf("--name %q --evaluate=%s: exit %d, stderr %q; want %d and the worker's configuration error naming it", bad, evaluate, code, stderr.String(), cmdhelp.ExitFailed)
 			}
 		}
 	}
