@@ -168,10 +168,11 @@ func healthcheckPort(t *testing.T) string {
 // TestScaleoutCompose: the scale-out compose file runs edgefence nodes in
 // issue 34's shape, each a `serve --cluster` of every NATS node with the
 // flags and EDGEFENCE_* variables serve defines (ff ignores a variable
-// that names no flag: a worker's EDGEFENCE_NAME or EDGEFENCE_NATS would
-// silently do nothing), reachable over MQTT on host ports of their own
-// with --auth, HTTP on host loopback only, a distinct lease name (host
-// name) and data volume each, and the partitions nats.conf maps.
+// that names no flag: a worker's EDGEFENCE_NATS or EDGEFENCE_NATS_MQTT
+// would silently do nothing), reachable over MQTT on host ports of their
+// own with --auth, HTTP on host loopback only, a distinct lease name
+// (--name), host name and data volume each, and the partitions nats.conf
+// maps.
 func TestScaleoutCompose(t *testing.T) {
 	flags := serveFlagNames(t)
 	c := loadScaleout(t)
@@ -224,7 +225,7 @@ func TestScaleoutCompose(t *testing.T) {
 		t.Fatalf("edgefence nodes %q: want three", nodes)
 	}
 	hcPort := healthcheckPort(t)
-	hostnames, dataVolumes, mqttPorts := map[string]string{}, map[string]string{}, map[string]string{}
+	leaseNames, hostnames, dataVolumes, mqttPorts := map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 	for _, name := range nodes {
 		s := c.Services[name]
 		if s.Build == nil {
@@ -268,15 +269,20 @@ func TestScaleoutCompose(t *testing.T) {
 			t.Errorf("%s: --partitions %q, but %s maps to %v", name, p, scaleoutNATSConf, mapped)
 		}
 
-		// A lease name of its own: serve's is host-PID, and PID is 1 in
-		// every container. worker.Config.Validate refuses these bytes.
-		h := s.Hostname
-		if h == "" || strings.ContainsAny(h, ".*> \t") {
-			t.Errorf("%s: hostname %q: want one without '.', '*', '>' or spaces (the node's lease name)", name, h)
-		} else if other, ok := hostnames[h]; ok {
-			t.Errorf("%s and %s share the hostname %s: their leases would be one node's", name, other, h)
+		// A lease name of its own: without --name it is host-PID, and
+		// PID is 1 in every container. worker.Config.Validate refuses
+		// these bytes. A host name of its own too, for the logs.
+		n := s.setting("name")
+		if n == "" || strings.ContainsAny(n, ".*> \t") {
+			t.Errorf("%s: --name %q: want one without '.', '*', '>' or spaces (the node's lease name)", name, n)
+		} else if other, ok := leaseNames[n]; ok {
+			t.Errorf("%s and %s share the --name %s: their leases would be one node's", name, other, n)
 		}
-		hostnames[h] = name
+		leaseNames[n] = name
+		if other, ok := hostnames[s.Hostname]; ok || s.Hostname == "" {
+			t.Errorf("%s: hostname %q: want one of its own (shared with %q)", name, s.Hostname, other)
+		}
+		hostnames[s.Hostname] = name
 
 		// Its own retained store; the users and fence files from the
 		// operator's config/ directory.

@@ -49,6 +49,18 @@ func CheckRetained(prefix, topic string, payload []byte, c clock.Clamper, now ti
 	return r, nil
 }
 
+// CheckStored is CheckRetained for a record of the retained-state store
+// judged without the server's --transition-prefix (edgefence store check
+// and repair): the prefix is the topic's but its last two levels.
+func CheckStored(topic string, payload []byte, c clock.Clamper, now time.Time) error {
+	prefix, ok := TransitionPrefix(topic)
+	if !ok {
+		return fmt.Errorf("%w: %s is not a transition topic", ErrImplausible, topic)
+	}
+	_, err := CheckRetained(prefix, topic, payload, c, now)
+	return err
+}
+
 // TransitionPrefix is the prefix of a transition topic
 // <prefix>/<fence>/<device>, and false for a topic of fewer levels.
 func TransitionPrefix(topic string) (string, bool) {

@@ -52,3 +52,19 @@ func TestTransitionPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A store record is judged under its own topic's prefix, whatever the
+// server's; a topic of fewer than three levels is no transition's.
+func TestCheckStored(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	c := clock.Clamper{Skew: 30 * time.Second, MaxAhead: 10 * time.Minute}
+	tr := TransitionJSON(&engine.Transition{Device: "d", Fence: "f", Type: engine.Enter, Event: now.Add(-time.Hour).UnixNano()}, now)
+	if err := CheckStored("fleet/a/f/d", tr, c, now); err != nil {
+		t.Errorf("under fleet/a: %v", err)
+	}
+	for _, topic := range []string{"f/d", "fleet/a/f/e"} {
+		if err := CheckStored(topic, tr, c, now); !errors.Is(err, ErrImplausible) {
+			t.Errorf("%s: %v, want ErrImplausible", topic, err)
+		}
+	}
+}

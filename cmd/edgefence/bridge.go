@@ -82,7 +82,7 @@ func bridgeCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("bridge", args)
+				return cmdhelp.NoArguments("edgefence bridge", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {

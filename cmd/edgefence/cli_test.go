@@ -180,9 +180,9 @@ func TestHelpIsWrappedGroupedAndOffersNoRemovedFlag(t *testing.T) {
 		}
 	}
 	_, out, _ = runCLI(t, "serve", "--help")
-	for _, f := range newRemovedServeFlags() {
-		if strings.Contains(out, "--"+f.name) {
-			t.Errorf("serve --help lists the removed --%s", f.name)
+	for _, f := range removedServeFlags() {
+		if strings.Contains(out, "--"+f.Name) {
+			t.Errorf("serve --help lists the removed --%s", f.Name)
 		}
 	}
 }

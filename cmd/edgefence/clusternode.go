@@ -31,8 +31,9 @@ func defaultClusterFlags() clusterFlags {
 // workerConfig is the in-process worker of a serve --cluster node: the
 // node's cluster, engine, fences, topics and output, no HTTP endpoint of
 // its own (its metrics are on the node's /metrics) and no NATS MQTT side
-// (the node's dashboards follow the retained bucket).
-func workerConfig(cfg broker.Config, srv *broker.Server) worker.Config {
+// (the node's dashboards follow the retained bucket). Its metrics are
+// the started broker's (startClusterNode).
+func workerConfig(cfg broker.Config) worker.Config {
 	c := cfg.Cluster
 	w := worker.DefaultConfig()
 	w.NATS, w.Security, w.Name = c.NATS, c.Security, c.Name
@@ -41,7 +42,6 @@ func workerConfig(cfg broker.Config, srv *broker.Server) worker.Config {
 	w.Engine, w.Fences, w.Telemetry, w.MaxPayload = cfg.Engine, cfg.Fences, cfg.Telemetry, cfg.MaxPayload
 	w.TransitionPrefix, w.LateTopic, w.RejectTopic = cfg.TransitionPrefix, cfg.LateTopic, cfg.RejectTopic
 	w.Log = cfg.Log.With("component", "worker")
-	w.Metrics, w.EngineMetrics = srv.Metrics(), srv.Engine().Metrics()
 	return w
 }
 
@@ -55,7 +55,9 @@ type clusterNode struct {
 // startClusterNode starts the worker beside a started broker; on failure
 // the broker is closed too.
 func startClusterNode(cfg broker.Config, srv *broker.Server) (*clusterNode, error) {
-	w, err := worker.Start(workerConfig(cfg, srv))
+	wc := workerConfig(cfg)
+	wc.Metrics, wc.EngineMetrics = srv.Metrics(), srv.Engine().Metrics()
+	w, err := worker.Start(wc)
 	if err != nil {
 		_ = srv.Close(context.Background())
 		return nil, fmt.Errorf("start the node's partitions (--evaluate): %w", err)

@@ -79,7 +79,7 @@ func loadgenCommand() *ffcli.Command {
 		Subcommands: subs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return commandLineError{"edgefence loadgen", cmdhelp.Unknown(subs, args[0])}
+				return cmdhelp.UsageError{Cmd: "edgefence loadgen", Err: cmdhelp.Unknown(subs, args[0])}
 			}
 			if o.fences < 1 {
 				return fmt.Errorf("--fences %d: want at least 1", o.fences)
@@ -147,7 +147,7 @@ func suiteCommand() *ffcli.Command {
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("loadgen suite", args)
+				return cmdhelp.NoArguments("edgefence loadgen suite", args)
 			}
 			if o.Bin == "" {
 				exe, err := os.Executable()

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 func passwdCommand() *ffcli.Command {
@@ -27,7 +28,7 @@ func passwdCommand() *ffcli.Command {
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return commandLineError{"edgefence passwd", fmt.Errorf("unexpected argument %q: the password is read from stdin, never from the command line (where ps would show it)", args[0])}
+				return cmdhelp.UsageError{Cmd: "edgefence passwd", Err: fmt.Errorf("unexpected argument %q: the password is read from stdin, never from the command line (where ps would show it)", args[0])}
 			}
 			in := io.Reader(os.Stdin)
 			if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {

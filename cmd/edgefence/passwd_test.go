@@ -8,6 +8,7 @@ import (
 	"testing/iotest"
 
 	"github.com/edgefence/edgefence/auth"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 )
 
 // raceEnabled is set by passwd_race_test.go: bcrypt at the production
@@ -80,7 +81,7 @@ func TestPasswdRejects(t *testing.T) {
 func TestPasswdCommandRefusesArguments(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"passwd", "secret"}, &stdout, &stderr)
-	if code != exitUsage || !strings.Contains(stderr.String(), "read from stdin") {
+	if code != cmdhelp.ExitUsage || !strings.Contains(stderr.String(), "read from stdin") {
 		t.Errorf("edgefence passwd secret: exit %d, %q", code, stderr.String())
 	}
 }

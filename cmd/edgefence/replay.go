@@ -9,6 +9,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/replay"
@@ -55,45 +56,18 @@ func replayCommand() *ffcli.Command {
 		FlagSet: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			defer exitOnSignal(ctx, "replay")()
-			files, err := replayArgs(fs, args)
+			files, err := cmdhelp.Interspersed(fs, args) // flags may follow the files
 			switch {
 			case errors.Is(err, flag.ErrHelp):
 				return err
 			case err != nil:
-				return commandLineError{"edgefence replay", err}
+				return cmdhelp.UsageError{Cmd: "edgefence replay", Err: err}
 			case len(files) == 0:
-				return commandLineError{"edgefence replay", errors.New("name at least one capture file")}
+				return cmdhelp.UsageError{Cmd: "edgefence replay", Err: errors.New("name at least one capture file")}
 			}
 			return runReplay(os.Stdout, o, files)
 		},
 	}
-}
-
-// replayArgs separates the files from flags given after them: flag stops
-// at the first argument that is not a flag, but `replay FILE --json` reads
-// naturally. After "--" everything is a file.
-func replayArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var files []string
-	for len(args) > 0 {
-		a := args[0]
-		switch {
-		case a == "--":
-			return append(files, args[1:]...), nil
-		case len(a) > 1 && a[0] == '-':
-			if err := fs.Parse(args); err != nil {
-				return nil, err
-			}
-			rest := fs.Args()
-			if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-				return append(files, rest...), nil
-			}
-			args = rest
-		default:
-			files = append(files, a)
-			args = args[1:]
-		}
-	}
-	return files, nil
 }
 
 // runReplay replays files under o's holds and prints the result, drawing

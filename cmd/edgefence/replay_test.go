@@ -166,25 +166,6 @@ func TestReplayCommand(t *testing.T) {
 	}
 }
 
-func TestReplayArgs(t *testing.T) {
-	o := defaultReplayOptions()
-	fs := replayFlags(o)
-	files, err := replayArgs(fs, []string{"a", "--json", "b", "--diff-limit", "3", "c", "--", "-d"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(files, []string{"a", "b", "c", "-d"}) || !o.json || o.diffLimit != 3 {
-		t.Errorf("files %v, json %v, diff limit %d", files, o.json, o.diffLimit)
-	}
-	for _, args := range [][]string{{"a", "--no-such-flag"}, {"a", "--holds", "0,soon"}} {
-		fs := replayFlags(defaultReplayOptions())
-		fs.SetOutput(new(bytes.Buffer))
-		if _, err := replayArgs(fs, args); err == nil {
-			t.Errorf("%q accepted", args)
-		}
-	}
-}
-
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {

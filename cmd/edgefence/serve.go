@@ -144,6 +144,10 @@ func serveFlags(cfg *broker.Config, cluster *clusterFlags, topics *ingest.TopicF
 	})
 	g.Group(fs, "cluster", func() {
 		fs.Var(&flagvalue.Joined{P: &cluster.NATS}, "cluster", "NATS cluster client URLs, comma-separated: every accepted ping goes to the JetStream ping stream, its PUBACK sent once stored there; the nodes evaluate the partitions (--evaluate) and follow the cluster's retained state for their dashboards (empty: the local engine does; docs/scale-out.md)")
+		fs.StringVar(&cluster.Name, "name", cluster.Name, "with --cluster: the node's name in the lease bucket, as edgefence worker's --name (and its NATS connection's): unique per running node and worker; default: the host name and the process id, host-pid")
+		// The help names the default rather than print the PID of the
+		// process printing it.
+		fs.Lookup("name").DefValue = ""
 		fs.IntVar(&cluster.Partitions, "partitions", cluster.Partitions, "with --cluster: device partitions P (every node's and worker's the same)")
 		fs.IntVar(&cluster.Replicas, "replicas", cluster.Replicas, "with --cluster: replicas of the ping stream when serve creates it")
 		fs.BoolVar(&cluster.Evaluate, "evaluate", cluster.Evaluate, "with --cluster: own a share of the partitions and evaluate them in this process, as edgefence worker does (false: only take pings and serve dashboards, with worker processes evaluating)")
@@ -167,7 +171,7 @@ func serveFlags(cfg *broker.Config, cluster *clusterFlags, topics *ingest.TopicF
 		fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of the retained-state store (empty: in memory, lost on restart)")
 		fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve /debug/pprof/ on the HTTP address (with --auth: admin users only)")
 		proc.register(fs)
-		newRemovedServeFlags().register(fs) // refused or reported, not listed
+		cmdhelp.RegisterRemoved(fs, removedServeFlags()) // refused or reported, not listed
 	})
 	return fs, g
 }
@@ -190,13 +194,13 @@ func serveCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("serve", args)
+				return cmdhelp.NoArguments("edgefence serve", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {
 				return err
 			}
-			if err := removedFlagsOf(fs).check(cfg.Log); err != nil {
+			if err := cmdhelp.CheckRemoved(fs, cfg.Log); err != nil {
 				return err
 			}
 			if cfg.Telemetry, err = topics.Filters(); err != nil {
@@ -215,6 +219,14 @@ func serveCommand() *ffcli.Command {
 func serve(ctx context.Context, cfg broker.Config, evaluate bool) error {
 	if err := cfg.Engine.Validate(); err != nil {
 		return err
+	}
+	if cfg.Cluster != nil {
+		// The worker's own check, before any listener binds: a node with
+		// a name the lease bucket cannot hold never takes a ping.
+		w := workerConfig(cfg)
+		if err := w.Validate(); err != nil {
+			return err
+		}
 	}
 	srv, err := broker.Start(cfg)
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
-	"time"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -18,53 +16,16 @@ import (
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/fleet"
+	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
 	"github.com/edgefence/edgefence/progress"
 	"github.com/edgefence/edgefence/shadow"
 )
 
-// strategyList is a comma-separated list of strategies (shadow.ParseStrategy).
-type strategyList []shadow.Strategy
-
-// String is the list as --holds takes it (0,200ms,adaptive), so that the
-// default printed in the help can be typed back in.
-func (l *strategyList) String() string {
-	s := make([]string, len(*l))
-	for i, st := range *l {
-		spec := st.Hold.String()
-		if st.Adaptive {
-			spec = "adaptive"
-		}
-		if st.NoAccuracy {
-			spec += "-noacc"
-		}
-		s[i] = spec
-	}
-	return strings.Join(s, ",")
-}
-
-// Set parses a comma-separated list of holds, taking the strategies'
-// names in the tables too (arrival, hold=500ms).
-func (l *strategyList) Set(v string) error {
-	*l = nil
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimPrefix(strings.TrimSpace(f), "hold=")
-		if base, ok := strings.CutPrefix(f, "arrival"); ok {
-			f = "0" + base
-		}
-		st, err := shadow.ParseStrategy(f)
-		if err != nil {
-			return err
-		}
-		*l = append(*l, st)
-	}
-	return nil
-}
-
 type simulateOptions struct {
 	fleet     fleet.Config
 	engine    engine.Config
-	holds     strategyList
+	holds     shadow.List
 	fences    string
 	numFences int
 	workers   int
@@ -145,7 +106,7 @@ func simulateCommand() *ffcli.Command {
 	o := &simulateOptions{
 		fleet:     fleet.DefaultConfig(),
 		engine:    engine.DefaultConfig(), // serve's: the simulation measures the product's defaults
-		holds:     defaultSimStrategies(),
+		holds:     shadow.DefaultList(),
 		numFences: 300,
 		workers:   runtime.GOMAXPROCS(0),
 	}
@@ -164,7 +125,7 @@ func simulateCommand() *ffcli.Command {
 		Options: []ff.Option{ff.WithEnvVarPrefix("EDGEFENCE_SIM")},
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("simulate", args)
+				return cmdhelp.NoArguments("edgefence simulate", args)
 			}
 			o.status = progress.Stderr(o.json)
 			defer exitOnSignal(ctx, "simulate")()
@@ -181,13 +142,6 @@ func exitOnSignal(ctx context.Context, name string) (stop func() bool) {
 		fmt.Fprintln(os.Stderr, name+": interrupted")
 		os.Exit(130)
 	})
-}
-
-// defaultSimStrategies are arrival order, the fixed holds 200 ms, 500 ms
-// and 2 s, and the adaptive hold.
-func defaultSimStrategies() strategyList {
-	l := strategyList(shadow.Strategies([]time.Duration{0, 200 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}))
-	return append(l, shadow.Strategy{Name: "adaptive", Adaptive: true})
 }
 
 func simulate(w io.Writer, o *simulateOptions) (err error) {

@@ -22,7 +22,7 @@ func smallSimulation(t *testing.T) *simulateOptions {
 	f.Devices, f.Duration = 60, 2*time.Minute
 	return &simulateOptions{
 		fleet: f, engine: engine.DefaultConfig(), numFences: 100, workers: 2,
-		holds:     strategyList(shadow.Strategies([]time.Duration{0, 500 * time.Millisecond})),
+		holds:     shadow.List(shadow.Strategies([]time.Duration{0, 500 * time.Millisecond})),
 		capture:   filepath.Join(dir, "sim.jsonl"),
 		fencesOut: filepath.Join(dir, "fences.geojson"),
 	}

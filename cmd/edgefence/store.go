@@ -65,7 +65,7 @@ func storeCommand() *ffcli.Command {
 	}
 	c.Exec = func(_ context.Context, args []string) error {
 		if len(args) > 0 {
-			return commandLineError{"edgefence store", cmdhelp.Unknown(c.Subcommands, args[0])}
+			return cmdhelp.UsageError{Cmd: "edgefence store", Err: cmdhelp.Unknown(c.Subcommands, args[0])}
 		}
 		return flag.ErrHelp
 	}
@@ -85,7 +85,7 @@ func storeSubcommand(name, help string, run func(dir string, verify store.Verify
 		FlagSet:    fs,
 		Exec: func(_ context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("store "+name, args)
+				return cmdhelp.NoArguments("edgefence store "+name, args)
 			}
 			return run(*dir, plausible(e.Clamper()), os.Stdout)
 		},
@@ -93,15 +93,7 @@ func storeSubcommand(name, help string, run func(dir string, verify store.Verify
 }
 
 // plausible judges the server's stored transitions as restore does, by
-// the engine's stamp bounds c; a record's transition prefix is its
-// topic's but the last two levels.
+// the engine's stamp bounds c.
 func plausible(c clock.Clamper) store.Verify {
-	return func(topic string, payload []byte) error {
-		prefix, ok := output.TransitionPrefix(topic)
-		if !ok {
-			return fmt.Errorf("%w: %s is not a transition topic", output.ErrImplausible, topic)
-		}
-		_, err := output.CheckRetained(prefix, topic, payload, c, time.Now())
-		return err
-	}
+	return func(topic string, payload []byte) error { return output.CheckStored(topic, payload, c, time.Now()) }
 }

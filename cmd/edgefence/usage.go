@@ -8,19 +8,15 @@ import (
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/internal/cmdhelp"
 	"github.com/edgefence/edgefence/internal/flagvalue"
+	"github.com/edgefence/edgefence/shadow"
 )
 
-// usageFunc renders a command's help (cmdhelp) with edgefence's flag
-// types named and its removed flags left out.
-func usageFunc(groups *cmdhelp.Groups) func(*ffcli.Command) string {
-	return cmdhelp.Style{Hidden: hidden, ValueName: valueName}.Usage(groups)
-}
+// style is edgefence's help (cmdhelp) with its flag types named.
+var style = cmdhelp.Style{ValueName: valueName}
 
-// hidden reports whether f stays out of the help: a removed flag is
-// still accepted, to explain itself, but is no longer offered.
-func hidden(f *flag.Flag) bool {
-	_, removed := f.Value.(*removedFlag)
-	return removed
+// usageFunc renders a command's help with its flags under groups.
+func usageFunc(groups *cmdhelp.Groups) func(*ffcli.Command) string {
+	return style.Usage(groups)
 }
 
 // valueName names what a flag of edgefence's own value types takes.
@@ -40,7 +36,7 @@ func valueName(v flag.Value) string {
 		return "list"
 	case holdFlag:
 		return "duration|adaptive"
-	case *strategyList:
+	case *shadow.List:
 		return "strategies"
 	case *ingest.TopicFlags:
 		return "filter"

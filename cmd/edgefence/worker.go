@@ -91,7 +91,7 @@ func workerCommand() *ffcli.Command {
 		UsageFunc: usageFunc(groups),
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
-				return noArguments("worker", args)
+				return cmdhelp.NoArguments("edgefence worker", args)
 			}
 			var err error
 			if cfg.Log, err = proc.setup(); err != nil {

@@ -1,7 +1,10 @@
 // Package cmdhelp renders a command line program's help as a reader
 // wants it: wrapped at 100 columns, flags grouped under headings, removed
-// flags left out, defaults shown as they can be typed back in; and names
-// the commands a mistyped one may have meant.
+// flags left out (and reported when set), defaults shown as they can be
+// typed back in; names the commands a mistyped one may have meant; and
+// runs the program's command tree so that help goes to stdout when asked
+// for and a wrong command line's error is the last line printed, exit 2
+// (run.go).
 package cmdhelp
 
 import (
@@ -44,11 +47,9 @@ func (g *Groups) Group(fs *flag.FlagSet, title string, define func()) {
 	})
 }
 
-// Style is what a program's help knows of its own flags: which to leave
-// out (a removed flag still accepted, to explain itself) and what its
-// own value types take ("" for "value").
+// Style is what a program's help knows of its own flags: what its own
+// value types take ("" for "value").
 type Style struct {
-	Hidden    func(*flag.Flag) bool
 	ValueName func(flag.Value) string
 }
 
@@ -76,7 +77,7 @@ func (st Style) Usage(groups *Groups) func(*ffcli.Command) string {
 		byGroup := map[string][]*flag.Flag{}
 		if c.FlagSet != nil {
 			c.FlagSet.VisitAll(func(f *flag.Flag) {
-				if st.Hidden != nil && st.Hidden(f) {
+				if isRemoved(f) {
 					return
 				}
 				title := "FLAGS"
