@@ -56,22 +56,26 @@ type Options struct {
 	// SyncTimeout bounds Start's wait for the bucket's current values;
 	// 0: DefaultSyncTimeout.
 	SyncTimeout time.Duration
-	Metrics     *metrics.Set
-	Log         *slog.Logger
+	// SettleWindow is how long after start the follower watches for
+	// bucket writes whose history records came before its start (see
+	// DefaultSettleWindow), checked every quarter of StallAfter; 0:
+	// DefaultSettleWindow. Tests shorten it.
+	SettleWindow time.Duration
+	Metrics      *metrics.Set
+	Log          *slog.Logger
 }
 
 // Defaults of Options.
 const (
 	DefaultStallAfter  = 2 * time.Second
 	DefaultSyncTimeout = time.Minute
+	// DefaultSettleWindow is how long after start the follower watches
+	// for bucket writes whose history records came before the point it
+	// follows the history from: a worker writes a retained value after
+	// its record, and retries the write for up to its lease. Such a value
+	// the history does not deliver is retained when the window ends.
+	DefaultSettleWindow = 30 * time.Second
 )
-
-// settleWindow is how long after start the follower watches for bucket
-// writes whose history records came before the point it follows the
-// history from: a worker writes a retained value after its record, and
-// retries the write for up to its lease. Such a value the history does
-// not deliver is retained when the window ends.
-const settleWindow = 30 * time.Second
 
 // Follower follows the retained bucket and the history stream into a
 // Sink until Close.
@@ -95,7 +99,7 @@ type Follower struct {
 
 	settleMu sync.Mutex
 	syncedAt time.Time         // zero until synced
-	settling bool              // within settleWindow of syncedAt
+	settling bool              // within SettleWindow of syncedAt
 	pending  map[string][]byte // bucket writes after the start's values, by topic
 	seen     map[string]bool   // topics the history delivered since the start
 }
@@ -109,6 +113,9 @@ func Start(o Options, sink Sink) (*Follower, error) {
 	}
 	if o.SyncTimeout <= 0 {
 		o.SyncTimeout = DefaultSyncTimeout
+	}
+	if o.SettleWindow <= 0 {
+		o.SettleWindow = DefaultSettleWindow
 	}
 	if o.Metrics == nil {
 		o.Metrics = metrics.NewSet()
@@ -263,7 +270,7 @@ func (f *Follower) historyDelivered(topic string) {
 // with the bucket's value.
 func (f *Follower) settle() {
 	f.settleMu.Lock()
-	if !f.settling || time.Since(f.syncedAt) < settleWindow {
+	if !f.settling || time.Since(f.syncedAt) < f.o.SettleWindow {
 		f.settleMu.Unlock()
 		return
 	}
