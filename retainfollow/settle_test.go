@@ -3,6 +3,7 @@ package retainfollow_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -215,5 +216,94 @@ func TestFollowerDeliversAValueRecordedAfterStartFromTheHistoryOnly(t *testing.T
 		if got := j.of(topic); !slices.Equal(got, w) {
 			t.Errorf("%s: delivered %q, want %q", topic, got, w)
 		}
+	}
+}
+
+// gatedJournal is a journal whose call for gate blocks until open is
+// closed: a sink (a busy broker) that holds the history back.
+type gatedJournal struct {
+	journal
+	gate string
+	open chan struct{}
+}
+
+func (g *gatedJournal) Retain(topic string, body []byte) {
+	g.wait(topic)
+	g.journal.Retain(topic, body)
+}
+func (g *gatedJournal) Publish(topic string, body []byte) {
+	g.wait(topic)
+	g.journal.Publish(topic, body)
+}
+
+func (g *gatedJournal) wait(topic string) {
+	if topic == g.gate {
+		<-g.open
+	}
+}
+
+// settleLog is a slog handler that signals the follower's settle
+// retaining a value, the moment the settle has decided what to retain.
+type settleLog struct{ retains chan struct{} }
+
+func (h settleLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h settleLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h settleLog) WithGroup(string) slog.Handler            { return h }
+func (h settleLog) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "cluster follower retains a value") {
+		select {
+		case h.retains <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// TestFollowerSettlesOnlyOnceTheHistoryHasCaughtUp: when the settle
+// window ends while the history is behind (here a sink that holds it
+// back), a value recorded and written within the window is the
+// history's to deliver, once. The settle once retained every topic the
+// history had not delivered yet, and the history then delivered it
+// again: twice, and (for a device with several outputs) an older value
+// after the newer one.
+func TestFollowerSettlesOnlyOnceTheHistoryHasCaughtUp(t *testing.T) {
+	c := startCluster(t)
+	const late, gate, held = "geofence/a/dev-late", "edgefence/late/dev-gate", "geofence/a/dev-held"
+	c.record(late, `{"enter":1}`, true)
+	j := &gatedJournal{gate: gate, open: make(chan struct{})}
+	log := settleLog{retains: make(chan struct{}, 1)}
+	f, err := retainfollow.Start(retainfollow.Options{NATS: c.url, Name: t.Name(), Replicas: 1,
+		SettleWindow: settleWindow, Log: slog.New(log)}, j)
+	if err != nil {
+		close(j.open)
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	opened := false
+	t.Cleanup(func() {
+		if !opened {
+			close(j.open)
+		}
+	})
+
+	c.record(gate, `{"late":1}`, false) // the history blocks on it
+	c.put(late, `{"enter":1}`)
+	c.record(held, `{"enter":1}`, true)
+	c.put(held, `{"enter":1}`)
+	c.record(held, `{"exit":2}`, true)
+	c.put(held, `{"exit":2}`)
+	// Hold the history until the settle has decided, or (a follower
+	// that waits for the history) for a while past the window.
+	select {
+	case <-log.retains:
+	case <-time.After(10 * settleWindow):
+	}
+	close(j.open)
+	opened = true
+
+	c.settled(&j.journal, late)
+	want := []string{"retain " + held + ` {"enter":1}`, "retain " + held + ` {"exit":2}`}
+	if got := j.of(held); !slices.Equal(got, want) {
+		t.Errorf("%s: delivered %q, want %q", held, got, want)
 	}
 }
