@@ -12,12 +12,13 @@ import (
 // into mochi as the transition publisher puts the engine's transitions:
 // injected by an inline client under the publisher's id, so the store
 // hook does not write the bucket's values to disk (the bucket is where
-// they live), one client per follower goroutine.
+// they live). One client serves both kinds, as the publisher's does: the
+// follower makes one Sink call at a time.
 type followSink struct {
-	srv            *mqtt.Server
-	retained, side *mqtt.Client
-	failed         *metrics.Counter
-	s              *Server
+	srv    *mqtt.Server
+	cl     *mqtt.Client
+	failed *metrics.Counter
+	s      *Server
 }
 
 // startFollow follows the cluster's retained bucket and history stream
@@ -25,12 +26,9 @@ type followSink struct {
 // before the listeners open, so a dashboard's first subscription gets
 // the whole state.
 func (s *Server) startFollow() error {
-	newClient := func() *mqtt.Client {
-		cl := s.mqtt.NewClient(nil, mqtt.LocalListener, publisherID, true)
-		cl.Properties.ProtocolVersion = 5
-		return cl
-	}
-	sink := &followSink{srv: s.mqtt, retained: newClient(), side: newClient(), failed: s.set.GetOrCreateCounter(`edgefence_publish_errors_total`), s: s}
+	cl := s.mqtt.NewClient(nil, mqtt.LocalListener, publisherID, true)
+	cl.Properties.ProtocolVersion = 5
+	sink := &followSink{srv: s.mqtt, cl: cl, failed: s.set.GetOrCreateCounter(`edgefence_publish_errors_total`), s: s}
 	o := s.cfg.Cluster
 	f, err := retainfollow.Start(retainfollow.Options{NATS: o.NATS, Security: o.Security, Name: o.Name, Replicas: o.Replicas,
 		Metrics: s.set, Log: s.log}, sink)
@@ -42,12 +40,12 @@ func (s *Server) startFollow() error {
 }
 
 // Retain implements retainfollow.Sink.
-func (f *followSink) Retain(topic string, body []byte) { f.inject(f.retained, topic, body, true) }
+func (f *followSink) Retain(topic string, body []byte) { f.inject(topic, body, true) }
 
 // Publish implements retainfollow.Sink.
-func (f *followSink) Publish(topic string, body []byte) { f.inject(f.side, topic, body, false) }
+func (f *followSink) Publish(topic string, body []byte) { f.inject(topic, body, false) }
 
-func (f *followSink) inject(cl *mqtt.Client, topic string, body []byte, retain bool) {
+func (f *followSink) inject(topic string, body []byte, retain bool) {
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1, Retain: retain},
 		TopicName:   topic,
@@ -59,7 +57,7 @@ func (f *followSink) inject(cl *mqtt.Client, topic string, body []byte, retain b
 			PayloadFormatFlag: true,
 		},
 	}
-	if err := f.srv.InjectPacket(cl, pk); err != nil {
+	if err := f.srv.InjectPacket(f.cl, pk); err != nil {
 		f.failed.Inc()
 		f.s.log.Error("publish failed", "topic", topic, "error", err)
 	}

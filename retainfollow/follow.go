@@ -56,22 +56,26 @@ type Options struct {
 	// SyncTimeout bounds Start's wait for the bucket's current values;
 	// 0: DefaultSyncTimeout.
 	SyncTimeout time.Duration
-	Metrics     *metrics.Set
-	Log         *slog.Logger
+	// SettleWindow is how long after start the follower watches for
+	// bucket writes whose history records came before its start (see
+	// DefaultSettleWindow), checked every quarter of StallAfter; 0:
+	// DefaultSettleWindow. Tests shorten it.
+	SettleWindow time.Duration
+	Metrics      *metrics.Set
+	Log          *slog.Logger
 }
 
 // Defaults of Options.
 const (
 	DefaultStallAfter  = 2 * time.Second
 	DefaultSyncTimeout = time.Minute
+	// DefaultSettleWindow is how long after start the follower watches
+	// for bucket writes whose history records came before the point it
+	// follows the history from: a worker writes a retained value after
+	// its record, and retries the write for up to its lease. Such a value
+	// the history does not deliver is retained when the window ends.
+	DefaultSettleWindow = 30 * time.Second
 )
-
-// settleWindow is how long after start the follower watches for bucket
-// writes whose history records came before the point it follows the
-// history from: a worker writes a retained value after its record, and
-// retries the write for up to its lease. Such a value the history does
-// not deliver is retained when the window ends.
-const settleWindow = 30 * time.Second
 
 // Follower follows the retained bucket and the history stream into a
 // Sink until Close.
@@ -95,9 +99,15 @@ type Follower struct {
 
 	settleMu sync.Mutex
 	syncedAt time.Time         // zero until synced
-	settling bool              // within settleWindow of syncedAt
+	settling bool              // within SettleWindow of syncedAt
 	pending  map[string][]byte // bucket writes after the start's values, by topic
-	seen     map[string]bool   // topics the history delivered since the start
+	seen     map[string]bool   // topics the history delivered since the start; nil once settled
+
+	// The watchdog's own: the history stream's last sequence when the
+	// settle window ended, which the history must reach before the
+	// follower settles.
+	settleAt    uint64
+	settleKnown bool
 }
 
 // Start connects, makes the retained bucket if it is missing, and
@@ -109,6 +119,9 @@ func Start(o Options, sink Sink) (*Follower, error) {
 	}
 	if o.SyncTimeout <= 0 {
 		o.SyncTimeout = DefaultSyncTimeout
+	}
+	if o.SettleWindow <= 0 {
+		o.SettleWindow = DefaultSettleWindow
 	}
 	if o.Metrics == nil {
 		o.Metrics = metrics.NewSet()
@@ -248,26 +261,44 @@ func (f *Follower) bucketWrite(topic string, body []byte) {
 	}
 }
 
-// historyDelivered notes a topic the history delivered while the
-// settle window lasts.
+// historyDelivered notes a topic the history delivered until the
+// follower has settled.
 func (f *Follower) historyDelivered(topic string) {
 	f.settleMu.Lock()
 	defer f.settleMu.Unlock()
-	if f.settling {
+	if f.seen != nil {
 		f.seen[topic] = true
 	}
 }
 
-// settle ends the settle window once it has passed: each topic written
-// to the bucket within it that the history did not deliver is retained
-// with the bucket's value.
-func (f *Follower) settle() {
+// settle ends the settle window once it has passed, and settles once
+// the history has delivered every record made before it ended: each
+// topic written to the bucket within the window that the history did
+// not deliver is then retained with the bucket's value. A value written
+// near the window's end has its record in the history, which may be
+// behind (a busy sink, a consumer replaced); settling before it caught
+// up delivered such a value twice, the newer one before the older.
+func (f *Follower) settle(ctx context.Context) {
 	f.settleMu.Lock()
-	if !f.settling || time.Since(f.syncedAt) < settleWindow {
+	if f.seen == nil || f.syncedAt.IsZero() || time.Since(f.syncedAt) < f.o.SettleWindow {
 		f.settleMu.Unlock()
 		return
 	}
+	// Each write noted so far came after its record, so the history's
+	// last sequence, read after this, is at or past all their records.
 	f.settling = false
+	f.settleMu.Unlock()
+	if !f.settleKnown {
+		last, err := f.historyLast(ctx)
+		if err != nil {
+			return // tried again at the watchdog's next check
+		}
+		f.settleAt, f.settleKnown = last, true
+	}
+	if f.history.seq.Load() < f.settleAt {
+		return
+	}
+	f.settleMu.Lock()
 	var late []string
 	for topic := range f.pending {
 		if !f.seen[topic] {
@@ -281,6 +312,27 @@ func (f *Follower) settle() {
 		f.o.Log.Info("cluster follower retains a value written after its history record", "topic", topic)
 		f.retain(topic, pending[topic])
 	}
+}
+
+// historyLast returns the history stream's last sequence, 0 while no
+// worker has made it.
+func (f *Follower) historyLast(ctx context.Context) (uint64, error) {
+	hist := f.histStream()
+	if hist == nil {
+		h, err := f.js.Stream(ctx, subjects.HistoryStream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("history stream: %w", err)
+		}
+		hist = h
+	}
+	info, err := hist.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("history stream: %w", err)
+	}
+	return info.State.LastSeq, nil
 }
 
 // source is one followed stream's progress, which the watchdog reads.

@@ -24,8 +24,8 @@ func (f *Follower) watchdog(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		f.settle()
 		c, cancel := context.WithTimeout(ctx, f.o.StallAfter/4)
+		f.settle(c)
 		if st, err := f.kv.Status(c); err == nil {
 			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
 				bucket.check(&f.bucket, bs.StreamInfo().State.LastSeq, f.o.StallAfter)
