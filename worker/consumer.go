@@ -66,6 +66,8 @@ func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 // stays: nothing is replayed. Replacements are a second apart at least,
 // so that a consumer failing at once is not replaced in a loop.
 func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
+	pt.replacing.Store(true)
+	defer pt.replacing.Store(false)
 	old.Stop()
 	select {
 	case <-ctx.Done():
@@ -76,7 +78,7 @@ func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
-		pt.unanswered.Store(err != nil && unanswered(err))
+		pt.refused.Store(err != nil && !unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
 			pt.w.log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)

@@ -68,10 +68,12 @@ type partition struct {
 	pos     atomic.Uint64
 	waiting atomic.Bool
 	replace chan struct{}
-	// unanswered: the last try at a new consumer went unanswered (the
-	// cluster electing its leaders), as opposed to refused or made.
-	unanswered atomic.Bool
-	watch      watchState // the lease loop's own
+	// refused: the last try at a new consumer was refused, as opposed to
+	// unanswered (the cluster electing its leaders) or made; replacing:
+	// the loop is trying.
+	refused   atomic.Bool
+	replacing atomic.Bool
+	watch     watchState // the lease loop's own
 	// replacedAt is when the loop last replaced its consumer (consumer.go).
 	replacedAt time.Time
 

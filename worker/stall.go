@@ -19,6 +19,7 @@ type watchState struct {
 	pos     uint64 // the last message applied, as last seen
 	behind  int64  // mono ns since the stream has held messages beyond pos while the partition waited; 0 if not
 	stalled int64  // mono ns the stall was found; 0 if not stalled
+	asked   int64  // mono ns a new consumer was last asked for
 }
 
 // stallAfter is how long a partition waiting for its consumer may apply
@@ -31,11 +32,12 @@ const stallAfter = time.Second
 // watchEvery is the watchdog's period.
 const watchEvery = 250 * time.Millisecond
 
-// giveUpAfter is how long a stalled partition may stay without moving on
-// a new consumer before it is given up: half the lease, so that it moves
-// to another owner well before the lease plus half of it, the failover
-// time of a dead worker.
-func (w *Worker) giveUpAfter() int64 { return int64(w.cfg.Lease / 2) }
+// retryAfter is how long a stalled partition waits on a new consumer
+// before it asks for another, or is given up when its tries are refused:
+// half the lease, so that a partition given up moves to another owner
+// well before the lease plus half of it, the failover time of a dead
+// worker.
+func (w *Worker) retryAfter() int64 { return int64(w.cfg.Lease / 2) }
 
 // watchLoop runs the watchdog on its own, so that a lease loop waiting on
 // an unreachable lease bucket (a NATS node's death) does not delay it.
@@ -56,7 +58,7 @@ func (w *Worker) watchLoop(ctx context.Context) {
 // watch is one round of the watchdog: it reads how many messages of each owned partition's subjects
 // the stream holds beyond what the partition applied (partition_lag),
 // asks a partition stalled for stallAfter for a new consumer, and gives up
-// one that has not moved again giveUpAfter later.
+// one whose new consumer is refused.
 func (w *Worker) watch(ctx context.Context) {
 	w.mu.Lock()
 	parts := make(map[int]*partition, len(w.parts))
@@ -99,9 +101,10 @@ func (w *Worker) watch(ctx context.Context) {
 // lag messages of its subjects beyond it in the stream, the first at
 // next. A partition that has applied nothing for stallAfter while
 // waiting for its consumer with messages beyond its position is stalled:
-// logged, counted, and asked for a new consumer. stalled reports whether
-// it has stayed so for giveUpAfter more, its last try at a new consumer not
-// left unanswered: it is to be given up.
+// logged, counted, and asked for a new consumer, and for another every
+// retryAfter while it stays so. stalled reports whether its last try at
+// a new consumer was refused retryAfter after it asked: it is to be given
+// up.
 func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, next uint64) bool {
 	st, now := &pt.watch, w.mono()
 	moved := pos != st.pos
@@ -126,7 +129,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 		return false
 	}
 	if st.stalled == 0 {
-		st.stalled = now
+		st.stalled, st.asked = now, now
 		last, err := w.lastSeq(ctx, n)
 		w.log.Warn("partition stalled: its consumer delivers nothing while the stream holds messages for it; replacing the consumer",
 			"partition", n, "position", pos, "next_seq", next, "lag", lag, "stream_last_seq", last, "last_seq_error", err,
@@ -138,10 +141,25 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 		}
 		return false
 	}
-	// Given up only when its new consumer was refused, or made and still
-	// silent: while the tries go unanswered the cluster is electing its
-	// leaders, and another owner could do no better (the lease bounds it).
-	return now-st.stalled >= w.giveUpAfter() && !pt.unanswered.Load()
+	switch {
+	case now-st.asked < w.retryAfter():
+		return false
+	case pt.refused.Load():
+		return true
+	case pt.replacing.Load():
+		// Its tries go unanswered: the cluster is electing its leaders,
+		// and another owner could do no better (the lease bounds it).
+		return false
+	}
+	// Made and still silent, as one made while the stream's leader
+	// changed can be: another owner would only make another, so this
+	// one does.
+	st.asked = now
+	select {
+	case pt.replace <- struct{}{}:
+	default:
+	}
+	return false
 }
 
 // releaseStalled gives partition n up: stalled, it did not move again on
@@ -149,7 +167,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 // so that another worker takes it from its checkpoint, or this one after
 // a lease, or at once when it is the only one (rebalance).
 func (w *Worker) releaseStalled(n int, pt *partition) {
-	w.log.Error("stalled partition given up: still no progress on a new consumer; it is taken again from its checkpoint",
+	w.log.Error("stalled partition given up: a new consumer is refused; it is taken again from its checkpoint",
 		"partition", n, "position", pt.pos.Load())
 	pt.validUntil.Store(0)
 	pt.cancel()
