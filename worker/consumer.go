@@ -16,6 +16,11 @@ import (
 // next one, a second later, reaches the new leader.
 const consumerTimeout = 2 * time.Second
 
+// retryConsumer is the pause between tries at a consumer: short, as a
+// try that failed at once (no stream leader yet) says nothing of the
+// next.
+const retryConsumer = 250 * time.Millisecond
+
 // consume returns a new consumer of the partition's messages from the
 // one after the last applied: nats.go's ordered consumer, which keeps
 // them in stream order and starts over after a gap under a new consumer.
@@ -37,7 +42,7 @@ func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 }
 
 // firstConsumer returns the partition's first consumer, trying again
-// every second while the tries go unanswered (a partition taken while the
+// while the tries go unanswered (a partition taken while the
 // cluster elects the stream's leader) and the lease holds.
 func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
 	for {
@@ -55,13 +60,13 @@ func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(retryConsumer):
 		}
 	}
 }
 
 // reconsume stops old and returns a new consumer from the message after
-// the last applied, trying every second until one is created or ctx is
+// the last applied, trying until one is created or ctx is
 // done; it returns old, stopped, when ctx ends first. The engine's state
 // stays: nothing is replayed. Replacements are a second apart at least,
 // so that a consumer failing at once is not replaced in a loop.
@@ -91,7 +96,7 @@ func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		select {
 		case <-ctx.Done():
 			return old, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(retryConsumer):
 		}
 	}
 }

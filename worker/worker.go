@@ -303,12 +303,12 @@ func (w *Worker) renew(ctx context.Context) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
 				w.m.lost.Inc()
 				if conflict(err) {
-					pt.validUntil.Store(0) // another owner has it: stop at once
-					pt.cancel()
-					w.forgetLocked(n)
-				} else {
-					w.lapseLocked(n, pt)
+					// Another owner has it, or the bucket lost it (seen
+					// after a NATS node's death): stop at once, and take
+					// it again if it is free (reclaim).
+					pt.validUntil.Store(0)
 				}
+				w.lapseLocked(n, pt)
 			}
 			continue
 		}
