@@ -67,7 +67,7 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultStallAfter  = 2 * time.Second
+	DefaultStallAfter  = time.Second
 	DefaultSyncTimeout = time.Minute
 	// DefaultSettleWindow is how long after start the follower watches
 	// for bucket writes whose history records came before the point it
