@@ -2,12 +2,11 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -49,7 +48,7 @@ func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
-		if err == nil || !unanswered(err) {
+		if err == nil || !cluster.Unanswered(err) {
 			pt.replacedAt = time.Now()
 			return it, err
 		}
@@ -83,7 +82,7 @@ func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
-		pt.refused.Store(err != nil && !unanswered(err))
+		pt.refused.Store(err != nil && !cluster.Unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
 			pt.w.log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
@@ -109,13 +108,4 @@ func (pt *partition) replaceAsked() bool {
 	default:
 		return false
 	}
-}
-
-// unanswered reports whether err says the cluster did not answer (no
-// leader to answer yet, or JetStream telling it is unavailable for now)
-// rather than refused the request.
-func unanswered(err error) bool {
-	var api *jetstream.APIError
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.As(err, &api) && api.Code == 503
 }

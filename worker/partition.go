@@ -128,7 +128,11 @@ func (pt *partition) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
-	last, first, ok, err := w.lastRecord(ctx, pt.n)
+	// Tried while the history stream elects its leader (seconds), but
+	// bounded: a stream that never answers stops the partition, logged.
+	c, cancel := context.WithTimeout(ctx, 3*w.cfg.Lease)
+	last, first, ok, err := w.lastRecord(c, pt.n)
+	cancel()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -76,7 +77,7 @@ func (w *Worker) reclaim(ctx context.Context) {
 			w.log.Info("partition lease taken back after the lease bucket's outage", "partition", n)
 			w.m.reclaimed.Inc()
 			w.run(n, rev, asked)
-		case unanswered(err):
+		case cluster.Unanswered(err):
 			w.keepLapsed(n, l)
 		}
 	}

@@ -277,21 +277,39 @@ func retry(log *slog.Logger, what string, step func(context.Context) error) erro
 // readTry bounds one read of a stream in LastMsg.
 const readTry = 2 * time.Second
 
-// LastMsg is s.GetLastMsgForSubject, tried again every 2 s until ctx
-// ends. A read sent through a server that does not yet know where the
-// stream's leader is (right after another node created the stream, or
-// while the stream elects one after its leader's death) goes unanswered
-// and would wait out all of ctx: serve --cluster nodes started together
-// had their partitions fail to start after 30 s, and a partition taken
-// over during an election stopped after 5 s and started again
-// (docs/scale-out.md). A read sent again reaches the leader.
+// LastMsg is s.GetLastMsgForSubject, tried again until ctx ends while
+// the cluster does not answer it (Unanswered). A read sent through a
+// server that does not yet know where the stream's leader is (right after
+// another node created the stream, or while the stream elects one after
+// its leader's death) goes unanswered, or is answered 503 at once: serve
+// --cluster nodes started together had their partitions fail to start
+// after 30 s, and a partition taken over during an election stopped and
+// started again (docs/scale-out.md). A read sent again reaches the leader.
 func LastMsg(ctx context.Context, s jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
 	for {
 		try, cancel := context.WithTimeout(ctx, readTry)
 		m, err := s.GetLastMsgForSubject(try, subject)
 		cancel()
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		if err == nil || ctx.Err() != nil || !Unanswered(err) {
 			return m, err
 		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(retryPause):
+		}
 	}
+}
+
+// retryPause is the pause between LastMsg's tries: a read answered 503
+// at once says nothing of the next.
+const retryPause = 250 * time.Millisecond
+
+// Unanswered reports whether err says the cluster did not answer (no
+// leader to answer yet, or JetStream telling it is unavailable for now)
+// rather than refused the request.
+func Unanswered(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.As(err, &api) && api.Code == 503
 }
