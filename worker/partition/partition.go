@@ -82,8 +82,9 @@ type Partition struct {
 	replacedAt time.Time
 
 	// ValidUntil is the Owner.Mono instant (ns) the lease is good until:
-	// the worker's lease loop stores it as it renews the lease (0 to stop
-	// the partition at once); the partition stops once it has passed.
+	// the worker stores it as its lease loop renews the lease (0 when it
+	// gives the partition up at once); the partition stops once it has
+	// passed.
 	ValidUntil atomic.Int64
 	devices    atomic.Int64
 	lastCkpt   time.Time
@@ -275,7 +276,7 @@ func (pt *Partition) run(ctx context.Context) error {
 	// up to the last message the consumer has ready, maxBatch messages
 	// or wave.Max outputs, or a message that does not come at once.
 	// Every wait is bounded, so that a consumer the watchdog found
-	// stalled (stall.go) is replaced within idleWait.
+	// stalled (package worker, stall.go) is replaced within idleWait.
 	idleWait := cfg.Lease / 4
 	var batch int
 	for {
