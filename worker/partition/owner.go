@@ -48,33 +48,56 @@ type Owner struct {
 	FencesSaved func()
 }
 
-// Config is the part of the worker's configuration a partition runs by
-// (worker.Config has their documentation).
+// Config is the part of the worker's configuration a partition runs by;
+// worker.Config documents each setting in full.
 type Config struct {
-	Engine           engine.Config
-	Lease            time.Duration
-	CheckpointEvery  time.Duration
-	DedupWindow      time.Duration
-	Telemetry        []ingest.TelemetryFilter
+	// Engine is each partition's engine's configuration.
+	Engine engine.Config
+	// Lease is how long a partition stays owned unrenewed: it bounds the
+	// waits of a partition's start.
+	Lease time.Duration
+	// CheckpointEvery is how often a partition's state is saved.
+	CheckpointEvery time.Duration
+	// DedupWindow is the history stream's duplicate window, which a
+	// replay must not reach beyond (replay.go).
+	DedupWindow time.Duration
+	// Telemetry is the topic filters a ping's topic is read by.
+	Telemetry []ingest.TelemetryFilter
+	// TransitionPrefix, LateTopic and RejectTopic are where the outputs
+	// are published.
 	TransitionPrefix string
 	LateTopic        string
 	RejectTopic      string
-	MaxPayload       int
+	// MaxPayload bounds a ping's payload.
+	MaxPayload int
 }
 
 // Metrics are the Prometheus handles the partitions update: counters
 // shared by all of them, and per-partition values indexed by partition
 // number.
 type Metrics struct {
-	Pings           *metrics.Counter
-	Published       *metrics.Counter
-	Duplicates      *metrics.Counter
-	PublishRetries  *metrics.Counter
-	RetainedMends   *metrics.Counter
+	// Pings counts the ping messages read from the stream.
+	Pings *metrics.Counter
+	// Published counts the outputs the NATS MQTT side acknowledged.
+	Published *metrics.Counter
+	// Duplicates counts the replayed outputs the history stream held
+	// already, not delivered again.
+	Duplicates *metrics.Counter
+	// PublishRetries counts the history records and MQTT messages
+	// published again.
+	PublishRetries *metrics.Counter
+	// RetainedMends counts the retained messages the server acknowledged
+	// without retaining them, sent again.
+	RetainedMends *metrics.Counter
+	// RetainedPuts and RetainedRetries count the retained bucket's writes
+	// and the failed ones made again.
 	RetainedPuts    *metrics.Counter
 	RetainedRetries *metrics.Counter
-	Checkpoints     *metrics.Counter
-	StaleReplays    *metrics.Counter
+	// Checkpoints counts the checkpoints saved.
+	Checkpoints *metrics.Counter
+	// StaleReplays counts the replays from a checkpoint older than the
+	// duplicate window (replay.go).
+	StaleReplays *metrics.Counter
 	// Lag is, per partition, the messages in the stream beyond the last
 	// applied: stored by the partition as it applies them and by the
 	// worker's watchdog each round.
