@@ -34,23 +34,6 @@ func (w *Worker) initFences(ctx context.Context, geojson []byte) error {
 	return nil
 }
 
-// switchFences applies a fence message: the partition's engine, advanced
-// to the message's instant under the old set, takes the new one, and
-// devices inside a removed fence get their EXIT now, as on serve.
-func (pt *partition) switchFences(ctx context.Context, ver string, now time.Time) error {
-	if ver == pt.fenceVer {
-		return nil
-	}
-	s, err := pt.w.store.FenceSet(ctx, ver)
-	if err != nil {
-		return err
-	}
-	pt.fences, pt.fenceVer = s, ver
-	pt.proc.Reconcile(now)
-	pt.w.log.Info("fences switched", "partition", pt.n, "version", checkpoint.Short(ver), "fences", s.Len())
-	return nil
-}
-
 // ReloadFences reads the fences file again and publishes it to every
 // partition: stored under its version, made current, and a fence message
 // into each partition's stream, which its owner applies in order. One

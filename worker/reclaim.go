@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/worker/cluster"
+	"github.com/edgefence/edgefence/worker/partition"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -15,12 +16,12 @@ import (
 // stopped partition, whose goroutine must end before it runs again.
 type lapse struct {
 	rev uint64
-	pt  *partition
+	pt  *partition.Partition
 }
 
 // lapse records partition pt, stopped on its own because its lease ran
 // out unrenewed, for reclaim.
-func (w *Worker) lapse(n int, pt *partition) {
+func (w *Worker) lapse(n int, pt *partition.Partition) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.parts[n] == pt { // else the lease loop stopped it first, and recorded it
@@ -30,9 +31,9 @@ func (w *Worker) lapse(n int, pt *partition) {
 
 // lapseLocked stops owned partition n, whose lease could not be renewed
 // in time, and records it for reclaim. w.mu is held.
-func (w *Worker) lapseLocked(n int, pt *partition) {
+func (w *Worker) lapseLocked(n int, pt *partition.Partition) {
 	w.lapsed[n] = lapse{rev: w.revs[n], pt: pt}
-	pt.cancel()
+	pt.Cancel()
 	w.forgetLocked(n)
 }
 
@@ -40,7 +41,7 @@ func (w *Worker) lapseLocked(n int, pt *partition) {
 func (w *Worker) forgetLocked(n int) {
 	delete(w.parts, n)
 	delete(w.revs, n)
-	w.m.ckptAt[n].Store(0)
+	w.m.CheckpointAt[n].Store(0)
 	w.m.part[n].Store(nil)
 }
 
@@ -60,7 +61,7 @@ func (w *Worker) reclaim(ctx context.Context) {
 	w.mu.Unlock()
 	for n, l := range lapsed {
 		select {
-		case <-l.pt.done:
+		case <-l.pt.Done():
 		default:
 			w.keepLapsed(n, l) // still stopping: next round
 			continue

@@ -10,11 +10,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/partition"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // watchState is the watchdog's view of one owned partition, kept by the
-// watch loop alone.
+// watch loop alone (watchLoop's map, one per partition it runs).
 type watchState struct {
 	pos     uint64 // the last message applied, as last seen
 	behind  int64  // mono ns since the stream has held messages beyond pos while the partition waited; 0 if not
@@ -45,27 +46,34 @@ func (w *Worker) watchLoop(ctx context.Context) {
 	defer close(w.watchDone)
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
+	states := map[*partition.Partition]*watchState{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		w.watch(ctx)
+		w.watch(ctx, states)
 	}
 }
 
 // watch is one round of the watchdog: it reads how many messages of each owned partition's subjects
 // the stream holds beyond what the partition applied (partition_lag),
 // asks a partition stalled for stallAfter for a new consumer, and gives up
-// one whose new consumer is refused.
-func (w *Worker) watch(ctx context.Context) {
+// one whose new consumer is refused. states is each running partition's
+// watch state: a partition taken again starts afresh.
+func (w *Worker) watch(ctx context.Context, states map[*partition.Partition]*watchState) {
 	w.mu.Lock()
-	parts := make(map[int]*partition, len(w.parts))
+	parts := make(map[int]*partition.Partition, len(w.parts))
 	for n, pt := range w.parts {
 		parts[n] = pt
 	}
 	w.mu.Unlock()
+	for pt := range states {
+		if parts[pt.N()] != pt {
+			delete(states, pt)
+		}
+	}
 	if len(parts) == 0 {
 		return
 	}
@@ -80,7 +88,7 @@ func (w *Worker) watch(ctx context.Context) {
 	reads := make(map[int]*reading, len(parts))
 	var wg sync.WaitGroup
 	for n, pt := range parts {
-		r := &reading{pos: pt.pos.Load()}
+		r := &reading{pos: pt.Progress.Pos.Load()}
 		reads[n] = r
 		wg.Go(func() { r.lag, r.next, r.err = w.pending(ctx, n, r.pos) })
 	}
@@ -90,14 +98,19 @@ func (w *Worker) watch(ctx context.Context) {
 		if r.err != nil {
 			continue // unknown this round: nothing decided
 		}
-		w.m.lag[n].Store(int64(r.lag))
-		if w.stalled(ctx, n, pt, r.pos, r.lag, r.next) {
+		w.m.Lag[n].Store(int64(r.lag))
+		st := states[pt]
+		if st == nil {
+			st = &watchState{}
+			states[pt] = st
+		}
+		if w.stalled(ctx, n, pt, st, r.pos, r.lag, r.next) {
 			w.releaseStalled(n, pt)
 		}
 	}
 }
 
-// stalled updates pt's watch state with a reading: its position pos, and
+// stalled updates pt's watch state st with a reading: its position pos, and
 // lag messages of its subjects beyond it in the stream, the first at
 // next. A partition that has applied nothing for stallAfter while
 // waiting for its consumer with messages beyond its position is stalled:
@@ -105,15 +118,15 @@ func (w *Worker) watch(ctx context.Context) {
 // retryAfter while it stays so. stalled reports whether its last try at
 // a new consumer was refused retryAfter after it asked: it is to be given
 // up.
-func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, next uint64) bool {
-	st, now := &pt.watch, w.mono()
+func (w *Worker) stalled(ctx context.Context, n int, pt *partition.Partition, st *watchState, pos, lag, next uint64) bool {
+	now := w.mono()
 	moved := pos != st.pos
 	st.pos = pos
 	if st.stalled != 0 && (moved || lag == 0) {
 		w.log.Info("partition moving again", "partition", n, "position", pos, "lag", lag)
 		st.stalled = 0
 	}
-	waiting := pt.waiting.Load()
+	waiting := pt.Progress.Waiting.Load()
 	if lag == 0 || !waiting || moved {
 		st.behind = 0
 		if lag > 0 && waiting {
@@ -135,18 +148,15 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 			"partition", n, "position", pos, "next_seq", next, "lag", lag, "stream_last_seq", last, "last_seq_error", err,
 			"for", time.Duration(now-st.behind).Round(time.Millisecond))
 		w.m.stalls.Inc()
-		select {
-		case pt.replace <- struct{}{}:
-		default:
-		}
+		pt.AskReplace()
 		return false
 	}
 	switch {
 	case now-st.asked < w.retryAfter():
 		return false
-	case pt.refused.Load():
+	case pt.Progress.Refused.Load():
 		return true
-	case pt.replacing.Load():
+	case pt.Progress.Replacing.Load():
 		// Its tries go unanswered: the cluster is electing its leaders,
 		// and another owner could do no better (the lease bounds it).
 		return false
@@ -155,10 +165,7 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 	// changed can be: another owner would only make another, so this
 	// one does.
 	st.asked = now
-	select {
-	case pt.replace <- struct{}{}:
-	default:
-	}
+	pt.AskReplace()
 	return false
 }
 
@@ -166,11 +173,11 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition, pos, lag, ne
 // a new consumer. It stops at once, its lease is not renewed but deleted,
 // so that another worker takes it from its checkpoint, or this one after
 // a lease, or at once when it is the only one (rebalance).
-func (w *Worker) releaseStalled(n int, pt *partition) {
+func (w *Worker) releaseStalled(n int, pt *partition.Partition) {
 	w.log.Error("stalled partition given up: a new consumer is refused; it is taken again from its checkpoint",
-		"partition", n, "position", pt.pos.Load())
-	pt.validUntil.Store(0)
-	pt.cancel()
+		"partition", n, "position", pt.Progress.Pos.Load())
+	pt.ValidUntil.Store(0)
+	pt.Cancel()
 	w.dropPartition(n, pt)
 	w.m.stalledOut.Inc()
 	w.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/edgefence/edgefence/worker/partition"
 )
 
 // TestStalledPartitionGivenUpOnlyWhenRefused: the watchdog's decision on
@@ -35,20 +37,20 @@ func TestStalledPartitionGivenUpOnlyWhenRefused(t *testing.T) {
 		{name: "a try under way", askedAgo: 2 * time.Second, replacing: true},
 		{name: "made and silent", askedAgo: 2 * time.Second, wantNewAsked: true},
 	} {
-		pt := &partition{replace: make(chan struct{}, 1)}
-		pt.waiting.Store(true)
-		pt.refused.Store(tc.refused)
-		pt.replacing.Store(tc.replacing)
+		pt := partition.New(&partition.Owner{Log: w.log, Mono: w.mono}, 0, 0)
+		pt.Progress.Waiting.Store(true)
+		pt.Progress.Refused.Store(tc.refused)
+		pt.Progress.Replacing.Store(tc.replacing)
 		now := w.mono()
-		pt.watch = watchState{pos: 10, behind: now - int64(10*time.Second), stalled: now - int64(5*time.Second),
+		st := &watchState{pos: 10, behind: now - int64(10*time.Second), stalled: now - int64(5*time.Second),
 			asked: now - int64(tc.askedAgo)}
-		asked := pt.watch.asked
-		giveUp := w.stalled(context.Background(), 0, pt, 10, 3, 11)
-		newAsked := pt.replaceAsked()
+		asked := st.asked
+		giveUp := w.stalled(context.Background(), 0, pt, st, 10, 3, 11)
+		newAsked := pt.ReplaceAsked()
 		if giveUp != tc.wantGiveUp || newAsked != tc.wantNewAsked {
 			t.Errorf("%s: given up %v, another consumer asked for %v; want %v, %v", tc.name, giveUp, newAsked, tc.wantGiveUp, tc.wantNewAsked)
 		}
-		if newAsked && pt.watch.asked == asked {
+		if newAsked && st.asked == asked {
 			t.Errorf("%s: asked for another consumer without noting when", tc.name)
 		}
 	}

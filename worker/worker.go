@@ -14,35 +14,33 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/evaluator/clock"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/evaluator/stats"
 	"github.com/edgefence/edgefence/ingest"
 	"github.com/edgefence/edgefence/ops"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/cluster"
+	"github.com/edgefence/edgefence/worker/partition"
 	"github.com/edgefence/edgefence/worker/subjects"
-	"github.com/edgefence/edgefence/worker/wave"
 )
 
 // Worker is a running worker.
 type Worker struct {
-	cfg     Config
-	log     *slog.Logger
-	set     *metrics.Set
-	m       *workerMetrics
-	em      *stats.Metrics
-	im      *ingest.Metrics
-	clamper clock.Clamper
-	fences  *fence.Set // the --fences file's, read at start
-	start   time.Time
+	cfg    Config
+	log    *slog.Logger
+	set    *metrics.Set
+	m      *workerMetrics
+	fences *fence.Set // the --fences file's, read at start
+	start  time.Time
 
 	conn  *cluster.Conn
 	store *checkpoint.Store
 	http  *ops.Server
+	// owner is what the partitions use of the worker, set once connected.
+	owner *partition.Owner
 
 	mu    sync.Mutex
-	parts map[int]*partition
+	parts map[int]*partition.Partition
 	revs  map[int]uint64 // lease revisions of owned partitions
 	// holdUntil is, per partition given up stalled, the mono ns until
 	// which this worker leaves it to others.
@@ -115,7 +113,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: cfg.Metrics, fences: set0, start: time.Now(),
-		parts: map[int]*partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, lapsed: map[int]lapse{}, done: make(chan struct{}),
+		parts: map[int]*partition.Partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, lapsed: map[int]lapse{}, done: make(chan struct{}),
 		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{}), watchDone: make(chan struct{})}
 	ingestSet := metrics.NewSet() // counted by the broker when it shares its set
 	if w.set == nil {
@@ -123,15 +121,20 @@ func Start(cfg Config) (*Worker, error) {
 		ingestSet = w.set
 	}
 	w.m = newWorkerMetrics(w.set, w)
-	if w.em = cfg.EngineMetrics; w.em == nil {
-		w.em = stats.NewMetrics(w.set)
+	em := cfg.EngineMetrics
+	if em == nil {
+		em = stats.NewMetrics(w.set)
 	}
-	w.im = ingest.NewMetrics(ingestSet)
-	w.clamper = cfg.Engine.Clamper()
 	if err := w.connect(); err != nil {
 		w.closeConns()
 		return nil, err
 	}
+	w.owner = &partition.Owner{Conn: w.conn, Store: w.store, Log: w.log, Metrics: w.m.Metrics,
+		EngineMetrics: em, IngestMetrics: ingest.NewMetrics(ingestSet), Clamper: cfg.Engine.Clamper(),
+		Mono: w.mono, FencesSaved: w.kickFenceGC,
+		Config: partition.Config{Engine: cfg.Engine, Lease: cfg.Lease, CheckpointEvery: cfg.CheckpointEvery,
+			DedupWindow: cfg.DedupWindow, Telemetry: cfg.Telemetry, TransitionPrefix: cfg.TransitionPrefix,
+			LateTopic: cfg.LateTopic, RejectTopic: cfg.RejectTopic, MaxPayload: cfg.MaxPayload}}
 	ctx0, cancel0 := context.WithTimeout(context.Background(), 30*time.Second)
 	err = w.initFences(ctx0, geojson)
 	cancel0()
@@ -299,21 +302,21 @@ func (w *Worker) renew(ctx context.Context) {
 		asked := w.mono()
 		rev, err := w.conn.Leases.Update(ctx, subjects.LeaseKey(n), []byte(w.cfg.Name), w.revs[n])
 		if err != nil {
-			if pt.w.mono() > pt.validUntil.Load() || conflict(err) {
+			if w.mono() > pt.ValidUntil.Load() || conflict(err) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
 				w.m.lost.Inc()
 				if conflict(err) {
 					// Another owner has it, or the bucket lost it (seen
 					// after a NATS node's death): stop at once, and take
 					// it again if it is free (reclaim).
-					pt.validUntil.Store(0)
+					pt.ValidUntil.Store(0)
 				}
 				w.lapseLocked(n, pt)
 			}
 			continue
 		}
 		w.revs[n] = rev
-		pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
+		pt.ValidUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
 	}
 }
 
@@ -331,36 +334,27 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 // run runs partition n under its lease of revision rev, asked for at
 // mono instant asked.
 func (w *Worker) run(n int, rev uint64, asked int64) {
-	pctx, cancel := context.WithCancel(context.Background())
-	pt := &partition{w: w, n: n, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
-		replace: make(chan struct{}, 1)}
-	pt.sink = wave.Sink{TransitionPrefix: w.cfg.TransitionPrefix, LateTopic: w.cfg.LateTopic, RejectTopic: w.cfg.RejectTopic}
-	pt.reader = ingest.NewReader(w.cfg.Telemetry, nil, &pt.sink, w.im, w.log, w.cfg.MaxPayload)
-	pt.validUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
+	pt := partition.New(w.owner, n, asked+int64(w.cfg.Lease)-int64(time.Second))
 	w.mu.Lock()
 	w.parts[n], w.revs[n] = pt, rev
 	w.mu.Unlock()
 	w.m.acquired.Inc()
-	w.m.ckptAt[n].Store(time.Now().UnixNano())
+	w.m.CheckpointAt[n].Store(time.Now().UnixNano())
 	w.m.part[n].Store(pt)
-	go func() {
-		defer close(pt.done)
-		err := pt.run(pctx)
-		switch {
-		case err == nil || pctx.Err() != nil:
-		case errors.Is(err, errLeaseLost):
+	pt.Go(func(err error) {
+		if errors.Is(err, partition.ErrLeaseLost) {
 			// Not renewed in time: kept for the lease loop to take back.
 			w.lapse(n, pt)
-		default:
-			w.log.Error("partition stopped", "partition", n, "error", err)
-			// Give it up so that it is taken again from its checkpoint.
-			w.dropPartition(n, pt)
+			return
 		}
-	}()
+		w.log.Error("partition stopped", "partition", n, "error", err)
+		// Give it up so that it is taken again from its checkpoint.
+		w.dropPartition(n, pt)
+	})
 }
 
 // dropPartition forgets pt and deletes its lease if still ours.
-func (w *Worker) dropPartition(n int, pt *partition) {
+func (w *Worker) dropPartition(n int, pt *partition.Partition) {
 	w.mu.Lock()
 	rev, ok := w.revs[n]
 	if w.parts[n] == pt {
@@ -368,7 +362,7 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 		delete(w.revs, n)
 	}
 	w.mu.Unlock()
-	w.m.ckptAt[n].Store(0)
+	w.m.CheckpointAt[n].Store(0)
 	w.m.part[n].Store(nil)
 	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -379,16 +373,16 @@ func (w *Worker) dropPartition(n int, pt *partition) {
 
 // releasePartition hands partition n over: stop it with a final
 // checkpoint, then delete its lease so that its new owner takes it.
-func (w *Worker) releasePartition(ctx context.Context, n int, pt *partition) {
-	close(pt.stopCh)
+func (w *Worker) releasePartition(ctx context.Context, n int, pt *partition.Partition) {
+	pt.Stop()
 	w.released(ctx, n, pt)
 }
 
 // released waits for partition n, told to stop, to end (its final
 // checkpoint taken), then deletes its lease so that its new owner takes it.
-func (w *Worker) released(ctx context.Context, n int, pt *partition) {
-	<-pt.done
-	pt.cancel()
+func (w *Worker) released(ctx context.Context, n int, pt *partition.Partition) {
+	<-pt.Done()
+	pt.Cancel()
 	w.mu.Lock()
 	rev, mine := w.revs[n], w.parts[n] == pt
 	if mine {
@@ -399,7 +393,7 @@ func (w *Worker) released(ctx context.Context, n int, pt *partition) {
 	if !mine {
 		return // it stopped on its own meanwhile, and dropPartition gave it up
 	}
-	w.m.ckptAt[n].Store(0)
+	w.m.CheckpointAt[n].Store(0)
 	w.m.part[n].Store(nil)
 	_ = w.conn.Leases.Delete(ctx, subjects.LeaseKey(n), jetstream.LastRevision(rev))
 	w.m.released.Inc()
@@ -418,10 +412,10 @@ func (w *Worker) Close(ctx context.Context) error {
 	// checkpoints are taken while the leases certainly hold.
 	w.renew(ctx)
 	w.mu.Lock()
-	parts := make(map[int]*partition, len(w.parts))
+	parts := make(map[int]*partition.Partition, len(w.parts))
 	for n, pt := range w.parts {
 		parts[n] = pt
-		close(pt.stopCh)
+		pt.Stop()
 	}
 	w.mu.Unlock()
 	for n, pt := range parts {

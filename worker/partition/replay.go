@@ -1,4 +1,4 @@
-package worker
+package partition
 
 import (
 	"context"
@@ -24,11 +24,12 @@ import (
 // applied anything since, as after a whole-cluster outage) is safe however
 // old the checkpoint is.
 
-// historySeq returns the sequence of partition n's newest history record
-// (0: none), which a checkpoint keeps: every record after it was made by
-// messages after the checkpoint.
-func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
-	m, err := cluster.LastMsg(ctx, w.conn.History, subjects.History(n))
+// historySeq returns the sequence of the partition's newest history
+// record (0: none), which a checkpoint keeps: every record after it was
+// made by messages after the checkpoint.
+func (pt *Partition) historySeq(ctx context.Context) (uint64, error) {
+	n := pt.n
+	m, err := cluster.LastMsg(ctx, pt.o.Conn.History, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -38,10 +39,11 @@ func (w *Worker) historySeq(ctx context.Context, n int) (uint64, error) {
 	return m.Sequence, nil
 }
 
-// firstRecordAfter returns the stream time of partition n's first history
-// record after sequence seq, or the zero time if there is none.
-func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.Time, error) {
-	m, err := w.conn.History.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subjects.History(n)))
+// firstRecordAfter returns the stream time of the partition's first
+// history record after sequence seq, or the zero time if there is none.
+func (pt *Partition) firstRecordAfter(ctx context.Context, seq uint64) (time.Time, error) {
+	n := pt.n
+	m, err := pt.o.Conn.History.GetMsg(ctx, seq+1, jetstream.WithGetMsgSubject(subjects.History(n)))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return time.Time{}, nil
 	}
@@ -59,19 +61,20 @@ func (w *Worker) firstRecordAfter(ctx context.Context, n int, seq uint64) (time.
 // dropping the checkpoint and the devices' state with it. The repeats are
 // the outputs of the messages between the checkpoint and the previous
 // owner's end; the retained state ends as the last of them.
-func (w *Worker) checkReplay(ctx context.Context, n int, ck *checkpoint.State) {
-	first, err := w.firstRecordAfter(ctx, n, ck.HistSeq)
+func (pt *Partition) checkReplay(ctx context.Context, ck *checkpoint.State) {
+	o, n := pt.o, pt.n
+	first, err := pt.firstRecordAfter(ctx, ck.HistSeq)
 	if err != nil {
-		w.log.Warn("cannot tell whether the replay is within the duplicate window", "partition", n, "error", err)
+		o.Log.Warn("cannot tell whether the replay is within the duplicate window", "partition", n, "error", err)
 		return
 	}
 	// A record this close to the window's end may leave it during the
 	// replay: a lease's worth of margin.
-	if first.IsZero() || time.Since(first) < w.cfg.DedupWindow-w.cfg.Lease {
+	if first.IsZero() || time.Since(first) < o.Config.DedupWindow-o.Config.Lease {
 		return
 	}
-	w.m.staleReplays.Inc()
-	w.log.Error("replay from a checkpoint older than the duplicate window: outputs recorded since it will be published again",
+	o.Metrics.StaleReplays.Inc()
+	o.Log.Error("replay from a checkpoint older than the duplicate window: outputs recorded since it will be published again",
 		"partition", n, "checkpoint_seq", ck.Seq, "first_record_after", first, "age", time.Since(first).Round(time.Second),
-		"dedup_window", w.cfg.DedupWindow)
+		"dedup_window", o.Config.DedupWindow)
 }

@@ -1,4 +1,10 @@
-package worker
+// Package partition is a worker's per-partition processor: it loads a
+// partition's checkpoint, replays and follows the partition's messages
+// in stream order through the engine, publishes their outputs (the
+// history stream, the retained bucket, MQTT), takes checkpoints, and
+// replaces its consumer when the worker's watchdog asks. Package worker
+// owns the partitions: their leases, who runs which, the watchdog.
+package partition
 
 import (
 	"cmp"
@@ -16,7 +22,6 @@ import (
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/evaluator/fence"
 	"github.com/edgefence/edgefence/ingest"
-	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/subjects"
 	"github.com/edgefence/edgefence/worker/wave"
 )
@@ -26,16 +31,22 @@ import (
 // next one.
 var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// partition is one owned partition: its engine, fed the partition's
+// Partition is one owned partition: its engine, fed the partition's
 // messages in stream order by one goroutine. Its clock is the stream's:
 // a message's JetStream timestamp is its ingest instant (never earlier
 // than the one before), and the owner's ticks, stored in the stream like
 // pings, advance it while devices are quiet. So the engine's input is a
 // function of the stream alone, and any owner, replaying from any
 // checkpoint, decides the same transitions.
-type partition struct {
-	w      *Worker
+//
+// The worker that owns it starts it (Go), renews its lease (ValidUntil),
+// asks it to stop (Stop) or stops it at once (Cancel); its watchdog
+// reads Progress and asks for a new consumer (AskReplace). Everything
+// else is the partition's goroutine's own.
+type Partition struct {
+	o      *Owner
 	n      int
+	ctx    context.Context    // Go's: cancel ends it
 	cancel context.CancelFunc // on lease loss: stop at once, even mid-publish
 	stopCh chan struct{}      // closed on release: stop after the message in hand
 	done   chan struct{}
@@ -62,76 +73,152 @@ type partition struct {
 	fenceVer string
 	savedVer string // the fence version of the last checkpoint saved or loaded
 
-	// What the watchdog reads (stall.go): the last message applied, and
-	// whether the loop is waiting for the consumer rather than applying
-	// or publishing. replace asks the loop for a new consumer.
-	pos     atomic.Uint64
-	waiting atomic.Bool
+	// Progress is what the watchdog reads; the partition's goroutine
+	// alone writes it.
+	Progress Progress
+	// replace asks the loop for a new consumer (AskReplace).
 	replace chan struct{}
-	// refused: the last try at a new consumer was refused, as opposed to
-	// unanswered (the cluster electing its leaders) or made; replacing:
-	// the loop is trying.
-	refused   atomic.Bool
-	replacing atomic.Bool
-	watch     watchState // the lease loop's own
 	// replacedAt is when the loop last replaced its consumer (consumer.go).
 	replacedAt time.Time
 
-	validUntil atomic.Int64 // monotonic ns (since the worker's start) the lease is good until
+	// ValidUntil is the Owner.Mono instant (ns) the lease is good until:
+	// the worker stores it as its lease loop renews the lease (0 when it
+	// gives the partition up at once); the partition stops once it has
+	// passed.
+	ValidUntil atomic.Int64
 	devices    atomic.Int64
 	lastCkpt   time.Time
 	logged     atomic.Int64
 }
 
-// check returns errLeaseLost once the lease may have run out, and ctx's
+// Progress is what a partition's loop tells the worker's watchdog
+// (worker's stall.go) of its consumer: written by the loop alone, read
+// by the watchdog at any time.
+type Progress struct {
+	// Pos is the last message applied.
+	Pos atomic.Uint64
+	// Waiting is set while the loop waits for the consumer rather than
+	// applying or publishing.
+	Waiting atomic.Bool
+	// Refused: the last try at a new consumer was refused, as opposed to
+	// unanswered (the cluster electing its leaders) or made.
+	Refused atomic.Bool
+	// Replacing is set while the loop tries to make a new consumer.
+	Replacing atomic.Bool
+}
+
+// New returns partition n's processor, not yet running, under a lease
+// good until the Owner.Mono instant validUntil.
+func New(o *Owner, n int, validUntil int64) *Partition {
+	ctx, cancel := context.WithCancel(context.Background())
+	pt := &Partition{o: o, n: n, ctx: ctx, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
+		replace: make(chan struct{}, 1)}
+	cfg := &o.Config
+	pt.sink = wave.Sink{TransitionPrefix: cfg.TransitionPrefix, LateTopic: cfg.LateTopic, RejectTopic: cfg.RejectTopic}
+	pt.reader = ingest.NewReader(cfg.Telemetry, nil, &pt.sink, o.IngestMetrics, o.Log, cfg.MaxPayload)
+	pt.ValidUntil.Store(validUntil)
+	return pt
+}
+
+// Go runs the partition on a goroutine of its own until it is stopped
+// (Stop, Cancel) or fails. On a failure of its own, end is called with
+// the error (ErrLeaseLost when the lease ran out unrenewed); Done is
+// closed after.
+func (pt *Partition) Go(end func(error)) {
+	go func() {
+		defer close(pt.done)
+		if err := pt.run(pt.ctx); err != nil && pt.ctx.Err() == nil {
+			end(err)
+		}
+	}()
+}
+
+// Stop asks the partition to stop after the message in hand, with a
+// final checkpoint while the lease holds (a release). Call it once.
+func (pt *Partition) Stop() { close(pt.stopCh) }
+
+// Cancel stops the partition at once, even mid-publish (a lease lost).
+func (pt *Partition) Cancel() { pt.cancel() }
+
+// N returns the partition's number.
+func (pt *Partition) N() int { return pt.n }
+
+// Done is closed once the partition's goroutine has ended.
+func (pt *Partition) Done() <-chan struct{} { return pt.done }
+
+// Devices returns how many devices the partition's engine holds.
+func (pt *Partition) Devices() int64 { return pt.devices.Load() }
+
+// AskReplace asks the partition's loop for a new consumer, unless it was
+// asked already: the watchdog's, for a stalled partition.
+func (pt *Partition) AskReplace() {
+	select {
+	case pt.replace <- struct{}{}:
+	default:
+	}
+}
+
+// ReplaceAsked takes the watchdog's request for a new consumer, and
+// reports whether there was one: the loop's (a test of the watchdog may
+// take it too).
+func (pt *Partition) ReplaceAsked() bool {
+	select {
+	case <-pt.replace:
+		return true
+	default:
+		return false
+	}
+}
+
+// check returns ErrLeaseLost once the lease may have run out, and ctx's
 // error once the partition is stopped.
-func (pt *partition) check(ctx context.Context) error {
+func (pt *Partition) check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if pt.w.mono() > pt.validUntil.Load() {
-		return errLeaseLost
+	if pt.o.Mono() > pt.ValidUntil.Load() {
+		return ErrLeaseLost
 	}
 	return nil
 }
 
 // logErr logs an error of the per-message path at most once a second.
-func (pt *partition) logErr(msg string, err error) {
+func (pt *Partition) logErr(msg string, err error) {
 	now := time.Now().Unix()
 	if last := pt.logged.Load(); last != now && pt.logged.CompareAndSwap(last, now) {
-		pt.w.log.Warn(msg, "partition", pt.n, "error", err)
+		pt.o.Log.Warn(msg, "partition", pt.n, "error", err)
 	}
 }
 
 // run owns the partition until ctx is done or the lease is lost: load
 // the checkpoint, replay and follow the stream after it.
-func (pt *partition) run(ctx context.Context) error {
-	w := pt.w
+func (pt *Partition) run(ctx context.Context) error {
+	o, cfg := pt.o, &pt.o.Config
 	fences := func() *fence.Set { return pt.fences }
-	ck, err := w.store.Load(ctx, pt.n)
+	ck, err := o.Store.Load(ctx, pt.n)
 	if err != nil {
 		return err
 	}
-	if pt.fenceVer, pt.fences, err = w.store.StartFences(ctx, ck); err != nil {
+	if pt.fenceVer, pt.fences, err = o.Store.StartFences(ctx, ck); err != nil {
 		return err
 	}
 	if ck != nil {
 		pt.savedVer = ck.Fences
-		pt.proc, err = evaluator.RestoreProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em, ck.Snap)
+		pt.proc, err = evaluator.RestoreProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics, ck.Snap)
 		pt.seq, pt.clock = ck.Seq, ck.Clock
 		if err == nil {
 			err = pt.reader.RestoreFrames(ck.Frames)
 		}
 	} else {
-		pt.proc, err = evaluator.NewProcessor(w.cfg.Engine, epoch, fences, &pt.sink, w.em)
+		pt.proc, err = evaluator.NewProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics)
 	}
 	if err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	// Tried while the history stream elects its leader (seconds), but
 	// bounded: a stream that never answers stops the partition, logged.
-	c, cancel := context.WithTimeout(ctx, 3*w.cfg.Lease)
-	last, first, ok, err := w.lastRecord(c, pt.n)
+	c, cancel := context.WithTimeout(ctx, 3*cfg.Lease)
+	last, first, ok, err := pt.lastRecord(c)
 	cancel()
 	if err != nil {
 		return err
@@ -145,18 +232,18 @@ func (pt *partition) run(ctx context.Context) error {
 		pt.suspectID = last
 	}
 	pt.applied = pt.seq
-	pt.pos.Store(pt.applied)
+	pt.Progress.Pos.Store(pt.applied)
 	pt.inWave = map[string]struct{}{}
 	// Its own context: the publish timeout, and nothing left pending
 	// or listening once the partition is gone.
-	if pt.js, err = jetstream.New(w.conn.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
+	if pt.js, err = jetstream.New(o.Conn.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
-	pt.mq = w.conn.MQTT(pt.n)
+	pt.mq = o.Conn.MQTT(pt.n)
 	if ck != nil {
-		w.checkReplay(ctx, pt.n, ck)
-	} else if err := w.saveCheckpoint(ctx, pt); err != nil {
+		pt.checkReplay(ctx, ck)
+	} else if err := pt.saveCheckpoint(ctx); err != nil {
 		// It fixes the fence version the partition starts under; without
 		// it the next owner takes the current one, the same unless a
 		// reload comes first.
@@ -164,7 +251,7 @@ func (pt *partition) run(ctx context.Context) error {
 	}
 	pt.devices.Store(int64(pt.proc.Devices()))
 	pt.lastCkpt = time.Now()
-	w.log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
+	o.Log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
 		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
 	it, err := pt.firstConsumer(ctx)
@@ -189,8 +276,8 @@ func (pt *partition) run(ctx context.Context) error {
 	// up to the last message the consumer has ready, maxBatch messages
 	// or wave.Max outputs, or a message that does not come at once.
 	// Every wait is bounded, so that a consumer the watchdog found
-	// stalled (stall.go) is replaced within idleWait.
-	idleWait := w.cfg.Lease / 4
+	// stalled (package worker, stall.go) is replaced within idleWait.
+	idleWait := cfg.Lease / 4
 	var batch int
 	for {
 		if err := pt.check(ctx); err != nil {
@@ -199,12 +286,12 @@ func (pt *partition) run(ctx context.Context) error {
 		if pt.stopping() {
 			return pt.stop(ctx, pt.flush(ctx))
 		}
-		if pt.replaceAsked() {
+		if pt.ReplaceAsked() {
 			if it, err = pt.reconsume(wait, it); err != nil {
 				continue // stopped: see above
 			}
 		}
-		pt.waiting.Store(true)
+		pt.Progress.Waiting.Store(true)
 		var msg jetstream.Msg
 		if batch > 0 {
 			msg, err = it.Next(jetstream.NextMaxWait(batchWait))
@@ -215,7 +302,7 @@ func (pt *partition) run(ctx context.Context) error {
 		}
 		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) && wait.Err() == nil {
 			if batch > 0 {
-				pt.waiting.Store(false)
+				pt.Progress.Waiting.Store(false)
 				if err := pt.flush(ctx); err != nil {
 					return pt.stop(ctx, err)
 				}
@@ -236,7 +323,7 @@ func (pt *partition) run(ctx context.Context) error {
 			it, _ = pt.reconsume(wait, it)
 			continue
 		}
-		pt.waiting.Store(false)
+		pt.Progress.Waiting.Store(false)
 		md, err := msg.Metadata()
 		if err != nil {
 			continue
@@ -244,8 +331,8 @@ func (pt *partition) run(ctx context.Context) error {
 		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
 			return pt.stop(ctx, err)
 		}
-		pt.pos.Store(md.Sequence.Stream)
-		w.m.lag[pt.n].Store(int64(md.NumPending))
+		pt.Progress.Pos.Store(md.Sequence.Stream)
+		o.Metrics.Lag[pt.n].Store(int64(md.NumPending))
 		if batch++; md.NumPending > 0 && batch < maxBatch && len(pt.sink.Buf) < wave.Max {
 			continue
 		}
@@ -253,8 +340,8 @@ func (pt *partition) run(ctx context.Context) error {
 			return pt.stop(ctx, err)
 		}
 		batch = 0
-		if time.Since(pt.lastCkpt) >= w.cfg.CheckpointEvery {
-			if err := w.saveCheckpoint(ctx, pt); err != nil {
+		if time.Since(pt.lastCkpt) >= cfg.CheckpointEvery {
+			if err := pt.saveCheckpoint(ctx); err != nil {
 				pt.logErr("checkpoint failed", err)
 			}
 		}
@@ -269,7 +356,7 @@ const (
 )
 
 // stopping reports whether the partition is being handed over.
-func (pt *partition) stopping() bool {
+func (pt *Partition) stopping() bool {
 	select {
 	case <-pt.stopCh:
 		return true
@@ -281,17 +368,17 @@ func (pt *partition) stopping() bool {
 // stop ends the partition after run's loop: with a final checkpoint when
 // it is handed over while the lease still holds and everything applied
 // is published.
-func (pt *partition) stop(ctx context.Context, cause error) error {
+func (pt *Partition) stop(ctx context.Context, cause error) error {
 	if pt.applied != pt.seq {
 		pt.tainted = true
 	}
-	if pt.stopping() && ctx.Err() == nil && pt.w.mono() <= pt.validUntil.Load() {
+	if pt.stopping() && ctx.Err() == nil && pt.o.Mono() <= pt.ValidUntil.Load() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := pt.w.saveCheckpoint(c, pt); err != nil {
-			pt.w.log.Warn("final checkpoint failed: the next owner replays from the one before", "partition", pt.n, "error", err)
+		if err := pt.saveCheckpoint(c); err != nil {
+			pt.o.Log.Warn("final checkpoint failed: the next owner replays from the one before", "partition", pt.n, "error", err)
 		} else {
-			pt.w.log.Info("final checkpoint", "partition", pt.n, "seq", pt.seq)
+			pt.o.Log.Info("final checkpoint", "partition", pt.n, "seq", pt.seq)
 		}
 	}
 	if errors.Is(cause, context.Canceled) {
@@ -303,7 +390,7 @@ func (pt *partition) stop(ctx context.Context, cause error) error {
 // apply feeds one stream message to the engine at its instant; its
 // outputs wait in the sink for flush. A fence message switches the
 // engine's fences; it fails only when their version cannot be read.
-func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
+func (pt *Partition) apply(ctx context.Context, subject string, data []byte, seq uint64, ts int64) error {
 	pt.sink.Apply(seq)
 	pt.applied = seq
 	pt.clock = max(pt.clock, ts)
@@ -319,9 +406,9 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 		pt.proc.Sweep(now)
 	} else {
 		id, pos, _, outcome := pt.reader.ReadAt(topic, data, "nats", now)
-		pt.w.m.pings.Inc() // after the read's own counters: a scrape that sees it sees them
+		pt.o.Metrics.Pings.Inc() // after the read's own counters: a scrape that sees it sees them
 		if outcome == ingest.Accepted {
-			pg := engine.NewPing(pt.w.clamper, id, &pos, now)
+			pg := engine.NewPing(pt.o.Clamper, id, &pos, now)
 			pt.proc.Ingest(&pg)
 			pt.proc.Advance(now)
 		}
@@ -333,55 +420,23 @@ func (pt *partition) apply(ctx context.Context, subject string, data []byte, seq
 // startTicks publishes the partition's tick every sweep period while it
 // holds devices: the stream's own clock for hold deadlines, DWELL timers
 // and idle eviction. It returns a function that stops it.
-func (pt *partition) startTicks(ctx context.Context) func() {
+func (pt *Partition) startTicks(ctx context.Context) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(pt.w.cfg.Engine.Sweep)
+		t := time.NewTicker(pt.o.Config.Engine.Sweep)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if pt.devices.Load() > 0 && pt.w.mono() <= pt.validUntil.Load() {
-					_ = pt.w.conn.NATS.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
+				if pt.devices.Load() > 0 && pt.o.Mono() <= pt.ValidUntil.Load() {
+					_ = pt.o.Conn.NATS.Publish(subjects.Tick(pt.n), nil) // a lost tick only delays
 				}
 			}
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-// saveCheckpoint stores pt's state after its last applied message.
-func (w *Worker) saveCheckpoint(ctx context.Context, pt *partition) error {
-	if pt.tainted {
-		return errors.New("the engine is ahead of what was published: not saved")
-	}
-	hs, err := w.historySeq(ctx, pt.n)
-	if err != nil {
-		return err
-	}
-	ck := checkpoint.State{Seq: pt.seq, Clock: pt.clock, Sent: pt.sent, HistSeq: hs, Fences: pt.fenceVer, Snap: pt.proc.Snapshot(),
-		Frames: pt.reader.Frames()}
-	data, err := checkpoint.Encode(&ck)
-	if err != nil {
-		return err
-	}
-	if err := pt.check(ctx); err != nil {
-		return err
-	}
-	if err := w.store.Put(ctx, pt.n, &ck, data); err != nil {
-		return err
-	}
-	if ck.Fences != pt.savedVer {
-		// The version before may be needed no more.
-		pt.savedVer = ck.Fences
-		w.kickFenceGC()
-	}
-	pt.lastCkpt = time.Now()
-	w.m.ckptAt[pt.n].Store(pt.lastCkpt.UnixNano())
-	w.m.checkpoints.Inc()
-	return nil
 }

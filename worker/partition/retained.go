@@ -1,4 +1,4 @@
-package worker
+package partition
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // starts after, so each device's values are written in its order. A
 // write that fails is made again until it is stored or the lease may
 // have run out; writing a value twice changes nothing.
-func (pt *partition) putRetained(ctx context.Context, outs []wave.Out, put []bool) error {
+func (pt *Partition) putRetained(ctx context.Context, outs []wave.Out, put []bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(outs))
 	for i := range outs {
@@ -28,20 +28,20 @@ func (pt *partition) putRetained(ctx context.Context, outs []wave.Out, put []boo
 	return errors.Join(errs...)
 }
 
-func (pt *partition) putOne(ctx context.Context, o *wave.Out) error {
-	m := pt.w.m
+func (pt *Partition) putOne(ctx context.Context, o *wave.Out) error {
+	m := pt.o.Metrics
 	for {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := cluster.PutRetained(c, pt.js, pt.w.conn.Retained, o.Topic, o.Body, o.ID)
+		err := cluster.PutRetained(c, pt.js, pt.o.Conn.Retained, o.Topic, o.Body, o.ID)
 		cancel()
 		if err == nil {
-			m.retainedPuts.Inc()
+			m.RetainedPuts.Inc()
 			return nil
 		}
-		m.retainedRetries.Inc()
+		m.RetainedRetries.Inc()
 		pt.logErr("retained bucket write failed, retrying", err)
 		if !pt.mayFinish() {
-			return errLeaseLost
+			return ErrLeaseLost
 		}
 		sleep(ctx, 200*time.Millisecond)
 	}
@@ -50,9 +50,9 @@ func (pt *partition) putOne(ctx context.Context, o *wave.Out) error {
 // kvHolds reports whether the retained bucket holds o's body as its
 // topic's value; a failed read counts as not (writing it again is
 // harmless).
-func (pt *partition) kvHolds(ctx context.Context, o *wave.Out) bool {
+func (pt *Partition) kvHolds(ctx context.Context, o *wave.Out) bool {
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	held, err := cluster.HoldsRetained(c, pt.w.conn.Retained, o.Topic, o.Body)
+	held, err := cluster.HoldsRetained(c, pt.o.Conn.Retained, o.Topic, o.Body)
 	return err == nil && held
 }

@@ -1,4 +1,4 @@
-package worker
+package partition
 
 import (
 	"context"
@@ -27,13 +27,13 @@ const retryConsumer = 250 * time.Millisecond
 // consumer the server cannot place or reach (a dead node's), retries it
 // every 10 s for ever inside Next, and the partition goes silent. Once
 // failed, the partition replaces it (reconsume) under a new name.
-func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
+func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
 	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)},
 		MaxResetAttempts: 1, InactiveThreshold: time.Minute}
 	if pt.applied > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
 	}
-	cons, err := pt.w.conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
+	cons, err := pt.o.Conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (pt *partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 // firstConsumer returns the partition's first consumer, trying again
 // while the tries go unanswered (a partition taken while the
 // cluster elects the stream's leader) and the lease holds.
-func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
+func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
 	for {
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
@@ -69,9 +69,9 @@ func (pt *partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 // done; it returns old, stopped, when ctx ends first. The engine's state
 // stays: nothing is replayed. Replacements are a second apart at least,
 // so that a consumer failing at once is not replaced in a loop.
-func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
-	pt.replacing.Store(true)
-	defer pt.replacing.Store(false)
+func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
+	pt.Progress.Replacing.Store(true)
+	defer pt.Progress.Replacing.Store(false)
 	old.Stop()
 	select {
 	case <-ctx.Done():
@@ -82,10 +82,10 @@ func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		c, cancel := context.WithTimeout(ctx, consumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
-		pt.refused.Store(err != nil && !cluster.Unanswered(err))
+		pt.Progress.Refused.Store(err != nil && !cluster.Unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
-			pt.w.log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
+			pt.o.Log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
 			return it, nil
 		}
 		pt.logErr("partition consumer not created", err)
@@ -97,15 +97,5 @@ func (pt *partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 			return old, ctx.Err()
 		case <-time.After(retryConsumer):
 		}
-	}
-}
-
-// replaceAsked reports whether the watchdog asked for a new consumer.
-func (pt *partition) replaceAsked() bool {
-	select {
-	case <-pt.replace:
-		return true
-	default:
-		return false
 	}
 }

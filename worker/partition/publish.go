@@ -1,4 +1,4 @@
-package worker
+package partition
 
 import (
 	"bytes"
@@ -16,9 +16,9 @@ import (
 	"github.com/edgefence/edgefence/worker/wave"
 )
 
-// errLeaseLost stops a partition whose lease ran out: another worker
+// ErrLeaseLost stops a partition whose lease ran out: another worker
 // may own it now.
-var errLeaseLost = errors.New("partition lease lost")
+var ErrLeaseLost = errors.New("partition lease lost")
 
 // flush publishes the outputs of the messages applied since the last
 // flush, in order, in waves of at most one output per device: a wave's
@@ -29,7 +29,7 @@ var errLeaseLost = errors.New("partition lease lost")
 // device's order holds on both sides. What a worker killed mid-flush
 // may have recorded and not sent is the last wave: every record carries
 // the wave's first pos (subjects.HeaderWave) for the next owner (publishWave).
-func (pt *partition) flush(ctx context.Context) error {
+func (pt *Partition) flush(ctx context.Context) error {
 	buf := pt.sink.Buf
 	for len(buf) > 0 {
 		n := wave.Len(buf, pt.inWave)
@@ -55,8 +55,8 @@ func (pt *partition) flush(ctx context.Context) error {
 // (sent) unless the bucket (the server's retained store) has it
 // already; any other suspect is sent again (at least once:
 // docs/scale-out.md).
-func (pt *partition) publishWave(ctx context.Context, outs []wave.Out) error {
-	w := pt.w
+func (pt *Partition) publishWave(ctx context.Context, outs []wave.Out) error {
+	m := pt.o.Metrics
 	first := outs[0].Pos.String()
 	msgs := make([]*nats.Msg, len(outs))
 	futs := make([]jetstream.PubAckFuture, len(outs))
@@ -97,7 +97,7 @@ func (pt *partition) publishWave(ctx context.Context, outs []wave.Out) error {
 			send[i] = send[i] && !pt.retainedIs(ctx, o)
 		}
 		if dup && !put[i] && !send[i] {
-			w.m.duplicates.Inc()
+			m.Duplicates.Inc()
 		}
 	}
 	// Recorded: finish delivering even if the lease is being lost, within
@@ -145,7 +145,7 @@ const slowWave = time.Second
 // a slow wave that was sent: one the retained store does not hold is
 // sent again. Subscribers get that message twice, as NATS's own QoS 1
 // redelivery would have them.
-func (pt *partition) mendRetained(ctx context.Context, outs []wave.Out, sent []bool) error {
+func (pt *Partition) mendRetained(ctx context.Context, outs []wave.Out, sent []bool) error {
 	for i := range outs {
 		o := &outs[i]
 		if !sent[i] || !o.Retain {
@@ -157,14 +157,14 @@ func (pt *partition) mendRetained(ctx context.Context, outs []wave.Out, sent []b
 				break
 			}
 			if !pt.mayFinish() {
-				return errLeaseLost
+				return ErrLeaseLost
 			}
 			if err != nil {
 				pt.logErr("retained store check failed, retrying", err)
 				sleep(ctx, 200*time.Millisecond)
 				continue
 			}
-			pt.w.m.retainedMends.Inc()
+			pt.o.Metrics.RetainedMends.Inc()
 			pt.logErr("the server acknowledged a retained message it does not retain; sending it again",
 				fmt.Errorf("topic %s", o.Topic))
 			if err := pt.send(ctx, o, nil); err != nil {
@@ -177,7 +177,7 @@ func (pt *partition) mendRetained(ctx context.Context, outs []wave.Out, sent []b
 
 // suspect reports whether o may have been recorded by the previous
 // owner and not sent.
-func (pt *partition) suspect(o *wave.Out) bool {
+func (pt *Partition) suspect(o *wave.Out) bool {
 	return o.ID == pt.suspectID || (pt.suspectFrom != nil && !o.Pos.Less(*pt.suspectFrom))
 }
 
@@ -185,8 +185,8 @@ func (pt *partition) suspect(o *wave.Out) bool {
 // fut (nil: not started), and publishes it again, alone, until the
 // stream has it. retried reports that it was: a duplicate is then
 // possibly our own first try.
-func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.PubAckFuture) (ack *jetstream.PubAck, retried bool, err error) {
-	w := pt.w
+func (pt *Partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.PubAckFuture) (ack *jetstream.PubAck, retried bool, err error) {
+	o := pt.o
 	if fut != nil {
 		select {
 		case ack = <-fut.Ok():
@@ -197,7 +197,7 @@ func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 		}
 	}
 	for {
-		w.m.publishRetries.Inc()
+		o.Metrics.PublishRetries.Inc()
 		if err != nil {
 			pt.logErr("history publish failed, retrying", err)
 			sleep(ctx, 200*time.Millisecond)
@@ -206,7 +206,7 @@ func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 			return nil, true, err
 		}
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err = w.conn.JS.PublishMsg(c, msg)
+		ack, err = o.Conn.JS.PublishMsg(c, msg)
 		cancel()
 		if err == nil {
 			return ack, true, nil
@@ -216,8 +216,8 @@ func (pt *partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 
 // send publishes o over MQTT at QoS 1, retrying until the server has it
 // or the lease has run out. tok is its first publish, if started.
-func (pt *partition) send(ctx context.Context, o *wave.Out, tok mqtt.Token) error {
-	w := pt.w
+func (pt *Partition) send(ctx context.Context, o *wave.Out, tok mqtt.Token) error {
+	m := pt.o.Metrics
 	for {
 		if tok == nil && pt.mq.IsConnectionOpen() {
 			tok = pt.mq.Publish(o.Topic, 1, o.Retain, o.Body)
@@ -228,19 +228,19 @@ func (pt *partition) send(ctx context.Context, o *wave.Out, tok mqtt.Token) erro
 			// would reach subscribers twice.
 			for !tok.WaitTimeout(100 * time.Millisecond) {
 				if !pt.mayFinish() {
-					return errLeaseLost
+					return ErrLeaseLost
 				}
 			}
 			if tok.Error() == nil {
-				w.m.published.Inc()
+				m.Published.Inc()
 				return nil
 			}
-			w.m.publishRetries.Inc()
+			m.PublishRetries.Inc()
 			pt.logErr("MQTT publish failed, retrying", tok.Error())
 			tok = nil
 		}
 		if !pt.mayFinish() {
-			return errLeaseLost
+			return ErrLeaseLost
 		}
 		sleep(ctx, 100*time.Millisecond)
 	}
@@ -249,22 +249,22 @@ func (pt *partition) send(ctx context.Context, o *wave.Out, tok mqtt.Token) erro
 // mayFinish reports whether a recorded output may still be sent: the
 // lease has not run out, counting half the second validUntil keeps
 // before it really expires.
-func (pt *partition) mayFinish() bool {
-	return pt.w.mono() <= pt.validUntil.Load()+int64(500*time.Millisecond)
+func (pt *Partition) mayFinish() bool {
+	return pt.o.Mono() <= pt.ValidUntil.Load()+int64(500*time.Millisecond)
 }
 
 // retainedIs reports whether the server retains o's payload on its topic.
-func (pt *partition) retainedIs(ctx context.Context, o *wave.Out) bool {
+func (pt *Partition) retainedIs(ctx context.Context, o *wave.Out) bool {
 	held, err := pt.retained(ctx, o)
 	return err == nil && held
 }
 
 // retained reports whether the server retains o's payload on its topic;
 // err is set when the retained store could not be read.
-func (pt *partition) retained(ctx context.Context, o *wave.Out) (bool, error) {
+func (pt *Partition) retained(ctx context.Context, o *wave.Out) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	s, err := pt.w.conn.JS.Stream(ctx, subjects.RetainedStream)
+	s, err := pt.o.Conn.JS.Stream(ctx, subjects.RetainedStream)
 	if err != nil {
 		return false, err
 	}
@@ -278,10 +278,12 @@ func (pt *partition) retained(ctx context.Context, o *wave.Out) (bool, error) {
 	return bytes.Equal(m.Data, o.Body), nil
 }
 
-// lastRecord returns the id of partition n's newest history record and
-// the pos its wave started at (ok false: none, or a record without it).
-func (w *Worker) lastRecord(ctx context.Context, n int) (id string, first wave.Pos, ok bool, err error) {
-	m, err := cluster.LastMsg(ctx, w.conn.History, subjects.History(n))
+// lastRecord returns the id of the partition's newest history record
+// and the pos its wave started at (ok false: none, or a record without
+// it).
+func (pt *Partition) lastRecord(ctx context.Context) (id string, first wave.Pos, ok bool, err error) {
+	n := pt.n
+	m, err := cluster.LastMsg(ctx, pt.o.Conn.History, subjects.History(n))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return "", wave.Pos{}, false, nil
 	}
