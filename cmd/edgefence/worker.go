@@ -27,7 +27,10 @@ func workerFlags(cfg *worker.Config, topics *ingest.TopicFlags, proc *processFla
 	g.Group(fs, "cluster", func() {
 		fs.Var(&flagvalue.Joined{P: &cfg.NATS}, "nats", "NATS cluster client URLs, comma-separated")
 		fs.Var(&flagvalue.Joined{P: &cfg.MQTT}, "nats-mqtt", "MQTT listeners of the NATS nodes (host:port, comma-separated; tcp:// or tls:// to say which, else TLS with --nats-ca/--nats-cert): transitions are published and retained there too (empty: no NATS MQTT side; dashboards connect to serve --cluster nodes, which follow the retained bucket)")
-		fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker")
+		fs.StringVar(&cfg.Name, "name", cfg.Name, "worker name in the lease bucket: unique per running worker; default: the host name and the process id, host-pid")
+		// The help names the default rather than print the PID of the
+		// process printing it.
+		fs.Lookup("name").DefValue = ""
 		fs.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "device partitions P: the NATS subject mapping's partition(P, ...)")
 		fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "replicas of the streams, lease bucket and checkpoints it creates")
 		fs.DurationVar(&cfg.Lease, "lease", cfg.Lease, "partition lease: a dead worker's partitions move after it")
