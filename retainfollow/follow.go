@@ -61,8 +61,11 @@ type Options struct {
 	// DefaultSettleWindow), checked every quarter of StallAfter; 0:
 	// DefaultSettleWindow. Tests shorten it.
 	SettleWindow time.Duration
-	Metrics      *metrics.Set
-	Log          *slog.Logger
+	// Metrics is where the follower registers its counters; nil: a set
+	// of its own.
+	Metrics *metrics.Set
+	// Log receives the follower's warnings; nil: slog.Default().
+	Log *slog.Logger
 }
 
 // Defaults of Options.
