@@ -11,9 +11,11 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// lapse is a partition stopped because its lease could not be renewed in
-// time, though no other owner took it: the lease's last revision, and the
-// stopped partition, whose goroutine must end before it runs again.
+// lapse is a partition stopped because its lease could not be renewed:
+// in time (the bucket unreachable), or on its revision (the bucket lost
+// the key, or another owner has it, and then reclaim is refused). It
+// keeps the lease's last revision, and the stopped partition, whose
+// goroutine must end before it runs again.
 type lapse struct {
 	rev uint64
 	pt  *partition.Partition
@@ -29,8 +31,8 @@ func (w *Worker) lapse(n int, pt *partition.Partition) {
 	}
 }
 
-// lapseLocked stops owned partition n, whose lease could not be renewed
-// in time, and records it for reclaim. w.mu is held.
+// lapseLocked stops owned partition n, whose lease could not be renewed,
+// and records it for reclaim. w.mu is held.
 func (w *Worker) lapseLocked(n int, pt *partition.Partition) {
 	w.lapsed[n] = lapse{rev: w.revs[n], pt: pt}
 	pt.Cancel()

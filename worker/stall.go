@@ -169,8 +169,8 @@ func (w *Worker) stalled(ctx context.Context, n int, pt *partition.Partition, st
 	return false
 }
 
-// releaseStalled gives partition n up: stalled, it did not move again on
-// a new consumer. It stops at once, its lease is not renewed but deleted,
+// releaseStalled gives partition n up: stalled, and refused a new
+// consumer. It stops at once, its lease is not renewed but deleted,
 // so that another worker takes it from its checkpoint, or this one after
 // a lease, or at once when it is the only one (rebalance).
 func (w *Worker) releaseStalled(n int, pt *partition.Partition) {
