@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/edgefence/edgefence/internal/syncbuf"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -73,5 +75,59 @@ func TestLapsedLeaseTakenBackByItsOwner(t *testing.T) {
 	}
 	if n := counter(t, a, `edgefence_worker_rebalances_total{action="reclaimed"}`); n != 1 {
 		t.Errorf(`rebalances_total{action="reclaimed"} = %v, want 1`, n)
+	}
+}
+
+// TestLeaseWrittenUnseenTakenBackByItsOwner: a renewal that timed out for
+// its worker but reached the lease bucket (as while NATS elects a new
+// leader) leaves the lease at a revision its worker never saw, so its next
+// renewal is refused. The lease still names that worker, so the worker
+// takes it back at once and the partition moves again. Before, the refused
+// renewal left the lease to expire: the partition sat unowned for a lease
+// (seen in the node-kill test as 5 to 7 s silences).
+func TestLeaseWrittenUnseenTakenBackByItsOwner(t *testing.T) {
+	js, cfg, logs := onePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := startInProcess(t, cfg)
+	waitOwnedAll(t, a, 1)
+	leases, err := js.KeyValue(ctx, subjects.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB := cfg
+	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	b := startInProcess(t, cfgB)
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	time.Sleep(2 * cfg.Lease) // b asks for the partition every round
+
+	// The renewal that landed unseen: w1's name, a revision w1 does not know.
+	if _, err := leases.Put(ctx, subjects.LeaseKey(0), []byte(cfg.Name)); err != nil {
+		t.Fatal(err)
+	}
+	unseen, err := leases.Get(ctx, subjects.LeaseKey(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next jetstream.KeyValueEntry
+	for deadline := time.Now().Add(3 * cfg.Lease); next == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if e, err := leases.Get(ctx, subjects.LeaseKey(0)); err == nil && e.Revision() > unseen.Revision() {
+			next = e
+		}
+	}
+	if next == nil {
+		t.Fatalf("the lease was not written again within three leases of the unseen write:\n%s", logs)
+	}
+	// Only its owner writes a lease before it expires, a lease after its
+	// last write (the bucket's max age); anyone's take comes after that.
+	if gap := next.Created().Sub(unseen.Created()); gap >= cfg.Lease || string(next.Value()) != cfg.Name {
+		t.Errorf("lease written again by %s %v after the unseen write, want by w1 within the lease (%v):\n%s", next.Value(), gap, cfg.Lease, logs)
+	}
+	if !enterWithin(t, tracker, dash, "dev-2", 2*time.Second+5*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-2 after the unseen write:\n%s", logs)
+	}
+	if n := counter(t, b, `edgefence_worker_rebalances_total{action="acquired"}`); n != 0 || len(b.Owned()) != 0 || !slices.Equal(a.Owned(), []int{0}) {
+		t.Errorf("w1 owns %v, w2 %v (acquired %v); want w1 to keep its partition:\n%s", a.Owned(), b.Owned(), n, logs)
 	}
 }

@@ -48,7 +48,10 @@ import (
 //     retained set hold each device's current state;
 //   - no partition's transitions stopped reaching the dashboard for more
 //     than the lease and 5 s;
-//   - every device's transitions equal one engine's over the same pings.
+//   - every device's transitions equal one engine's over the same pings;
+//   - no partition was given up stalled, or handed over, unless a node
+//     could not reach the lease bucket for longer than a lease (logged
+//     as the exception, with the node).
 //
 // It takes about three minutes: CI runs it as a step of its own, with
 // EDGEFENCE_CLUSTER_NODE_KILL=1.
@@ -88,17 +91,14 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	// partition, then handed most of them over; a partition whose new
 	// consumer could not be made while the cluster elected its leaders was
 	// given up, and sat unowned for a lease).
-	moved := func() (n float64) {
+	moved := func(action string) (n float64) {
 		for _, s := range serves {
-			m := scrape(t, s.http)
-			for _, action := range []string{"released", "stalled"} {
-				v, _ := strconv.ParseFloat(m[`edgefence_worker_rebalances_total{action="`+action+`"}`], 64)
-				n += v
-			}
+			v, _ := strconv.ParseFloat(scrape(t, s.http)[`edgefence_worker_rebalances_total{action="`+action+`"}`], 64)
+			n += v
 		}
 		return n
 	}
-	movedBefore := moved()
+	releasedBefore, stalledBefore := moved("released"), moved("stalled")
 
 	streams := []string{subjects.PingStream, subjects.HistoryStream, subjects.CheckpointStream,
 		"KV_" + subjects.RetainedBucket, "KV_" + subjects.LeaseBucket}
@@ -137,8 +137,20 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	waitQuiet(t, js, 5*time.Second)
 	time.Sleep(2 * time.Second) // the followers' last deliveries
 
-	if n := moved() - movedBefore; n > 0 {
-		t.Errorf("the nodes handed over or gave up %v partitions after NATS nodes' deaths, want none", n)
+	if n := moved("stalled") - stalledBefore; n > 0 {
+		t.Errorf("the nodes gave up %v stalled partitions after NATS nodes' deaths, want none", n)
+	}
+	// The one hand-over with a cause: a node that could not reach the
+	// lease bucket for longer than a lease is dead to the others (its
+	// presence and leases expire), so they take its partitions, and hand
+	// them back when it returns.
+	if n := moved("released") - releasedBefore; n > 0 {
+		if cut := cutOff(serves, lease); len(cut) > 0 {
+			t.Logf("exception: the nodes handed over %v partitions after NATS nodes' deaths: %s could not reach the lease bucket for longer than the lease (%v), so the others took its partitions and handed them back on its return",
+				n, strings.Join(cut, ", "), lease)
+		} else {
+			t.Errorf("the nodes handed over %v partitions after NATS nodes' deaths, want none", n)
+		}
 	}
 	late := make([]map[string]string, len(serves))
 	for i, s := range serves {
@@ -263,6 +275,25 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	}
 
 	singleBoxEqual(t, c.set, applied, wantTrans)
+}
+
+// cutOff names the nodes that logged a lease bucket outage of at least
+// lease, with its length.
+func cutOff(serves []*serveNode, lease time.Duration) []string {
+	var cut []string
+	for _, s := range serves {
+		for l := range strings.Lines(s.out.String()) {
+			_, after, ok := strings.Cut(l, `msg="lease bucket reachable again"`)
+			if !ok {
+				continue
+			}
+			_, v, _ := strings.Cut(after, "after=")
+			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d >= lease {
+				cut = append(cut, fmt.Sprintf("%s (%v)", s.name, d))
+			}
+		}
+	}
+	return cut
 }
 
 // longestSilence returns the longest time between at and until that one

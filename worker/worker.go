@@ -46,9 +46,9 @@ type Worker struct {
 	// which this worker leaves it to others.
 	holdUntil map[int]int64
 	// lapsed holds the partitions stopped because their lease could not
-	// be renewed in time (the lease bucket unreachable): the lease loop
-	// takes them back first when it answers again (reclaim).
-	lapsed map[int]lapse
+	// be renewed, in time or on its revision: the lease loop takes them
+	// back first when the bucket answers (reclaim), once they have ended.
+	lapsed map[int]*partition.Partition
 	// downSince is the mono ns the lease bucket stopped answering, 0
 	// while it answers (the lease loop's own).
 	downSince int64
@@ -113,7 +113,7 @@ func Start(cfg Config) (*Worker, error) {
 		return nil, fmt.Errorf("load fences %s: %w", cfg.Fences, err)
 	}
 	w := &Worker{cfg: cfg, log: cfg.Log, set: cfg.Metrics, fences: set0, start: time.Now(),
-		parts: map[int]*partition.Partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, lapsed: map[int]lapse{}, done: make(chan struct{}),
+		parts: map[int]*partition.Partition{}, revs: map[int]uint64{}, holdUntil: map[int]int64{}, lapsed: map[int]*partition.Partition{}, done: make(chan struct{}),
 		gcKick: make(chan struct{}, 1), gcDone: make(chan struct{}), watchDone: make(chan struct{})}
 	ingestSet := metrics.NewSet() // counted by the broker when it shares its set
 	if w.set == nil {
@@ -306,9 +306,10 @@ func (w *Worker) renew(ctx context.Context) {
 				w.log.Warn("partition lease lost", "partition", n, "error", err)
 				w.m.lost.Inc()
 				if conflict(err) {
-					// Another owner has it, or the bucket lost it (seen
-					// after a NATS node's death): stop at once, and take
-					// it again if it is free (reclaim).
+					// Another owner has it, the bucket lost it, or a
+					// renewal that timed out landed (all seen after a NATS
+					// node's death): stop at once, and take it again if it
+					// still names this worker or is gone (reclaim).
 					pt.ValidUntil.Store(0)
 				}
 				w.lapseLocked(n, pt)
