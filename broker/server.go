@@ -205,6 +205,10 @@ func Start(cfg Config) (*Server, error) {
 		return nil, s.abort(err)
 	}
 	tel := hooks.NewTelemetry(reader, cfg.Log)
+	// A QoS 1 ping waits for the ping stream in its PUBACK, not in its
+	// connection's reader: a gateway's connection carries more than one
+	// ping a round trip. As many as an MQTT 5 client may send unanswered.
+	tel.DeferAcks(int(caps.ReceiveMaximum))
 	if err := s.mqtt.AddHook(tel, nil); err != nil {
 		return nil, s.abort(err)
 	}

@@ -13,6 +13,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/edgefence/edgefence/evaluator/payload"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -26,6 +27,7 @@ type Telemetry struct {
 	log     *slog.Logger
 	dropped atomic.Int64 // second of the last dropped-message log line
 	routes  routing
+	acks    *ackQueues // deferred PUBACKs (DeferAcks), else nil
 }
 
 // NewTelemetry returns the hook in front of r.
@@ -37,13 +39,25 @@ func NewTelemetry(r *ingest.Reader, log *slog.Logger) *Telemetry {
 	return h
 }
 
+// DeferAcks has a forwarding reader's QoS 1 pings acknowledged when the
+// ping stream answers, in each connection's order, while the connection's
+// reader goes on; at most max per connection wait for their answer, and
+// the reader waits for room beyond that. Without it (or a forwarder that
+// cannot, ingest.AsyncForwarder), the reader waits for each answer before
+// it reads the next packet: one ping per round trip to the stream.
+func (h *Telemetry) DeferAcks(max int) {
+	if h.r.ForwardsAsync() && max > 0 {
+		h.acks = &ackQueues{max: max}
+	}
+}
+
 // ID names the hook.
 func (h *Telemetry) ID() string { return "edgefence-telemetry" }
 
 // Provides says which hook events the hook handles.
 func (h *Telemetry) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnSubscribed, mqtt.OnUnsubscribed:
+	case mqtt.OnPublish, mqtt.OnPublishDropped, mqtt.OnSubscribed, mqtt.OnUnsubscribed, mqtt.OnDisconnect:
 		return true
 	}
 	return false
@@ -78,6 +92,15 @@ func (h *Telemetry) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error 
 		return nil // the transition publisher's own messages: never fed back
 	}
 	id, pos, at, out := h.r.Read(pk.TopicName, pk.Payload, cl.ID)
+	if h.acks != nil && pk.FixedHeader.Qos == 1 {
+		if out == ingest.Accepted && !pk.FixedHeader.Retain && !h.routes.routed() {
+			h.forwardDeferred(cl, pk, id, pos)
+			return errRejectPacket // mochi neither acknowledges nor routes it
+		}
+		// mochi acknowledges this one when the hook returns: not before
+		// the PUBACKs of the pings before it.
+		h.acks.waitIdle(cl)
+	}
 	switch out {
 	case ingest.Accepted:
 		var ref ingest.Refusal
@@ -117,6 +140,32 @@ func (h *Telemetry) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error 
 		return nil
 	}
 	return nil
+}
+
+// forwardDeferred forwards an accepted QoS 1 ping and queues its PUBACK,
+// answered when the ping stream is: success once stored; refused, 0x97 to
+// an MQTT 5 tracker and no PUBACK to a 3.1.1 one, as when the hook waits.
+func (h *Telemetry) forwardDeferred(cl *mqtt.Client, pk *packets.Packet, id string, pos payload.Position) {
+	a := h.acks.of(cl)
+	seq := a.add(pk.PacketID)
+	p := pos // the answer reads it later
+	h.r.ForwardAsync(cl.Properties.ProtocolVersion == 5, pk.TopicName, pk.Payload, &p, id, func(ref ingest.Refusal) {
+		switch ref {
+		case ingest.Taken:
+			a.answer(seq, true, packets.CodeSuccess.Code)
+		case ingest.Retry:
+			a.answer(seq, true, packets.ErrQuotaExceeded.Code)
+		default:
+			a.answer(seq, false, 0)
+		}
+	})
+}
+
+// OnDisconnect forgets the connection's deferred PUBACKs.
+func (h *Telemetry) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
+	if h.acks != nil {
+		h.acks.drop(cl)
+	}
 }
 
 // OnPublish is OnPublishInPlace on a copy, for mochi's Hook interface;

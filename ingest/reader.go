@@ -33,7 +33,8 @@ type Reader struct {
 	// engine is the concrete engine, not an interface: arguments of an
 	// interface call escape, and each ping would be allocated.
 	engine  *sharded.Engine
-	fwd     Forwarder // instead of engine: serve --cluster
+	fwd     Forwarder      // instead of engine: serve --cluster
+	afwd    AsyncForwarder // fwd, when it forwards without waiting
 	tap     func(engine.Ping)
 	rejects Rejects
 	m       *Metrics
@@ -300,9 +301,34 @@ type Forwarder interface {
 	Forward(qos byte, topic string, body []byte, id string, pos *payload.Position) error
 }
 
+// AsyncForwarder is a Forwarder that can also take a QoS 1 ping without
+// waiting: done gets the outcome later, on a goroutine it must not block,
+// unless ForwardAsync returns an error instead.
+type AsyncForwarder interface {
+	ForwardAsync(topic string, body []byte, id string, pos *payload.Position, done func(error)) error
+}
+
 // Forwarding has the reader's Accepted pings go to f (Forward) rather
 // than to the engine; set it before the first publish.
-func (r *Reader) Forwarding(f Forwarder) { r.fwd = f }
+func (r *Reader) Forwarding(f Forwarder) {
+	r.fwd = f
+	r.afwd, _ = f.(AsyncForwarder)
+}
+
+// ForwardsAsync reports whether the reader's Forwarder takes QoS 1 pings
+// without waiting (ForwardAsync).
+func (r *Reader) ForwardsAsync() bool { return r.afwd != nil }
+
+// ForwardAsync is Forward for a QoS 1 ping through an AsyncForwarder: done
+// gets what the publisher is to be told, once the ping is stored or
+// refused, on a goroutine it must not block. pos must stay unchanged
+// until then.
+func (r *Reader) ForwardAsync(v5 bool, topic string, body []byte, pos *payload.Position, id string, done func(Refusal)) {
+	err := r.afwd.ForwardAsync(topic, body, id, pos, func(err error) { done(r.refusal(err, 1, v5, pos, id)) })
+	if err != nil {
+		done(r.refusal(err, 1, v5, pos, id))
+	}
+}
 
 // Forwards reports whether the reader forwards its pings (Forwarding).
 func (r *Reader) Forwards() bool { return r.fwd != nil }

@@ -3,8 +3,10 @@
 // its partition's subject, where an unchanged edgefence worker consumes
 // it. A QoS 1 ping returns only once JetStream acknowledged it (stored on
 // the stream's replicas), so the tracker's PUBACK, which mochi sends after
-// the hook returns, promises what the stream holds; a QoS 0 ping goes
-// asynchronously, a bounded number in flight. Each message carries a
+// the hook returns, promises what the stream holds; ForwardAsync is the
+// same promise without the wait, for a hook that writes the PUBACK itself
+// when JetStream answers. A QoS 0 ping goes asynchronously, a bounded
+// number in flight. Each message carries a
 // Nats-Msg-Id made from the tracker's own (device, stamp, position), so a
 // re-send after a reconnect, to any node, is stored once within the
 // stream's duplicate window. docs/scale-out.md, "serve --cluster".
@@ -15,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,14 +54,19 @@ type Options struct {
 	// MaxAsync bounds the QoS 0 pings in flight; over it they are
 	// dropped and counted. 0: DefaultMaxAsync.
 	MaxAsync int
-	Metrics  *metrics.Set
-	Log      *slog.Logger
+	// MaxDeferred bounds the QoS 1 pings ForwardAsync has in flight, all
+	// connections together; over it one waits up to 200 ms for room and
+	// is then refused. 0: DefaultMaxDeferred.
+	MaxDeferred int
+	Metrics     *metrics.Set
+	Log         *slog.Logger
 }
 
 // Defaults of Options.
 const (
-	DefaultTimeout  = 5 * time.Second
-	DefaultMaxAsync = 4096
+	DefaultTimeout     = 5 * time.Second
+	DefaultMaxAsync    = 4096
+	DefaultMaxDeferred = 65536
 )
 
 // Errors of Forward. A ping refused with one of these is not acknowledged
@@ -79,6 +87,9 @@ type Publisher struct {
 	closed atomic.Bool
 	async  atomic.Int64 // QoS 0 pings in flight
 
+	mu       sync.Mutex
+	deferred map[*nats.Msg]func(error) // ForwardAsync's pings in flight
+
 	stored, dup, failed, shed, badSubject *metrics.Counter
 	logged                                atomic.Int64 // second of the last failure's log line
 }
@@ -91,6 +102,9 @@ func Dial(o Options) (*Publisher, error) {
 	}
 	if o.MaxAsync <= 0 {
 		o.MaxAsync = DefaultMaxAsync
+	}
+	if o.MaxDeferred <= 0 {
+		o.MaxDeferred = DefaultMaxDeferred
 	}
 	if o.Metrics == nil {
 		o.Metrics = metrics.NewSet()
@@ -107,14 +121,14 @@ func Dial(o Options) (*Publisher, error) {
 	if err := o.Security.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Publisher{o: o}
+	p := &Publisher{o: o, deferred: map[*nats.Msg]func(error){}}
 	m := o.Metrics
 	p.stored = m.NewCounter(`edgefence_cluster_pings_total{result="stored"}`)
 	p.dup = m.NewCounter(`edgefence_cluster_pings_total{result="duplicate"}`)
 	p.failed = m.NewCounter(`edgefence_cluster_pings_total{result="failed"}`)
 	p.shed = m.NewCounter(`edgefence_cluster_pings_total{result="shed"}`)
 	p.badSubject = m.NewCounter(`edgefence_cluster_pings_total{result="bad_subject"}`)
-	m.NewGauge(`edgefence_cluster_pings_in_flight`, func() float64 { return float64(p.async.Load()) })
+	m.NewGauge(`edgefence_cluster_pings_in_flight`, func() float64 { return float64(p.async.Load()) + float64(p.inFlight()) })
 	tc, err := o.Security.TLSConfig()
 	if err != nil {
 		return nil, err
@@ -129,7 +143,7 @@ func Dial(o Options) (*Publisher, error) {
 		return nil, fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), o.Security.Explain(err))
 	}
 	p.js, err = jetstream.New(p.nc, jetstream.WithPublishAsyncTimeout(o.Timeout),
-		jetstream.WithPublishAsyncMaxPending(o.MaxAsync+1),
+		jetstream.WithPublishAsyncMaxPending(o.MaxAsync+o.MaxDeferred+1),
 		jetstream.WithPublishAsyncAckHandler(p.asyncAcked), jetstream.WithPublishAsyncErrHandler(p.asyncFailed))
 	if err != nil {
 		p.nc.Close()
@@ -154,18 +168,9 @@ func Dial(o Options) (*Publisher, error) {
 // QoS 1 and 2 it returns once JetStream stored it, or with the error
 // that kept it out; at QoS 0 once it is sent, or ErrShed.
 func (p *Publisher) Forward(qos byte, topic string, body []byte, id string, pos *payload.Position) error {
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	subj, err := subjects.PingSubject(p.o.Telemetry, topic, p.o.Partitions)
+	m, err := p.msg(topic, body, id, pos)
 	if err != nil {
-		p.badSubject.Inc()
-		p.logFailure("ping not published: its topic has no ping stream subject", topic, err)
 		return err
-	}
-	m := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
-	if mid := MsgID(id, pos); mid != "" {
-		m.Header.Set(jetstream.MsgIDHeader, mid)
 	}
 	if qos == 0 {
 		return p.forwardAsync(m)
@@ -178,12 +183,75 @@ func (p *Publisher) Forward(qos byte, topic string, body []byte, id string, pos 
 		p.logFailure("ping not stored in the ping stream: refused to the tracker", topic, err)
 		return err
 	}
+	p.count(ack)
+	return nil
+}
+
+// ForwardAsync publishes a QoS 1 ping without waiting
+// (ingest.AsyncForwarder): done gets nil once JetStream stored it, or the
+// error that kept it out, within Timeout, on a goroutine of nats.go's that
+// it must not block. An error returned instead means done is not called.
+func (p *Publisher) ForwardAsync(topic string, body []byte, id string, pos *payload.Position, done func(error)) error {
+	m, err := p.msg(topic, body, id, pos)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.deferred[m] = done
+	p.mu.Unlock()
+	if _, err := p.js.PublishMsgAsync(m); err != nil {
+		p.take(m)
+		p.failed.Inc()
+		p.logFailure("ping not sent to the ping stream: refused to the tracker", topic, err)
+		return err
+	}
+	return nil
+}
+
+// msg is the ping stream's message for a ping, or the error that refuses it.
+func (p *Publisher) msg(topic string, body []byte, id string, pos *payload.Position) (*nats.Msg, error) {
+	if p.closed.Load() {
+		return nil, ErrClosed
+	}
+	subj, err := subjects.PingSubject(p.o.Telemetry, topic, p.o.Partitions)
+	if err != nil {
+		p.badSubject.Inc()
+		p.logFailure("ping not published: its topic has no ping stream subject", topic, err)
+		return nil, err
+	}
+	m := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
+	if mid := MsgID(id, pos); mid != "" {
+		m.Header.Set(jetstream.MsgIDHeader, mid)
+	}
+	return m, nil
+}
+
+// take removes m from the deferred pings in flight and returns its done,
+// nil if it is not one of them (a QoS 0 ping).
+func (p *Publisher) take(m *nats.Msg) func(error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	done, ok := p.deferred[m]
+	if ok {
+		delete(p.deferred, m)
+	}
+	return done
+}
+
+// inFlight is the number of ForwardAsync's pings in flight.
+func (p *Publisher) inFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.deferred)
+}
+
+// count counts a stored ping.
+func (p *Publisher) count(ack *jetstream.PubAck) {
 	if ack.Duplicate {
 		p.dup.Inc()
 	} else {
 		p.stored.Inc()
 	}
-	return nil
 }
 
 // forwardAsync sends a QoS 0 ping if fewer than MaxAsync are in flight.
@@ -202,20 +270,25 @@ func (p *Publisher) forwardAsync(m *nats.Msg) error {
 	return nil
 }
 
-// asyncAcked and asyncFailed end a QoS 0 ping's flight; nats.go calls
-// them holding its own lock, so they only count.
-func (p *Publisher) asyncAcked(_ jetstream.JetStream, _ *nats.Msg, ack *jetstream.PubAck) {
-	p.async.Add(-1)
-	if ack.Duplicate {
-		p.dup.Inc()
-	} else {
-		p.stored.Inc()
+// asyncAcked and asyncFailed end an asynchronous ping's flight; nats.go
+// may call them holding its own lock, so they only count and call done.
+func (p *Publisher) asyncAcked(_ jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
+	p.count(ack)
+	if done := p.take(m); done != nil {
+		done(nil)
+		return
 	}
+	p.async.Add(-1)
 }
 
 func (p *Publisher) asyncFailed(_ jetstream.JetStream, m *nats.Msg, err error) {
-	p.async.Add(-1)
 	p.failed.Inc()
+	if done := p.take(m); done != nil {
+		p.logFailure("ping not stored in the ping stream: refused to the tracker", m.Subject, err)
+		done(err)
+		return
+	}
+	p.async.Add(-1)
 	p.logFailure("QoS 0 ping lost on its way to the ping stream", m.Subject, err)
 }
 
@@ -228,7 +301,7 @@ func (p *Publisher) logFailure(msg, topic string, err error) {
 	}
 }
 
-// Close waits up to ctx for the QoS 0 pings in flight, then closes the
+// Close waits up to ctx for the pings in flight, then closes the
 // connection; Forward fails after it. Call it once no publish comes.
 func (p *Publisher) Close(ctx context.Context) {
 	if !p.closed.CompareAndSwap(false, true) {
@@ -239,4 +312,12 @@ func (p *Publisher) Close(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	p.nc.Close()
+	// nats.go forgets what had no answer when it closes: refused.
+	p.mu.Lock()
+	left := p.deferred
+	p.deferred = map[*nats.Msg]func(error){}
+	p.mu.Unlock()
+	for _, done := range left {
+		done(ErrClosed)
+	}
 }
