@@ -14,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/evaluator/payload"
+	"github.com/edgefence/edgefence/hooks/puback"
 	"github.com/edgefence/edgefence/ingest"
 )
 
@@ -27,7 +28,7 @@ type Telemetry struct {
 	log     *slog.Logger
 	dropped atomic.Int64 // second of the last dropped-message log line
 	routes  routing
-	acks    *ackQueues // deferred PUBACKs (DeferAcks), else nil
+	acks    *puback.Queues // deferred PUBACKs (DeferAcks), else nil
 }
 
 // NewTelemetry returns the hook in front of r.
@@ -47,7 +48,7 @@ func NewTelemetry(r *ingest.Reader, log *slog.Logger) *Telemetry {
 // it reads the next packet: one ping per round trip to the stream.
 func (h *Telemetry) DeferAcks(max int) {
 	if h.r.ForwardsAsync() && max > 0 {
-		h.acks = &ackQueues{max: max}
+		h.acks = &puback.Queues{Max: max}
 	}
 }
 
@@ -99,7 +100,7 @@ func (h *Telemetry) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error 
 		}
 		// mochi acknowledges this one when the hook returns: not before
 		// the PUBACKs of the pings before it.
-		h.acks.waitIdle(cl)
+		h.acks.WaitIdle(cl)
 	}
 	switch out {
 	case ingest.Accepted:
@@ -146,17 +147,17 @@ func (h *Telemetry) OnPublishInPlace(cl *mqtt.Client, pk *packets.Packet) error 
 // answered when the ping stream is: success once stored; refused, 0x97 to
 // an MQTT 5 tracker and no PUBACK to a 3.1.1 one, as when the hook waits.
 func (h *Telemetry) forwardDeferred(cl *mqtt.Client, pk *packets.Packet, id string, pos payload.Position) {
-	a := h.acks.of(cl)
-	seq := a.add(pk.PacketID)
+	a := h.acks.Of(cl)
+	seq := a.Add(pk.PacketID)
 	p := pos // the answer reads it later
 	h.r.ForwardAsync(cl.Properties.ProtocolVersion == 5, pk.TopicName, pk.Payload, &p, id, func(ref ingest.Refusal) {
 		switch ref {
 		case ingest.Taken:
-			a.answer(seq, true, packets.CodeSuccess.Code)
+			a.Answer(seq, true, packets.CodeSuccess.Code)
 		case ingest.Retry:
-			a.answer(seq, true, packets.ErrQuotaExceeded.Code)
+			a.Answer(seq, true, packets.ErrQuotaExceeded.Code)
 		default:
-			a.answer(seq, false, 0)
+			a.Answer(seq, false, 0)
 		}
 	})
 }
@@ -164,7 +165,7 @@ func (h *Telemetry) forwardDeferred(cl *mqtt.Client, pk *packets.Packet, id stri
 // OnDisconnect forgets the connection's deferred PUBACKs.
 func (h *Telemetry) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	if h.acks != nil {
-		h.acks.drop(cl)
+		h.acks.Drop(cl)
 	}
 }
 

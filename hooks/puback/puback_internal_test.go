@@ -1,4 +1,4 @@
-package hooks
+package puback
 
 import (
 	"slices"
@@ -6,8 +6,12 @@ import (
 	"testing"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 )
+
+// The writing goroutines end once what they can write is written.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestAckQueueWritesInPublishOrder: whatever order the ping stream answers
 // a connection's pings in, and however many the connection may have
@@ -18,7 +22,7 @@ func TestAckQueueWritesInPublishOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var mu sync.Mutex
 		var written []packets.Packet
-		a := newAckQueue(func(pk packets.Packet) error {
+		a := NewQueue(func(pk packets.Packet) error {
 			mu.Lock()
 			defer mu.Unlock()
 			written = append(written, pk)
@@ -38,25 +42,25 @@ func TestAckQueueWritesInPublishOrder(t *testing.T) {
 			// the stream does while the reader waits in add.
 			for a.queued() >= a.max || len(open) > 0 && rapid.Bool().Draw(t, "answer now") {
 				if len(open) == 0 {
-					a.waitIdle() // all answered: room once written
+					a.WaitIdle() // all answered: room once written
 					continue
 				}
 				k := rapid.IntRange(0, len(open)-1).Draw(t, "which")
 				p := open[k]
 				open = slices.Delete(open, k, k+1)
-				a.answer(p.seq, p.send, p.code)
+				a.Answer(p.seq, p.send, p.code)
 			}
 			p := ping{id: uint16(i + 1), send: rapid.IntRange(0, 3).Draw(t, "refused") != 0}
 			if p.send && rapid.Bool().Draw(t, "0x97") {
 				p.code = packets.ErrQuotaExceeded.Code
 			}
-			p.seq = a.add(p.id)
+			p.seq = a.Add(p.id)
 			open, all = append(open, p), append(all, p)
 		}
 		for _, k := range rapid.Permutation(open).Draw(t, "last answers") {
-			a.answer(k.seq, k.send, k.code)
+			a.Answer(k.seq, k.send, k.code)
 		}
-		a.waitIdle()
+		a.WaitIdle()
 		var want []packets.Packet
 		for _, p := range all {
 			if p.send {
@@ -77,7 +81,7 @@ func TestAckQueueWritesInPublishOrder(t *testing.T) {
 }
 
 // queued is the number of PUBACKs not yet written.
-func (a *ackQueue) queued() int {
+func (a *Queue) queued() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.q)
@@ -87,14 +91,14 @@ func (a *ackQueue) queued() int {
 // for the queue to drain, is let go when its connection closes, though
 // the ping stream has not answered.
 func TestAckQueueReleasesItsReaderWhenClosed(t *testing.T) {
-	a := newAckQueue(func(packets.Packet) error { return nil }, 1)
-	a.add(1)
+	a := NewQueue(func(packets.Packet) error { return nil }, 1)
+	a.Add(1)
 	done := make(chan struct{})
 	go func() {
-		a.add(2) // no room: waits
-		a.waitIdle()
+		a.Add(2) // no room: waits
+		a.WaitIdle()
 		close(done)
 	}()
-	a.close()
+	a.Close()
 	<-done
 }

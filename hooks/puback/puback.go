@@ -1,4 +1,8 @@
-package hooks
+// Package puback keeps a connection's deferred PUBACKs: under serve
+// --cluster a QoS 1 ping is acknowledged once the ping stream stored it,
+// while the connection's reader goes on to its next packet, and the
+// PUBACKs must still go out in the order of their PUBLISHes.
+package puback
 
 import (
 	"sync"
@@ -7,13 +11,11 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-// ackQueue is one connection's deferred PUBACKs: under serve --cluster a
-// QoS 1 ping is acknowledged once the ping stream stored it, while the
-// connection's reader goes on to its next packet. The PUBACKs go out in
-// the order of their PUBLISHes ([MQTT-4.6.0-2]) whatever order JetStream
-// answers in, each written by one goroutine at a time, started when the
-// oldest is answered and ended when none is left that can go.
-type ackQueue struct {
+// Queue is one connection's deferred PUBACKs. They go out in the order of
+// their PUBLISHes ([MQTT-4.6.0-2]) whatever order the answers come in,
+// written by one goroutine at a time, started when the oldest is answered
+// and ended when none is left that can go.
+type Queue struct {
 	write func(packets.Packet) error // the connection's WritePacket
 	max   int                        // deferred PUBACKs per connection
 
@@ -33,15 +35,17 @@ type deferredAck struct {
 	code     byte // the PUBACK's reason code
 }
 
-func newAckQueue(write func(packets.Packet) error, max int) *ackQueue {
-	a := &ackQueue{write: write, max: max}
+// NewQueue returns a queue that writes with write (the connection's
+// WritePacket) and holds at most max unwritten.
+func NewQueue(write func(packets.Packet) error, max int) *Queue {
+	a := &Queue{write: write, max: max}
 	a.room.L = &a.mu
 	return a
 }
 
-// add queues a PUBACK for packet id, waiting while the connection has max
-// of them queued, and returns its sequence number for answer.
-func (a *ackQueue) add(id uint16) uint64 {
+// Add queues a PUBACK for packet id, waiting while the connection has max
+// of them queued, and returns its sequence number for Answer.
+func (a *Queue) Add(id uint16) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for len(a.q) >= a.max && !a.closed {
@@ -51,9 +55,9 @@ func (a *ackQueue) add(id uint16) uint64 {
 	return a.head + uint64(len(a.q)) - 1
 }
 
-// answer settles PUBACK seq: sent with reason code code, or not at all.
+// Answer settles PUBACK seq: sent with reason code code, or not at all.
 // It never blocks on the network: the writing is left to a goroutine.
-func (a *ackQueue) answer(seq uint64, send bool, code byte) {
+func (a *Queue) Answer(seq uint64, send bool, code byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e := &a.q[seq-a.head]
@@ -66,7 +70,7 @@ func (a *ackQueue) answer(seq uint64, send bool, code byte) {
 
 // flush writes the answered PUBACKs at the head of the queue, in order,
 // until the head is one still waiting for its answer.
-func (a *ackQueue) flush() {
+func (a *Queue) flush() {
 	var batch []deferredAck
 	for {
 		a.mu.Lock()
@@ -99,10 +103,10 @@ func (a *ackQueue) flush() {
 	}
 }
 
-// waitIdle returns once every queued PUBACK is written (or the connection
+// WaitIdle returns once every queued PUBACK is written (or the connection
 // closed): a PUBACK that mochi writes after the hook returns must not
 // overtake them.
-func (a *ackQueue) waitIdle() {
+func (a *Queue) WaitIdle() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for (len(a.q) > 0 || a.writing) && !a.closed {
@@ -110,40 +114,41 @@ func (a *ackQueue) waitIdle() {
 	}
 }
 
-// close releases the connection's reader from its waits: the connection
+// Close releases the connection's reader from its waits: the connection
 // is gone, and the answers still to come write nothing that matters.
-func (a *ackQueue) close() {
+func (a *Queue) Close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
 	a.room.Broadcast()
 }
 
-// ackQueues are the connections' ack queues.
-type ackQueues struct {
-	max int
-	m   sync.Map // *mqtt.Client → *ackQueue
+// Queues are the connections' queues.
+type Queues struct {
+	// Max is each queue's bound (NewQueue).
+	Max int
+	m   sync.Map // *mqtt.Client → *Queue
 }
 
-// of returns cl's queue, made on its first deferred PUBACK.
-func (qs *ackQueues) of(cl *mqtt.Client) *ackQueue {
+// Of returns cl's queue, made on its first deferred PUBACK.
+func (qs *Queues) Of(cl *mqtt.Client) *Queue {
 	if a, ok := qs.m.Load(cl); ok {
-		return a.(*ackQueue)
+		return a.(*Queue)
 	}
-	a, _ := qs.m.LoadOrStore(cl, newAckQueue(cl.WritePacket, qs.max))
-	return a.(*ackQueue)
+	a, _ := qs.m.LoadOrStore(cl, NewQueue(cl.WritePacket, qs.Max))
+	return a.(*Queue)
 }
 
-// waitIdle waits until cl has no deferred PUBACK left to write.
-func (qs *ackQueues) waitIdle(cl *mqtt.Client) {
+// WaitIdle waits until cl has no deferred PUBACK left to write.
+func (qs *Queues) WaitIdle(cl *mqtt.Client) {
 	if a, ok := qs.m.Load(cl); ok {
-		a.(*ackQueue).waitIdle()
+		a.(*Queue).WaitIdle()
 	}
 }
 
-// drop forgets cl's queue when it disconnects.
-func (qs *ackQueues) drop(cl *mqtt.Client) {
+// Drop forgets cl's queue when it disconnects.
+func (qs *Queues) Drop(cl *mqtt.Client) {
 	if a, ok := qs.m.LoadAndDelete(cl); ok {
-		a.(*ackQueue).close()
+		a.(*Queue).Close()
 	}
 }
