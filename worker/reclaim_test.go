@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
@@ -17,29 +18,16 @@ import (
 
 // TestLapsedLeaseTakenBackByItsOwner: a partition whose lease could not be
 // renewed in time (the lease bucket unreachable, as while NATS elects its
-// new leader) but that no one else took is taken back by its owner, by
-// the lease's revision, as soon as the bucket answers: before the lease
+// new leader) but that no one else took is taken back by its owner, while
+// the lease still names it, as soon as the bucket answers: before the lease
 // could expire in the bucket, not by another worker waiting for
 // partitions, and it moves again. Before, the stale lease blocked every
 // worker until the bucket expired it.
 func TestLapsedLeaseTakenBackByItsOwner(t *testing.T) {
-	js, cfg, logs := onePartition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a := startInProcess(t, cfg)
-	waitOwnedAll(t, a, 1)
-	leases, err := js.KeyValue(ctx, subjects.LeaseBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgB := cfg
-	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
-	b := startInProcess(t, cfgB)
-	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
-	expectEnter(t, tracker, dash, "dev-1")
+	cfg, logs, leases, a, b, tracker, dash := leaseContest(ctx, t)
 	const acquired = `edgefence_worker_rebalances_total{action="acquired"}`
-	// b asks for the partition every round from here on (its share is 1).
-	time.Sleep(2 * cfg.Lease)
 
 	worker.LapseLeases(a)
 	before, err := leases.Get(ctx, subjects.LeaseKey(0))
@@ -86,21 +74,9 @@ func TestLapsedLeaseTakenBackByItsOwner(t *testing.T) {
 // renewal left the lease to expire: the partition sat unowned for a lease
 // (seen in the node-kill test as 5 to 7 s silences).
 func TestLeaseWrittenUnseenTakenBackByItsOwner(t *testing.T) {
-	js, cfg, logs := onePartition(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a := startInProcess(t, cfg)
-	waitOwnedAll(t, a, 1)
-	leases, err := js.KeyValue(ctx, subjects.LeaseBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfgB := cfg
-	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
-	b := startInProcess(t, cfgB)
-	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
-	expectEnter(t, tracker, dash, "dev-1")
-	time.Sleep(2 * cfg.Lease) // b asks for the partition every round
+	cfg, logs, leases, a, b, tracker, dash := leaseContest(ctx, t)
 
 	// The renewal that landed unseen: w1's name, a revision w1 does not know.
 	if _, err := leases.Put(ctx, subjects.LeaseKey(0), []byte(cfg.Name)); err != nil {
@@ -130,4 +106,24 @@ func TestLeaseWrittenUnseenTakenBackByItsOwner(t *testing.T) {
 	if n := counter(t, b, `edgefence_worker_rebalances_total{action="acquired"}`); n != 0 || len(b.Owned()) != 0 || !slices.Equal(a.Owned(), []int{0}) {
 		t.Errorf("w1 owns %v, w2 %v (acquired %v); want w1 to keep its partition:\n%s", a.Owned(), b.Owned(), n, logs)
 	}
+}
+
+// leaseContest starts worker w1 owning the one partition and worker w2
+// asking for it every round (its share is 1), and checks that the
+// partition moves: an ENTER of dev-1 from tracker reaches dash.
+func leaseContest(ctx context.Context, t *testing.T) (cfg worker.Config, logs *syncbuf.Buffer, leases jetstream.KeyValue, a, b *worker.Worker, tracker, dash mqtt.Client) {
+	js, cfg, logs := onePartition(t)
+	a = startInProcess(t, cfg)
+	waitOwnedAll(t, a, 1)
+	leases, err := js.KeyValue(ctx, subjects.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB := cfg
+	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	b = startInProcess(t, cfgB)
+	tracker, dash = mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	time.Sleep(2 * cfg.Lease)
+	return cfg, logs, leases, a, b, tracker, dash
 }
