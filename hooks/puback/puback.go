@@ -16,8 +16,8 @@ import (
 // written by one goroutine at a time, started when the oldest is answered
 // and ended when none is left that can go.
 type Queue struct {
-	write func(packets.Packet) error // the connection's WritePacket
-	max   int                        // deferred PUBACKs per connection
+	write func([]packets.Packet) error // the connection's WritePackets
+	max   int                          // deferred PUBACKs per connection
 
 	mu      sync.Mutex
 	room    sync.Cond // signalled when acks leave the queue or it closes
@@ -36,8 +36,8 @@ type deferredAck struct {
 }
 
 // NewQueue returns a queue that writes with write (the connection's
-// WritePacket) and holds at most max unwritten.
-func NewQueue(write func(packets.Packet) error, max int) *Queue {
+// WritePackets) and holds at most max unwritten.
+func NewQueue(write func([]packets.Packet) error, max int) *Queue {
 	a := &Queue{write: write, max: max}
 	a.room.L = &a.mu
 	return a
@@ -72,6 +72,7 @@ func (a *Queue) Answer(seq uint64, send bool, code byte) {
 // until the head is one still waiting for its answer.
 func (a *Queue) flush() {
 	var batch []deferredAck
+	var acks []packets.Packet
 	for {
 		a.mu.Lock()
 		n := 0
@@ -92,13 +93,17 @@ func (a *Queue) flush() {
 		a.head += uint64(n)
 		a.room.Broadcast()
 		a.mu.Unlock()
+		acks = acks[:0]
 		for _, e := range batch {
 			if e.send {
-				// A closed connection fails every write: its tracker has
-				// no PUBACK and sends the ping again, which the stream
-				// stores once.
-				_ = a.write(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: e.id, ReasonCode: e.code})
+				acks = append(acks, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: e.id, ReasonCode: e.code})
 			}
+		}
+		if len(acks) > 0 {
+			// One write for those answered together (mochi patch 0025). A
+			// closed connection fails it: its tracker has no PUBACK and
+			// sends the pings again, which the stream stores once.
+			_ = a.write(acks)
 		}
 	}
 }
@@ -135,7 +140,7 @@ func (qs *Queues) Of(cl *mqtt.Client) *Queue {
 	if a, ok := qs.m.Load(cl); ok {
 		return a.(*Queue)
 	}
-	a, _ := qs.m.LoadOrStore(cl, NewQueue(cl.WritePacket, qs.Max))
+	a, _ := qs.m.LoadOrStore(cl, NewQueue(cl.WritePackets, qs.Max))
 	return a.(*Queue)
 }
 

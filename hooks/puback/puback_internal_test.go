@@ -22,10 +22,10 @@ func TestAckQueueWritesInPublishOrder(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var mu sync.Mutex
 		var written []packets.Packet
-		a := NewQueue(func(pk packets.Packet) error {
+		a := NewQueue(func(pks []packets.Packet) error {
 			mu.Lock()
 			defer mu.Unlock()
-			written = append(written, pk)
+			written = append(written, pks...)
 			return nil
 		}, rapid.IntRange(1, 8).Draw(t, "max"))
 		n := rapid.IntRange(0, 40).Draw(t, "pings")
@@ -91,7 +91,7 @@ func (a *Queue) queued() int {
 // for the queue to drain, is let go when its connection closes, though
 // the ping stream has not answered.
 func TestAckQueueReleasesItsReaderWhenClosed(t *testing.T) {
-	a := NewQueue(func(packets.Packet) error { return nil }, 1)
+	a := NewQueue(func([]packets.Packet) error { return nil }, 1)
 	a.Add(1)
 	done := make(chan struct{})
 	go func() {

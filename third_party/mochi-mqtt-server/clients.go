@@ -150,7 +150,8 @@ type ClientConnection struct {
 	outbuf   *bytes.Buffer // a buffer for writing packets
 	holdAt   time.Time     // when the reader began to hold acknowledgements; the reader's own
 	hold     atomic.Bool   // the reader has more packets read: acknowledgements wait in outbuf
-	held     atomic.Bool   // outbuf holds acknowledgements because of hold; set under the client's lock
+	held     atomic.Bool   // outbuf holds acknowledgements because of hold or batch; set under the client's lock
+	batch    atomic.Int32  // WritePackets calls under way: acknowledgements wait in outbuf as for hold
 	Remote   string        // the remote address of the client
 	Listener string        // listener id of the client
 	Inline   bool          // if true, the client is the built-in 'inline' embedded client
@@ -865,6 +866,40 @@ func (cl *Client) encodeHooks(pk *packets.Packet) {
 	*pk = cl.ops.hooks.OnPacketEncode(cl, *pk)
 }
 
+// WritePackets encodes and writes pks to the client in order, as
+// WritePacket does each, but the acknowledgements among them wait in the
+// connection's write buffer and go out together, with one write, at the
+// end (or before anything else written). It is for code that answers a
+// client's packets outside its reader, several at a time: a hook that
+// acknowledges publishes once a store has them, say. It stops at the
+// first error.
+func (cl *Client) WritePackets(pks []packets.Packet) error {
+	cl.Net.batch.Add(1)
+	var err error
+	for _, pk := range pks {
+		if err = cl.WritePacket(pk); err != nil {
+			break
+		}
+	}
+	// The last batch to end writes what waits, unless the reader holds
+	// acknowledgements too: its release writes them (see releaseAcks).
+	if cl.Net.batch.Add(-1) == 0 && cl.Net.held.Load() && !cl.Net.hold.Load() {
+		cl.Lock()
+		ferr := cl.flushOutbuf()
+		cl.Unlock()
+		if err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+// holding reports whether acknowledgements written now wait in the write
+// buffer: the reader has more packets read, or a WritePackets is under way.
+func (cl *Client) holding() bool {
+	return cl.Net.hold.Load() || cl.Net.batch.Load() > 0
+}
+
 // WritePacket encodes and writes a packet to the client.
 func (cl *Client) WritePacket(pk packets.Packet) error {
 	if cl.Closed() {
@@ -967,7 +1002,7 @@ func (cl *Client) writeEncoded(pk *packets.Packet) error {
 	n, err := func() (int64, error) {
 		cl.Lock()
 		defer cl.Unlock()
-		hold := heldPacketType(pk.FixedHeader.Type) && cl.Net.hold.Load()
+		hold := heldPacketType(pk.FixedHeader.Type) && cl.holding()
 		if cl.State.outbound.len() == 0 && !hold {
 			if cl.Net.outbuf == nil {
 				return buf.WriteTo(cl.Net.Conn)
@@ -991,7 +1026,7 @@ func (cl *Client) writeEncoded(pk *packets.Packet) error {
 		if cl.Net.outbuf.Len() < cl.ops.options.ClientNetWriteBufferSize {
 			if hold {
 				cl.Net.held.Store(true)
-				if !cl.Net.hold.Load() { // released meanwhile, maybe before held was set
+				if !cl.holding() { // released meanwhile, maybe before held was set
 					return int64(n), cl.flushOutbuf()
 				}
 			}

@@ -273,3 +273,89 @@ func TestServerReadsABurstWhileAWriteIsBlocked(t *testing.T) {
 	require.Equal(t, []byte{packets.Pingresp << 4, 0}, readAcks(t, w, 2))
 	require.NoError(t, <-written)
 }
+
+// ackTestClient returns the server's client for the one connection made by
+// connectAckTestClient.
+func ackTestClient(t *testing.T, s *Server) *Client {
+	t.Helper()
+	for _, cl := range s.Clients.GetAll() {
+		if !cl.Net.Inline {
+			return cl
+		}
+	}
+	t.Fatal("no client connected")
+	return nil
+}
+
+// encodeAckTestPuback encodes an MQTT 3.1.1 PUBACK for packet id.
+func encodeAckTestPuback(t testing.TB, buf *bytes.Buffer, id uint16) packets.Packet {
+	t.Helper()
+	pk := packets.Packet{ProtocolVersion: 4, FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: id}
+	require.NoError(t, pk.PubackEncode(buf))
+	return pk
+}
+
+func TestClientWritePacketsAcknowledgementsInOneWrite(t *testing.T) {
+	s := newAckTestServer(t)
+	w, sc, _ := connectAckTestClient(t, s)
+	cl := ackTestClient(t, s)
+
+	var want bytes.Buffer
+	var pks []packets.Packet
+	for id := uint16(1); id <= 8; id++ {
+		pks = append(pks, encodeAckTestPuback(t, &want, id))
+	}
+	before := sc.writes.Load()
+	done := make(chan error, 1)
+	go func() { done <- cl.WritePackets(pks) }()
+	require.Equal(t, want.Bytes(), readAcks(t, w, want.Len()))
+	require.NoError(t, <-done)
+	require.Equal(t, int64(1), sc.writes.Load()-before, "writes for 8 PUBACKs")
+}
+
+func TestClientWritePacketsKeepsTheOrder(t *testing.T) {
+	s := newAckTestServer(t)
+	w, _, _ := connectAckTestClient(t, s)
+	cl := ackTestClient(t, s)
+
+	// A publish is not held: the PUBACK before it is written first.
+	var want bytes.Buffer
+	pks := []packets.Packet{encodeAckTestPuback(t, &want, 1)}
+	pub := packets.Packet{ProtocolVersion: 4, FixedHeader: packets.FixedHeader{Type: packets.Publish}, TopicName: "a/b", Payload: []byte("x")}
+	require.NoError(t, pub.PublishEncode(&want))
+	pks = append(pks, pub, encodeAckTestPuback(t, &want, 2))
+	done := make(chan error, 1)
+	go func() { done <- cl.WritePackets(pks) }()
+	require.Equal(t, want.Bytes(), readAcks(t, w, want.Len()))
+	require.NoError(t, <-done)
+}
+
+func TestClientWritePacketsLeavesNothingHeld(t *testing.T) {
+	s := newAckTestServer(t)
+	w, _, _ := connectAckTestClient(t, s)
+	cl := ackTestClient(t, s)
+
+	// Batches written at once from several goroutines: the last to end
+	// writes what the others left waiting.
+	const writers, each = 4, 16
+	done := make(chan error, writers)
+	for g := 0; g < writers; g++ {
+		go func(g int) {
+			var pks []packets.Packet
+			for i := 0; i < each; i++ {
+				pks = append(pks, packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: uint16(g*each + i + 1)})
+			}
+			done <- cl.WritePackets(pks)
+		}(g)
+	}
+	got := readAcks(t, w, writers*each*4)
+	for i := 0; i < writers; i++ {
+		require.NoError(t, <-done)
+	}
+	seen := map[uint16]bool{}
+	for i := 0; i < len(got); i += 4 {
+		require.Equal(t, byte(packets.Puback<<4), got[i])
+		seen[uint16(got[i+2])<<8|uint16(got[i+3])] = true
+	}
+	require.Len(t, seen, writers*each)
+}
