@@ -1,14 +1,18 @@
 package broker_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/internal/mqtttest"
+	"github.com/edgefence/edgefence/worker/subjects"
 )
 
 // TestClusterPUBACKsInOrderWhilePipelined: a gateway that sends a window
@@ -64,4 +68,41 @@ func TestClusterPUBACKsInOrderWhilePipelined(t *testing.T) {
 	if f := metric(t, srv, `edgefence_cluster_pings_total{result="bad_subject"}`); f != float64(refused) {
 		t.Errorf("%v pings refused for their subject, want %d", f, refused)
 	}
+}
+
+// TestClusterPUBACKRefusedWhenTheStreamDoesNotAnswer: a ping JetStream
+// does not take after the hook has returned (the ping stream deleted
+// under a running node: NATS answers that no one listens) is refused
+// when that answer comes, as when the hook waited: PUBACK 0x97 to an MQTT
+// 5 tracker, none to a 3.1.1 one, whose connection stays up; counted.
+func TestClusterPUBACKRefusedWhenTheStreamDoesNotAnswer(t *testing.T) {
+	n := startNATSNode(t)
+	srv := start(t, clusterConfig(t, n, 2))
+	tr := connect5(t, srv.MQTTAddr(), "tracker")
+	ts0 := time.Now().Add(-time.Hour).UnixMilli()
+	tr.ping("dev-1", museumLat, museumLon, ts0)
+
+	nc, err := nats.Connect(n.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, subjects.PingStream); err != nil {
+		t.Fatal(err)
+	}
+	if rc := tr.Publish("devices/dev-1/telemetry", 1, canonical(museumLat, museumLon, ts0+1000)); rc != 0x97 {
+		t.Errorf("MQTT 5 ping with no stream: PUBACK %#x, want 0x97", rc)
+	}
+	old := dialRaw(t, srv.MQTTAddr(), 4)
+	old.mustConnect(mqtttest.ID("tracker-311"), anonymous)
+	if err := old.publish(1, 1, "devices/dev-2/telemetry", canonical(museumLat, museumLon, ts0)); err != nil {
+		t.Fatal(err)
+	}
+	// Past the refusal (nats.go tries twice more, 250 ms apart): still no
+	// PUBACK, and the connection answers.
+	waitMetric(t, srv, `edgefence_cluster_pings_total{result="failed"}`, 2)
+	old.ping("3.1.1 ping refused by the stream: no PUBACK before the PINGRESP")
 }
