@@ -98,14 +98,16 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 		}
 		return n
 	}
-	releasedBefore, stalledBefore := moved("released"), moved("stalled")
+	stalledBefore := moved("stalled")
 
 	streams := []string{subjects.PingStream, subjects.HistoryStream, subjects.CheckpointStream,
 		"KV_" + subjects.RetainedBucket, "KV_" + subjects.LeaseBucket}
 	killed := map[*node]int{}
 	var last *node
 	var kills []time.Time
+	handed := make([]float64, rounds) // partitions handed over, per kill
 	for r := range rounds {
+		releasedBefore := moved("released")
 		meta := metaLeader(t, c.nodes)
 		victim := meta
 		if r != 0 && r != 3 || victim == nil {
@@ -130,6 +132,7 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 		victim.restart(t)
 		waitCurrent(t, js, streams, server)
 		time.Sleep(15 * time.Second) // each kill's recovery its own
+		handed[r] = moved("released") - releasedBefore
 	}
 	time.Sleep(5 * time.Second)
 	fl.stop()
@@ -144,12 +147,19 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	// lease bucket for longer than a lease is dead to the others (its
 	// presence and leases expire), so they take its partitions, and hand
 	// them back when it returns.
-	if n := moved("released") - releasedBefore; n > 0 {
-		if cut := cutOff(serves, lease); len(cut) > 0 {
-			t.Logf("exception: the nodes handed over %v partitions after NATS nodes' deaths: %s could not reach the lease bucket for longer than the lease (%v), so the others took its partitions and handed them back on its return",
-				n, strings.Join(cut, ", "), lease)
+	for r, n := range handed {
+		if n == 0 {
+			continue
+		}
+		until := time.Now()
+		if r+1 < len(kills) {
+			until = kills[r+1]
+		}
+		if cut := cutOff(serves, lease, kills[r], until); len(cut) > 0 {
+			t.Logf("exception: kill %d: the nodes handed over %v partitions: %s could not reach the lease bucket for longer than the lease (%v), so the others took its partitions and handed them back on its return",
+				r+1, n, strings.Join(cut, ", "), lease)
 		} else {
-			t.Errorf("the nodes handed over %v partitions after NATS nodes' deaths, want none", n)
+			t.Errorf("kill %d: the nodes handed over %v partitions, want none", r+1, n)
 		}
 	}
 	late := make([]map[string]string, len(serves))
@@ -277,14 +287,20 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	singleBoxEqual(t, c.set, applied, wantTrans)
 }
 
-// cutOff names the nodes that logged a lease bucket outage of at least
-// lease, with its length.
-func cutOff(serves []*serveNode, lease time.Duration) []string {
+// cutOff names the nodes that logged, between from and until, the end of
+// a lease bucket outage of at least lease, with its length.
+func cutOff(serves []*serveNode, lease time.Duration, from, until time.Time) []string {
 	var cut []string
 	for _, s := range serves {
 		for l := range strings.Lines(s.out.String()) {
-			_, after, ok := strings.Cut(l, `msg="lease bucket reachable again"`)
+			before, after, ok := strings.Cut(l, `msg="lease bucket reachable again"`)
 			if !ok {
+				continue
+			}
+			_, stamp, _ := strings.Cut(before, "time=")
+			stamp, _, _ = strings.Cut(stamp, " ")
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			if err != nil || at.Before(from) || at.After(until) {
 				continue
 			}
 			_, v, _ := strings.Cut(after, "after=")
