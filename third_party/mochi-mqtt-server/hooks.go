@@ -5,6 +5,7 @@
 package mqtt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -511,13 +512,15 @@ func (h *Hooks) OnPublish(cl *Client, pk packets.Packet) (pkx packets.Packet, er
 		if hook.Provides(OnPublish) {
 			npk, err := hook.OnPublish(cl, pkx)
 			if err != nil {
-				if errors.Is(err, packets.ErrRejectPacket) {
-					h.Log.Debug("publish packet rejected",
-						"error", err,
-						"hook", hook.ID(),
-						"packet", pkx)
+				if errors.Is(err, errRejectPacket) {
+					if h.debugEnabled() {
+						h.Log.Debug("publish packet rejected",
+							"error", err,
+							"hook", hook.ID(),
+							"packet", pkx)
+					}
 					return pk, err
-				} else if errors.Is(err, packets.CodeSuccessIgnore) {
+				} else if errors.Is(err, errSuccessIgnore) {
 					return pk, err
 				}
 				h.Log.Error("publish packet error",
@@ -568,13 +571,30 @@ func onPublishCopy(hook Hook, cl *Client, pk *packets.Packet) error {
 	return err
 }
 
+// The codes a hook's OnPublish error is compared with, as errors: a
+// packets.Code converted to an error at each comparison is allocated.
+var (
+	errRejectPacket  error = packets.ErrRejectPacket
+	errSuccessIgnore error = packets.CodeSuccessIgnore
+)
+
+// debugEnabled reports whether the log takes debug records. A rejected
+// publish is a hook's ordinary answer (one per message for a hook that
+// acknowledges messages itself), and building its record's arguments
+// copies the packet to the heap even when the log then drops it.
+func (h *Hooks) debugEnabled() bool {
+	return h.Log != nil && h.Log.Enabled(context.Background(), slog.LevelDebug)
+}
+
 // logPublishError logs a hook's OnPublish error as OnPublish does.
 //
 //go:noinline
 func (h *Hooks) logPublishError(hook Hook, err error, pk *packets.Packet) {
-	if errors.Is(err, packets.ErrRejectPacket) {
-		h.Log.Debug("publish packet rejected", "error", err, "hook", hook.ID(), "packet", *pk)
-	} else if !errors.Is(err, packets.CodeSuccessIgnore) {
+	if errors.Is(err, errRejectPacket) {
+		if h.debugEnabled() {
+			h.Log.Debug("publish packet rejected", "error", err, "hook", hook.ID(), "packet", *pk)
+		}
+	} else if !errors.Is(err, errSuccessIgnore) {
 		h.Log.Error("publish packet error", "error", err, "hook", hook.ID(), "packet", *pk)
 	}
 }

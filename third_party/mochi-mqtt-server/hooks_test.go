@@ -5,8 +5,11 @@
 package mqtt
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -356,6 +359,48 @@ func TestHooksOnPublish(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, packets.ErrRejectPacket)
 	require.Equal(t, uint16(10), pk.PacketID)
+}
+
+func TestHooksOnPublishRejectedAllocatesNothingUnlogged(t *testing.T) {
+	h := new(Hooks)
+	h.Log = logger // info: the rejection's debug record is dropped
+	hook := &modifiedHookBase{fail: true, err: packets.ErrRejectPacket}
+	require.NoError(t, h.Add(hook, nil))
+	cl, pk := new(Client), &packets.Packet{PacketID: 10, TopicName: "a/b"}
+
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = h.onPublishInPlace(cl, pk)
+	})
+	require.Equal(t, 0.0, allocs, "allocations per rejected publish")
+	allocs = testing.AllocsPerRun(100, func() {
+		_, _ = h.OnPublish(cl, *pk)
+	})
+	require.Equal(t, 0.0, allocs, "allocations per rejected publish, by value")
+}
+
+func TestHooksOnPublishRejectedLoggedAtDebug(t *testing.T) {
+	var out bytes.Buffer
+	h := new(Hooks)
+	h.Log = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	hook := &modifiedHookBase{fail: true, err: packets.ErrRejectPacket}
+	require.NoError(t, h.Add(hook, nil))
+
+	require.ErrorIs(t, h.onPublishInPlace(new(Client), &packets.Packet{PacketID: 10}), packets.ErrRejectPacket)
+	_, err := h.OnPublish(new(Client), packets.Packet{PacketID: 11})
+	require.ErrorIs(t, err, packets.ErrRejectPacket)
+	require.Equal(t, 2, strings.Count(out.String(), "publish packet rejected"))
+}
+
+func BenchmarkHooksOnPublishRejected(b *testing.B) {
+	h := new(Hooks)
+	h.Log = logger
+	hook := &modifiedHookBase{fail: true, err: packets.ErrRejectPacket}
+	_ = h.Add(hook, nil)
+	cl, pk := new(Client), &packets.Packet{PacketID: 10, TopicName: "a/b", Payload: []byte("ping")}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_ = h.onPublishInPlace(cl, pk)
+	}
 }
 
 func TestHooksOnPacketRead(t *testing.T) {
