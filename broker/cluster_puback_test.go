@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/internal/mqtttest"
 	"github.com/edgefence/edgefence/worker/subjects"
@@ -82,15 +80,9 @@ func TestClusterPUBACKRefusedWhenTheStreamDoesNotAnswer(t *testing.T) {
 	ts0 := time.Now().Add(-time.Hour).UnixMilli()
 	tr.ping("dev-1", museumLat, museumLon, ts0)
 
-	nc, err := nats.Connect(n.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := js.DeleteStream(ctx, subjects.PingStream); err != nil {
+	if err := jetStream(t, n.url()).DeleteStream(ctx, subjects.PingStream); err != nil {
 		t.Fatal(err)
 	}
 	if rc := tr.Publish("devices/dev-1/telemetry", 1, canonical(museumLat, museumLon, ts0+1000)); rc != 0x97 {

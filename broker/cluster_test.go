@@ -270,12 +270,7 @@ func TestClusterWorkerEqualsSingleBox(t *testing.T) {
 		tr := nextTransition(t, dash, "the single box's transitions")
 		want[tr.Device] = append(want[tr.Device], tr.Type+" "+tr.Fence)
 	}
-	nc, err := nats.Connect(n.url())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, n.url())
 	var got map[string][]string
 	for try := 0; try < 100; try++ { // the worker follows the stream: up to 20 s
 		got = historyByDevice(t, js)
@@ -384,18 +379,25 @@ func TestClusterR3LeaderLoss(t *testing.T) {
 	}
 }
 
-// pingLeader returns the name of the ping stream's leader.
-func pingLeader(t *testing.T, urls string) string {
+// jetStream is the test's own JetStream client of urls, closed when the
+// test ends.
+func jetStream(t *testing.T, urls string) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(urls)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
+	return js
+}
+
+// pingLeader returns the name of the ping stream's leader.
+func pingLeader(t *testing.T, urls string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, subjects.PingStream)
+	s, err := jetStream(t, urls).Stream(ctx, subjects.PingStream)
 	if err != nil {
 		t.Fatal(err)
 	}
