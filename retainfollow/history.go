@@ -11,18 +11,6 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// A new history consumer is tried as a partition's is: each try bounded
-// at consumerTimeout (one sent while the stream elects its leader goes
-// unanswered, the next reaches the new leader), retryConsumer apart (a
-// try that failed at once says nothing of the next). A consumer waits
-// nextWait at most for a record, so the watchdog's call for a new one is
-// heard that soon.
-const (
-	consumerTimeout = 2 * time.Second
-	retryConsumer   = 250 * time.Millisecond
-	nextWait        = 250 * time.Millisecond
-)
-
 // followHistory delivers the history stream's records to the sink, the
 // retained ones as retained, from the stream's end at Start on, until
 // ctx is done: one stream, so each device's outputs come in the order
@@ -55,7 +43,7 @@ func (f *Follower) followHistory(ctx context.Context) {
 		if seq := s.seq.Load(); seq > 0 {
 			cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq + 1}
 		}
-		c, cancel := context.WithTimeout(ctx, consumerTimeout)
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
 		cons, err := hist.OrderedConsumer(c, cfg)
 		cancel()
 		var it jetstream.MessagesContext
@@ -65,7 +53,7 @@ func (f *Follower) followHistory(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				f.replaced(s, "consumer failed", err)
-				pause(ctx, retryConsumer)
+				pause(ctx, 500*time.Millisecond)
 			}
 			continue
 		}
@@ -87,7 +75,7 @@ func (f *Follower) drainHistory(ctx context.Context, it jetstream.MessagesContex
 			return why, nil
 		default:
 		}
-		c, cancel := context.WithTimeout(ctx, nextWait)
+		c, cancel := context.WithTimeout(ctx, time.Second)
 		msg, err := it.Next(jetstream.NextContext(c))
 		cancel()
 		if ctx.Err() != nil {
