@@ -2388,7 +2388,7 @@ func TestProcessPublishWithTopicAlias(t *testing.T) {
 		pkx.TopicName = ""
 		pkx.Properties.TopicAlias = 1
 		_ = s.processPacket(cl2, pkx)
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w2.Close()
 		_ = w.Close()
 	}()
@@ -3293,7 +3293,7 @@ func TestServerProcessSubscribeWithRetain(t *testing.T) {
 		err := s.processPacket(cl, *packets.TPacketData[packets.Subscribe].Get(packets.TSubscribe).Packet)
 		require.NoError(t, err)
 
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -3314,7 +3314,7 @@ func TestServerProcessSubscribeDowngradeQos(t *testing.T) {
 		err := s.processPacket(cl, *packets.TPacketData[packets.Subscribe].Get(packets.TSubscribeMany).Packet)
 		require.NoError(t, err)
 
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -3336,7 +3336,7 @@ func TestServerProcessSubscribeWithRetainHandling1(t *testing.T) {
 		err := s.processPacket(cl, *packets.TPacketData[packets.Subscribe].Get(packets.TSubscribeRetainHandling1).Packet)
 		require.NoError(t, err)
 
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -3357,7 +3357,7 @@ func TestServerProcessSubscribeWithRetainHandling2(t *testing.T) {
 		err := s.processPacket(cl, *packets.TPacketData[packets.Subscribe].Get(packets.TSubscribeRetainHandling2).Packet)
 		require.NoError(t, err)
 
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
@@ -3378,7 +3378,7 @@ func TestServerProcessSubscribeWithNotRetainAsPublished(t *testing.T) {
 		err := s.processPacket(cl, *packets.TPacketData[packets.Subscribe].Get(packets.TSubscribeRetainAsPublished).Packet)
 		require.NoError(t, err)
 
-		time.Sleep(time.Millisecond)
+		waitWritten(t, cl)
 		_ = w.Close()
 	}()
 
