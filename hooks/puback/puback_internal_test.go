@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 	"go.uber.org/goleak"
@@ -99,6 +100,15 @@ func TestAckQueueReleasesItsReaderWhenClosed(t *testing.T) {
 		a.WaitIdle()
 		close(done)
 	}()
+	select {
+	case <-done:
+		t.Fatal("Add returned with the queue full and open")
+	case <-time.After(50 * time.Millisecond): // waiting, or about to
+	}
 	a.Close()
-	<-done
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the reader still waits 5 s after its connection closed")
+	}
 }
