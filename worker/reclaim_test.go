@@ -127,3 +127,57 @@ func leaseContest(ctx context.Context, t *testing.T) (cfg worker.Config, logs *s
 	time.Sleep(2 * cfg.Lease)
 	return cfg, logs, leases, a, b, tracker, dash
 }
+
+// TestSlowPeerKeepsItsPartitionsAfterABucketOutage: the lease bucket is
+// lost to every worker longer than a lease (every presence and lease
+// gone, as when NATS is slow to elect its leader), and one worker gets
+// it back later than the other, its requests held on the way (one asked
+// just before the bucket returned times out first). The first back
+// counts the slower one live for a lease, so each takes its own
+// partitions back and none moves. Before, the first back took them all
+// and handed half over a second later (seen in the node-kill test).
+func TestSlowPeerKeepsItsPartitionsAfterABucketOutage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	js, cfg, logs := onePartition(t)
+	cfg.Partitions = 4
+	a := startInProcess(t, cfg)
+	waitOwnedAll(t, a, 4)
+	path := startRelay(t, hostPort(cfg.NATS))
+	cfgB := cfg
+	cfgB.Name, cfgB.NATS, cfgB.Log = "w2", path.url(), slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	b := startInProcess(t, cfgB)
+	for deadline := time.Now().Add(10 * cfg.Lease); len(a.Owned()) != 2 || len(b.Owned()) != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("w1 owns %v and w2 %v, want two each:\n%s", a.Owned(), b.Owned(), logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ownedA, ownedB := a.Owned(), b.Owned()
+	const released = `edgefence_worker_rebalances_total{action="released"}`
+	relA, relB := counter(t, a, released), counter(t, b, released)
+
+	// The outage: every key gone with the bucket, and w2's path held.
+	path.pause()
+	if err := js.DeleteKeyValue(ctx, subjects.LeaseBucket); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cfg.Lease)
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subjects.LeaseBucket, TTL: cfg.Lease,
+		Replicas: 1, Storage: jetstream.FileStorage, History: 1}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cfg.Lease / 2) // w1 back, w2 not yet
+	path.resume()
+
+	time.Sleep(3 * cfg.Lease)
+	if !slices.Equal(a.Owned(), ownedA) || !slices.Equal(b.Owned(), ownedB) {
+		t.Errorf("after the outage w1 owns %v and w2 %v, want %v and %v as before:\n%s", a.Owned(), b.Owned(), ownedA, ownedB, logs)
+	}
+	if da, db := counter(t, a, released)-relA, counter(t, b, released)-relB; da != 0 || db != 0 {
+		t.Errorf("w1 handed over %v partitions and w2 %v, want none:\n%s", da, db, logs)
+	}
+	if !strings.Contains(logs.String(), `msg="lease bucket reachable again"`) || !strings.Contains(logs.String(), "unrenewed=") {
+		t.Errorf("the outage's end and how long the presence went unrenewed are not logged:\n%s", logs)
+	}
+}

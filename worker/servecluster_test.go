@@ -143,10 +143,11 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	if n := moved("stalled") - stalledBefore; n > 0 {
 		t.Errorf("the nodes gave up %v stalled partitions after NATS nodes' deaths, want none", n)
 	}
-	// The one hand-over with a cause: a node that could not reach the
-	// lease bucket for longer than a lease is dead to the others (its
-	// presence and leases expire), so they take its partitions, and hand
-	// them back when it returns.
+	// The one hand-over with a cause: a node that could not renew its
+	// presence for a lease, while the others could or had had the bucket
+	// back for a lease, is dead to them (its presence and leases
+	// expired), so they take its partitions and hand them back when it
+	// returns (cutOff).
 	for r, n := range handed {
 		if n == 0 {
 			continue
@@ -156,7 +157,7 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 			until = kills[r+1]
 		}
 		if cut := cutOff(serves, lease, kills[r], until); len(cut) > 0 {
-			t.Logf("exception: kill %d: the nodes handed over %v partitions: %s could not reach the lease bucket for longer than the lease (%v), so the others took its partitions and handed them back on its return",
+			t.Logf("exception: kill %d: the nodes handed over %v partitions: %s: its presence expired (the lease is %v) and another node's grace for it ended, so the others took its partitions and handed them back on its return",
 				r+1, n, strings.Join(cut, ", "), lease)
 		} else {
 			t.Errorf("kill %d: the nodes handed over %v partitions, want none", r+1, n)
@@ -287,25 +288,42 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	singleBoxEqual(t, c.set, applied, wantTrans)
 }
 
-// cutOff names the nodes that logged, between from and until, the end of
-// a lease bucket outage of at least lease, with its length.
+// cutOff names the nodes whose partitions the others could take between
+// from and until, with the cause: a node that got the lease bucket back
+// with its presence unrenewed for at least lease (expired), while another
+// node had had it back for a lease (the grace the first back gives the
+// others) or had never lost it.
 func cutOff(serves []*serveNode, lease time.Duration, from, until time.Time) []string {
-	var cut []string
-	for _, s := range serves {
+	type back struct {
+		at        time.Time
+		unrenewed time.Duration
+	}
+	backs := make([][]back, len(serves))
+	for i, s := range serves {
 		for l := range strings.Lines(s.out.String()) {
-			before, after, ok := strings.Cut(l, `msg="lease bucket reachable again"`)
+			a, ok := slogtext.Find(l, "lease bucket reachable again")
 			if !ok {
 				continue
 			}
-			_, stamp, _ := strings.Cut(before, "time=")
-			stamp, _, _ = strings.Cut(stamp, " ")
-			at, err := time.Parse(time.RFC3339Nano, stamp)
-			if err != nil || at.Before(from) || at.After(until) {
+			at, err := time.Parse(time.RFC3339Nano, a["time"])
+			d, err2 := time.ParseDuration(a["unrenewed"])
+			if err == nil && err2 == nil && !at.Before(from) && !at.After(until) {
+				backs[i] = append(backs[i], back{at, d})
+			}
+		}
+	}
+	var cut []string
+	for i, bs := range backs {
+		for _, b := range bs {
+			if b.unrenewed < lease {
 				continue
 			}
-			_, v, _ := strings.Cut(after, "after=")
-			if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil && d >= lease {
-				cut = append(cut, fmt.Sprintf("%s (%v)", s.name, d))
+			for j, other := range backs {
+				if j != i && (len(other) == 0 || !other[0].at.After(b.at.Add(-lease))) {
+					cut = append(cut, fmt.Sprintf("%s (unrenewed %v, back at %s; %s back before it)",
+						serves[i].name, b.unrenewed, b.at.Format("15:04:05.000"), serves[j].name))
+					break
+				}
 			}
 		}
 	}

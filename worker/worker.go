@@ -50,8 +50,12 @@ type Worker struct {
 	// back first when the bucket answers (reclaim), once they have ended.
 	lapsed map[int]*partition.Partition
 	// downSince is the mono ns the lease bucket stopped answering, 0
-	// while it answers (the lease loop's own).
-	downSince int64
+	// while it answers; putAt is when the last presence write that was
+	// stored was asked for. The lease loop's own, as are seen (the live
+	// workers of the last round that reached the bucket) and grace, the
+	// peers still counted live until graceUntil after an outage.
+	downSince, putAt, graceUntil int64
+	seen, grace                  []string
 
 	ready  atomic.Bool
 	cancel context.CancelFunc
@@ -197,7 +201,8 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 		// every presence expire, and the first worker back would take
 		// every partition, then hand most of them over. The workers retry
 		// every retry while the bucket is unreachable, so a round two
-		// retries after the announcement sees them all.
+		// retries after the announcement sees those not held by a request
+		// in flight; the grace after an outage (rebalance) covers those.
 		wait := period
 		switch reached := w.rebalance(ctx, !announce); {
 		case !reached:
@@ -215,6 +220,7 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	cfg := &w.cfg
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
+	asked := w.mono()
 	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
 		w.unreachable(err)
 		w.renew(c) // expire what cannot be renewed
@@ -227,14 +233,24 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		return false
 	}
 	if w.downSince != 0 {
-		w.log.Info("lease bucket reachable again", "after", time.Duration(w.mono()-w.downSince).Round(time.Millisecond))
+		w.log.Info("lease bucket reachable again", "after", time.Duration(w.mono()-w.downSince).Round(time.Millisecond),
+			"unrenewed", time.Duration(asked-w.putAt).Round(time.Millisecond))
 		w.downSince = 0
+		// A peer can get the bucket back up to a request's timeout later
+		// (one asked just before it returned): the peers of the last round
+		// count as live for a lease, so their lapsed partitions wait for
+		// them to take them back rather than move twice.
+		w.grace, w.graceUntil = w.seen, w.mono()+int64(cfg.Lease)
 	}
+	w.putAt, w.seen = asked, live
 	w.renew(c)
 	if !slices.Contains(live, cfg.Name) {
 		return true
 	}
 	w.reclaim(c)
+	if w.mono() < w.graceUntil {
+		live = slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(live), w.grace...))))
+	}
 	// Sticky shares: a worker keeps what it owns up to its quota, gives
 	// back the excess, and takes free partitions below it, so a join or a
 	// death moves only the partitions it must.
