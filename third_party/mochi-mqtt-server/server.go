@@ -1203,9 +1203,15 @@ func (s *Server) acknowledgePublish(cl *Client, pk *packets.Packet) error {
 		ack = s.buildAck(pk.PacketID, packets.Pubrec, 0, pk.Properties, packets.CodeSuccess) // [MQTT-3.3.4-1] [MQTT-4.3.3-8]
 	}
 
-	if ok := cl.State.Inflight.Set(ack); ok {
-		atomic.AddInt64(&s.Info.Inflight, 1)
-		s.hooks.OnQosPublish(cl, ack, ack.Created, 0)
+	// A PUBACK is done once written, and one that was not is never sent
+	// again [MQTT-4.4.0-1], so it is kept inflight (a heap copy of the
+	// packet) only for the hooks that persist inflight messages.
+	track := pk.FixedHeader.Qos == 2 || s.hooks.Provides(OnQosPublish, OnQosComplete)
+	if track {
+		if ok := cl.State.Inflight.Set(ack); ok {
+			atomic.AddInt64(&s.Info.Inflight, 1)
+			s.hooks.OnQosPublish(cl, ack, ack.Created, 0)
+		}
 	}
 
 	err := cl.WritePacket(ack)
@@ -1214,11 +1220,13 @@ func (s *Server) acknowledgePublish(cl *Client, pk *packets.Packet) error {
 	}
 
 	if pk.FixedHeader.Qos == 1 {
-		if ok := cl.State.Inflight.Delete(ack.PacketID); ok {
-			atomic.AddInt64(&s.Info.Inflight, -1)
+		if track {
+			if ok := cl.State.Inflight.Delete(ack.PacketID); ok {
+				atomic.AddInt64(&s.Info.Inflight, -1)
+			}
+			s.hooks.OnQosComplete(cl, ack)
 		}
 		cl.State.Inflight.IncreaseReceiveQuota()
-		s.hooks.OnQosComplete(cl, ack)
 	}
 	return nil
 }
