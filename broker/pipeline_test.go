@@ -177,7 +177,7 @@ func TestTrackerSessionIsAnsweredInOrder(t *testing.T) {
 func TestPublishingTrackerStaysConnected(t *testing.T) {
 	srv := start(t, testConfig(t))
 	r := rawDial(t, srv.MQTTAddr())
-	const keepalive = 1 // mochi's deadline: 1.5 s, whole seconds: 1 s
+	const keepalive = 1 // mochi's deadline: 1.5 s in whole seconds (1 s), and up to 1 s more
 	if rc, err := r.connect("steady", creds{}, keepalive); err != nil || rc != 0 {
 		t.Fatalf("connect: %#x, %v", rc, err)
 	}

@@ -158,6 +158,12 @@ type ClientConnection struct {
 
 	raw syscall.RawConn // the connection's descriptor, waited on while idle; nil if it has none
 	src connReader      // what a pooled bconn reads from
+
+	// deadline is the read and write deadline refreshDeadline last set, if
+	// deadlineSet: one set before it (by a listener, say) is not known.
+	// The reader's own.
+	deadline    time.Time
+	deadlineSet bool
 }
 
 // ClientProperties contains the properties which define the client behaviour.
@@ -486,15 +492,31 @@ func (cl *Client) ParseConnect(lid string, pk packets.Packet) {
 	}
 }
 
-// refreshDeadline refreshes the read/write deadline for the net.Conn connection.
+// deadlineSlack is how far past one and a half keepalives a connection's
+// deadline may lie, so that it is set about once per deadlineSlack rather
+// than before every packet: setting one resets a timer in the runtime's
+// network poller.
+const deadlineSlack = time.Second
+
+// refreshDeadline refreshes the read/write deadline for the net.Conn
+// connection: never sooner than one and a half keepalives from now
+// [MQTT-3.1.2-22], and at most deadlineSlack later.
 func (cl *Client) refreshDeadline(keepalive uint16) {
 	var expiry time.Time // nil time can be used to disable deadline if keepalive = 0
+	d := cl.Net.deadline
 	if keepalive > 0 {
 		expiry = time.Now().Add(time.Duration(keepalive+(keepalive/2)) * time.Second) // [MQTT-3.1.2-22]
+		if cl.Net.deadlineSet && !d.Before(expiry) && d.Sub(expiry) <= deadlineSlack {
+			return
+		}
+		expiry = expiry.Add(deadlineSlack)
+	} else if cl.Net.deadlineSet && d.IsZero() {
+		return
 	}
 
 	if cl.Net.Conn != nil {
 		_ = cl.Net.Conn.SetDeadline(expiry) // [MQTT-3.1.2-22]
+		cl.Net.deadline, cl.Net.deadlineSet = expiry, true
 	}
 }
 
