@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/internal/syncbuf"
+	"github.com/edgefence/edgefence/internal/tcprelay"
 	"github.com/edgefence/edgefence/worker"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
@@ -143,9 +144,9 @@ func TestSlowPeerKeepsItsPartitionsAfterABucketOutage(t *testing.T) {
 	cfg.Partitions = 4
 	a := startInProcess(t, cfg)
 	waitOwnedAll(t, a, 4)
-	path := startRelay(t, hostPort(cfg.NATS))
+	path := tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
 	cfgB := cfg
-	cfgB.Name, cfgB.NATS, cfgB.Log = "w2", path.url(), slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	cfgB.Name, cfgB.NATS, cfgB.Log = "w2", "nats://"+path.Addr(), slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
 	b := startInProcess(t, cfgB)
 	for deadline := time.Now().Add(10 * cfg.Lease); len(a.Owned()) != 2 || len(b.Owned()) != 2; {
 		if time.Now().After(deadline) {
@@ -158,7 +159,8 @@ func TestSlowPeerKeepsItsPartitionsAfterABucketOutage(t *testing.T) {
 	relA, relB := counter(t, a, released), counter(t, b, released)
 
 	// The outage: every key gone with the bucket, and w2's path held.
-	path.pause()
+	path.Hold(tcprelay.Up)
+	path.Hold(tcprelay.Down)
 	if err := js.DeleteKeyValue(ctx, subjects.LeaseBucket); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,8 @@ func TestSlowPeerKeepsItsPartitionsAfterABucketOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(cfg.Lease / 2) // w1 back, w2 not yet
-	path.resume()
+	path.Release(tcprelay.Up)
+	path.Release(tcprelay.Down)
 
 	time.Sleep(3 * cfg.Lease)
 	if !slices.Equal(a.Owned(), ownedA) || !slices.Equal(b.Owned(), ownedB) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/edgefence/edgefence/internal/mqtttest"
 	"github.com/edgefence/edgefence/internal/natstest"
+	"github.com/edgefence/edgefence/internal/tcprelay"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -48,12 +49,12 @@ func TestServeClusterKillNode(t *testing.T) {
 	ns, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf(
 		"server_name: n1\nlisten: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
 	url := ns.ClientURL()
-	relay := startRelay(t, ns.Addr().String())
+	relay := tcprelay.Start(t, ns.Addr().String())
 	node := func(name, nats string) *proc {
 		return startServe(t, filepath.Join(dir, name), nil, "--cluster", nats,
 			"--partitions", "4", "--replicas", "1", "--rate", "0")
 	}
-	a, b := node("a", "nats://"+relay.addr), node("b", url)
+	a, b := node("a", "nats://"+relay.Addr()), node("b", url)
 	// A dashboard on B: the devices' ENTERs come from whichever node
 	// evaluates their partitions (both do, --evaluate), A's after A dies
 	// from B, which takes A's partitions over.
@@ -94,9 +95,9 @@ func TestServeClusterKillNode(t *testing.T) {
 		}
 	}
 	// Each tracker sends a ping every 10 ms: each has one in each hold.
-	close(relay.holdAcks)
+	relay.Hold(tcprelay.Down) // the stream's acknowledgements
 	time.Sleep(100 * time.Millisecond)
-	close(relay.holdPings)
+	relay.Hold(tcprelay.Up) // A's publishes
 	time.Sleep(100 * time.Millisecond)
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestServeClusterKillNode(t *testing.T) {
 	if st := a.wait(wait); !isKilled(st) {
 		t.Fatalf("node A exited with %v, want killed", st)
 	}
-	relay.close() // what it held dies with A's connection
+	relay.Close() // what it held dies with A's connection
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -175,89 +176,6 @@ func TestServeClusterKillNode(t *testing.T) {
 	}
 	t.Logf("ENTERs at the dashboard on B: %v", enters)
 	b.signal(syscall.SIGTERM, 2*wait)
-}
-
-// relay is a TCP relay between a node and NATS that can stop passing
-// bytes, one direction at a time, for good: a link gone still.
-type relay struct {
-	addr      string
-	ln        net.Listener
-	holdAcks  chan struct{} // closed: NATS to node stops
-	holdPings chan struct{} // closed: node to NATS stops
-	mu        sync.Mutex
-	conns     []net.Conn
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-}
-
-func startRelay(t *testing.T, target string) *relay {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &relay{addr: ln.Addr().String(), ln: ln, holdAcks: make(chan struct{}), holdPings: make(chan struct{})}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			r.mu.Lock()
-			r.conns = append(r.conns, in, out)
-			r.mu.Unlock()
-			r.wg.Add(2)
-			go r.pipe(out, in, r.holdPings)
-			go r.pipe(in, out, r.holdAcks)
-		}
-	}()
-	t.Cleanup(r.close)
-	return r
-}
-
-// pipe copies src to dst until either fails or hold is closed; what it
-// read when hold closed is dropped, the rest stays unread.
-func (r *relay) pipe(dst, src net.Conn, hold <-chan struct{}) {
-	defer r.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		select {
-		case <-hold:
-			return
-		default:
-		}
-		if n > 0 {
-			if _, err := dst.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			dst.Close()
-			return
-		}
-	}
-}
-
-// close closes the listener and every connection, and waits for the
-// relay's goroutines.
-func (r *relay) close() {
-	r.closeOnce.Do(func() {
-		r.ln.Close()
-		r.mu.Lock()
-		for _, c := range r.conns {
-			c.Close()
-		}
-		r.mu.Unlock()
-		r.wg.Wait()
-	})
 }
 
 // metricValue reads one sample (name and labels, exactly as exposed)
