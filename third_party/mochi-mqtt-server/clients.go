@@ -626,7 +626,16 @@ func (cl *Client) Read(packetHandler ReadFn) error {
 // it (over 800 bytes) into every frame on the way.
 func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error) error {
 	var err error
-	pk := new(packets.Packet) // one per connection: a pointer to a packet on this stack would move it to the heap for every packet
+	// The packet read into: a pointer to a packet on this stack would move
+	// it to the heap for every packet, so it comes from packetPool, and goes
+	// back there whenever the reader has no next packet at hand, so that an
+	// idle connection holds none (see awaitPacket).
+	var pk *packets.Packet
+	defer func() {
+		if pk != nil {
+			putPacket(pk)
+		}
+	}()
 
 	for {
 		if cl.Closed() {
@@ -643,6 +652,9 @@ func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error
 			return err
 		}
 
+		if pk == nil {
+			pk = packetPool.Get().(*packets.Packet)
+		}
 		err = cl.readPacketInto(fh, pk)
 		if err != nil {
 			return err
@@ -664,6 +676,10 @@ func (cl *Client) readPackets(packetHandler func(*Client, *packets.Packet) error
 
 		err = packetHandler(cl, pk) // Process inbound packet.
 		*pk = packets.Packet{}      // what it refers to is the handler's now
+		if !more {
+			packetPool.Put(pk)
+			pk = nil
+		}
 		if cl.Net.hold.Load() && (!more || err != nil || time.Since(cl.Net.holdAt) >= maxAckHold) {
 			if ferr := cl.releaseAcks(); err == nil {
 				err = ferr

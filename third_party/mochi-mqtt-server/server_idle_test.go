@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/stretchr/testify/require"
@@ -148,4 +149,48 @@ func BenchmarkServerIdleConnection(b *testing.B) {
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/conn")
 	b.ReportMetric(float64(int64(after.StackInuse)-int64(before.StackInuse))/n, "stack-B/conn")
 	b.ReportMetric(float64(runtime.NumGoroutine()-g)/n, "goroutines/conn")
+}
+
+// sizeClass returns the allocator's size class for an object of n bytes
+// and how many live heap objects it holds, after two collections (which
+// empty the sync.Pools).
+func sizeClass(n uintptr) (size uint32, live int64) {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	for _, c := range m.BySize {
+		if uintptr(c.Size) >= n {
+			return c.Size, int64(c.Mallocs) - int64(c.Frees)
+		}
+	}
+	return 0, 0
+}
+
+// TestServerIdleConnectionHoldsNoPacket checks that the reader of an idle
+// connection does not hold the packet it reads into (some 800 bytes):
+// after a packet each, idle clients hold no more objects of a packet's
+// size class than their Client structs do.
+func TestServerIdleConnectionHoldsNoPacket(t *testing.T) {
+	const clients = 64
+	class, before := sizeClass(unsafe.Sizeof(packets.Packet{}))
+	classmates := 0.0 // the Client structs, if their size class is a packet's
+	if c, _ := sizeClass(unsafe.Sizeof(Client{})); c == class {
+		classmates = 1
+	}
+	s := newIdleTestServer(t, &Options{})
+	for i := 0; i < clients; i++ {
+		s.connect(t, "idle-"+strconv.Itoa(i))
+	}
+	// A reader returns its packet just before it next waits: give them a
+	// moment to get there.
+	var per float64
+	for try := 0; try < 100; try++ {
+		_, live := sizeClass(unsafe.Sizeof(packets.Packet{}))
+		if per = float64(live-before) / clients; per < classmates+0.5 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Less(t, per, classmates+0.5, "objects of %d B per idle client", class)
 }
