@@ -10,11 +10,11 @@ import (
 
 // stackShrinkOff is the GODEBUG setting serve runs with. A tracker's
 // connection is served by a goroutine whose stack a ping takes to 8 KiB
-// (mochi patches 0023–0024) and whose idle wait needs less than a
-// quarter of that, so every garbage collection halved it and the next
-// ping grew it back: a tenth of the broker's CPU at 10,000 trackers
-// pinging every 200 ms (docs/performance.md). With shrinking off each
-// reader keeps its 8 KiB.
+// (mochi patches 0023–0024; 0031 keeps the handshake off it) and whose
+// idle wait needs less than a quarter of that, so every garbage
+// collection halved it and the next ping grew it back: a tenth of the
+// broker's CPU at 10,000 trackers pinging every 200 ms
+// (docs/performance.md). With shrinking off each reader keeps its 8 KiB.
 const stackShrinkOff = "gcshrinkstackoff=1"
 
 // runWithStackShrinkOff replaces the process with itself under GODEBUG

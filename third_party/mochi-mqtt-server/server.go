@@ -405,9 +405,10 @@ func (s *Server) EstablishConnection(listener string, c net.Conn) error {
 	return s.attachClient(cl, listener)
 }
 
-// connectClient reads and answers a connection's CONNECT, in a frame of
-// its own: the CONNECT packet and the handshake's copies of it do not stay
-// on the stack of the reader that serves the connection afterwards.
+// connectClient reads and answers a connection's CONNECT, on a goroutine
+// of its own (see attachClient): the CONNECT packet and the handshake's
+// copies of it do not stay on the stack of the reader that serves the
+// connection afterwards.
 // counted reports that the client was counted in ClientsConnected, which
 // the caller undoes when the connection ends.
 //
@@ -485,7 +486,20 @@ func (s *Server) attachClient(cl *Client, listener string) error {
 
 	defer cl.Stop(nil)
 
-	counted, err := s.connectClient(cl, listener)
+	// The handshake runs on a goroutine of its own, and this one waits:
+	// its frames (the hooks' copies of the CONNECT, an authenticating
+	// hook's own work) would otherwise grow this goroutine's stack, which
+	// then serves the read loop for the life of the connection at that
+	// size whenever the runtime does not shrink it (GODEBUG
+	// gcshrinkstackoff=1, or between collections).
+	var counted bool
+	var err error
+	handshake := make(chan struct{})
+	go func() {
+		defer close(handshake)
+		counted, err = s.connectClient(cl, listener)
+	}()
+	<-handshake
 	if counted {
 		defer atomic.AddInt64(&s.Info.ClientsConnected, -1)
 	}

@@ -12,11 +12,14 @@ package mqtt
 import (
 	"bytes"
 	"io"
+	"net"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mochi-mqtt/server/v2/packets"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,4 +75,68 @@ func TestServerPublishingReaderStackStaysSmall(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perConn := (int64(after.StackInuse) - int64(before.StackInuse)) / clients
 	require.LessOrEqual(t, perConn, int64(8192+1024), "stack bytes per publishing connection")
+}
+
+// deepConnectHook uses about 12 KiB of stack in OnConnect, as an
+// authenticating hook's own work may.
+type deepConnectHook struct {
+	HookBase
+}
+
+func (h *deepConnectHook) ID() string { return "deep-connect" }
+
+func (h *deepConnectHook) Provides(b byte) bool { return b == OnConnect }
+
+func (h *deepConnectHook) OnConnect(cl *Client, pk packets.Packet) error {
+	if deepFrames(12) == 0 {
+		return packets.ErrUnspecifiedError
+	}
+	return nil
+}
+
+// deepFrames recurses n frames of about 1 KiB each.
+//
+//go:noinline
+func deepFrames(n int) int {
+	var b [1024]byte
+	b[n%len(b)] = byte(n)
+	if n == 0 {
+		return int(b[0]) + 1
+	}
+	return deepFrames(n-1) + int(b[n%len(b)])
+}
+
+// TestServerReaderStackNotGrownByHandshake connects clients through a
+// hook that takes 12 KiB of stack in OnConnect, with the garbage
+// collector off so that nothing shrinks a stack (as with GODEBUG
+// gcshrinkstackoff=1), and checks that the connections' readers, waiting
+// for their first packet after the CONNACK, have stacks of 8 KiB at most:
+// the handshake runs on a goroutine of its own, not on the reader's.
+func TestServerReaderStackNotGrownByHandshake(t *testing.T) {
+	const clients = 64
+	s := newIdleTestServer(t, &Options{})
+	require.NoError(t, s.AddHook(new(deepConnectHook), nil))
+	var before, after runtime.MemStats
+	heapAlloc()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.ReadMemStats(&before)
+	for i := 0; i < clients; i++ {
+		c, err := net.Dial("tcp", s.ln.Addr().String())
+		require.NoError(t, err)
+		s.conns = append(s.conns, c)
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		var buf bytes.Buffer
+		pk := packets.Packet{ProtocolVersion: 4, FixedHeader: packets.FixedHeader{Type: packets.Connect},
+			Connect: packets.ConnectParams{ProtocolName: []byte("MQTT"), Clean: true, Keepalive: 60, ClientIdentifier: "deep-" + strconv.Itoa(i)}}
+		require.NoError(t, pk.ConnectEncode(&buf))
+		_, err = c.Write(buf.Bytes())
+		require.NoError(t, err)
+		_, err = io.ReadFull(c, make([]byte, 4)) // CONNACK
+		require.NoError(t, err)
+	}
+	time.Sleep(100 * time.Millisecond) // the last readers go to waiting
+	runtime.ReadMemStats(&after)
+	perConn := (int64(after.StackInuse) - int64(before.StackInuse)) / clients
+	t.Logf("stack bytes per connection after its handshake: %d", perConn)
+	require.LessOrEqual(t, perConn, int64(8192+1024), "stack bytes per connection after its handshake")
 }
