@@ -882,6 +882,9 @@ func (cl *Client) readPacketInto(fh *packets.FixedHeader, pk *packets.Packet) (e
 	if cl.ops.hooks.readInPlace.Load() {
 		return cl.ops.hooks.onPacketReadInPlace(cl, pk)
 	}
+	if !cl.ops.hooks.Provides(OnPacketRead) {
+		return nil // no copies of the packet for no hook
+	}
 	return cl.packetReadHooks(pk)
 }
 

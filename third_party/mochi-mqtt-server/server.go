@@ -1150,6 +1150,9 @@ func (s *Server) publishHooks(cl *Client, pk *packets.Packet) error {
 	if s.hooks.inPlace.Load() {
 		return s.hooks.onPublishInPlace(cl, pk)
 	}
+	if !s.hooks.Provides(OnPublish) {
+		return nil // no copies of the packet for no hook
+	}
 	return s.publishHooksCopy(cl, pk)
 }
 
