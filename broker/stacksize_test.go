@@ -15,6 +15,7 @@ import (
 
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/edgefence/edgefence/broker"
 	"github.com/edgefence/edgefence/internal/mqtttest"
 )
 
@@ -27,12 +28,30 @@ import (
 // and patches 0023–0024 and hooks that work on the packet in place
 // (OnPublishInPlace and its kind) keep a ping's frames within 8 KiB. A
 // handshake on the reader or a hook that takes the packet by value again
-// doubles every tracker's stack (docs/performance.md).
+// doubles every tracker's stack (docs/performance.md). The load harness's
+// baseline, the engine and the rate limit off, has no publish hook at
+// all: mochi 0032 keeps its pings within 8 KiB too.
 func TestTrackerReadersStayAt8KiB(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*broker.Config)
+	}{
+		{"serve", func(*broker.Config) {}},
+		{"engine and rate limit off", func(cfg *broker.Config) { cfg.EngineOff, cfg.PublishRate = true, 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			cfg.DataDir = ""
+			tc.set(&cfg)
+			trackerReaderStack(t, start(t, cfg))
+		})
+	}
+}
+
+// trackerReaderStack checks that srv's trackers' readers are at 8 KiB
+// after a connect and a ping each, with nothing shrinking their stacks.
+func trackerReaderStack(t *testing.T, srv *broker.Server) {
 	const trackers = 256 // other goroutines' stacks change too: spread over many
-	cfg := testConfig(t)
-	cfg.DataDir = ""
-	srv := start(t, cfg)
 	var before, after runtime.MemStats
 	runtime.GC()
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
