@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgefence/edgefence/broker"
@@ -30,20 +31,40 @@ import (
 // handshake on the reader or a hook that takes the packet by value again
 // doubles every tracker's stack (docs/performance.md). The load harness's
 // baseline, the engine and the rate limit off, has no publish hook at
-// all: mochi 0032 keeps its pings within 8 KiB too.
+// all: mochi 0032 keeps its pings within 8 KiB too. A subscriber to the
+// raw pings has each routed on its tracker's reader, and one that does
+// not keep up has them dropped and logged there: mochi 0033 passes the
+// ping down that path by pointer and calls what is deep off it.
 func TestTrackerReadersStayAt8KiB(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		set  func(*broker.Config)
+		name  string
+		set   func(*broker.Config)
+		watch func(t *testing.T, addr string) // subscribes to the pings, if set
 	}{
-		{"serve", func(*broker.Config) {}},
-		{"engine and rate limit off", func(cfg *broker.Config) { cfg.EngineOff, cfg.PublishRate = true, 0 }},
+		{"serve", func(*broker.Config) {}, nil},
+		{"engine and rate limit off", func(cfg *broker.Config) { cfg.EngineOff, cfg.PublishRate = true, 0 }, nil},
+		{"a devices/# subscriber", func(*broker.Config) {}, func(t *testing.T, addr string) {
+			subscribeWith(t, connect5(t, addr, "watcher"), paho.SubscribeOptions{Topic: "devices/#", QoS: 1}, 0)
+		}},
+		{"a devices/# subscriber that acknowledges nothing", func(cfg *broker.Config) { cfg.MaxInflight = 4 }, func(t *testing.T, addr string) {
+			w := dialRaw(t, addr, 4)
+			w.mustConnect("watcher", anonymous)
+			if err := w.send(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}, PacketID: 1,
+				Filters: packets.Subscriptions{{Filter: "devices/#", Qos: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			w.expect(packets.Suback, "SUBACK")
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.DataDir = ""
 			tc.set(&cfg)
-			trackerReaderStack(t, start(t, cfg))
+			srv := start(t, cfg)
+			if tc.watch != nil {
+				tc.watch(t, srv.MQTTAddr())
+			}
+			trackerReaderStack(t, srv)
 		})
 	}
 }

@@ -7,6 +7,7 @@ package mqtt
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -1201,10 +1202,20 @@ func (s *Server) retainPublished(cl *Client, pk *packets.Packet) {
 }
 
 // routePublished sends a publish to its subscribers and tells the hooks.
+// The packet goes down the routing path by pointer: it is the reader's,
+// and its copies by value made that path the deepest a reader takes.
 //
 //go:noinline
 func (s *Server) routePublished(cl *Client, pk *packets.Packet) {
-	s.publishToSubscribers(*pk)
+	s.routeToSubscribers(pk)
+	s.publishedHooks(cl, pk)
+}
+
+// publishedHooks calls the OnPublished hooks, with their copy of the
+// packet in a frame of its own.
+//
+//go:noinline
+func (s *Server) publishedHooks(cl *Client, pk *packets.Packet) {
 	s.hooks.OnPublished(cl, *pk)
 }
 
@@ -1263,6 +1274,12 @@ func (s *Server) retainMessage(cl *Client, pk packets.Packet) {
 
 // publishToSubscribers publishes a publish packet to all subscribers with matching topic filters.
 func (s *Server) publishToSubscribers(pk packets.Packet) {
+	s.routeToSubscribers(&pk)
+}
+
+// routeToSubscribers is publishToSubscribers on *pk, which it may change
+// (its creation and expiry times, if unset).
+func (s *Server) routeToSubscribers(pk *packets.Packet) {
 	if pk.Ignore {
 		return
 	}
@@ -1281,22 +1298,17 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 	gathered := s.Topics.Subscribers(pk.TopicName)
 	subscribers := gathered
 	if len(subscribers.Shared) > 0 {
-		subscribers = s.hooks.OnSelectSubscribers(subscribers, pk)
-		if len(subscribers.SharedSelected) == 0 {
-			subscribers.SelectShared()
-		}
-		subscribers.MergeSharedSelected()
+		subscribers = s.selectSubscribers(subscribers, pk)
 	}
 
-	for _, inlineSubscription := range subscribers.InlineSubscriptions {
-		inlineSubscription.Handler(s.inlineClient, inlineSubscription.Subscription, pk)
+	if len(subscribers.InlineSubscriptions) > 0 {
+		s.publishToInline(subscribers, pk)
 	}
 
 	for id, subs := range subscribers.Subscriptions {
 		if cl, ok := s.Clients.Get(id); ok {
-			_, err := s.publishToClientWait(cl, subs, pk, false) // not through publishToClient: one frame less under a publish
-			if err != nil {
-				s.Log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", pk)
+			if _, err := s.deliver(cl, subs, pk, false); err != nil {
+				s.deliveryFailed(cl, pk, err)
 			}
 		}
 	}
@@ -1308,6 +1320,39 @@ func (s *Server) publishToSubscribers(pk packets.Packet) {
 	}
 }
 
+// selectSubscribers lets the hooks choose among the shared subscribers,
+// with their copy of the packet in a frame of its own.
+//
+//go:noinline
+func (s *Server) selectSubscribers(subscribers *Subscribers, pk *packets.Packet) *Subscribers {
+	subscribers = s.hooks.OnSelectSubscribers(subscribers, *pk)
+	if len(subscribers.SharedSelected) == 0 {
+		subscribers.SelectShared()
+	}
+	subscribers.MergeSharedSelected()
+	return subscribers
+}
+
+// publishToInline calls the inline subscriptions' handlers, with their
+// copies of the packet in a frame of its own.
+//
+//go:noinline
+func (s *Server) publishToInline(subscribers *Subscribers, pk *packets.Packet) {
+	for _, inlineSubscription := range subscribers.InlineSubscriptions {
+		inlineSubscription.Handler(s.inlineClient, inlineSubscription.Subscription, *pk)
+	}
+}
+
+// deliveryFailed logs a publish not delivered to cl, at debug level: the
+// packet is copied into the record only when that level is logged.
+//
+//go:noinline
+func (s *Server) deliveryFailed(cl *Client, pk *packets.Packet, err error) {
+	if s.Log.Enabled(context.Background(), slog.LevelDebug) {
+		s.Log.Debug("failed publishing packet", "error", err, "client", cl.ID, "packet", *pk)
+	}
+}
+
 func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packets.Packet) (packets.Packet, error) {
 	return s.publishToClientWait(cl, sub, pk, false)
 }
@@ -1315,11 +1360,22 @@ func (s *Server) publishToClient(cl *Client, sub packets.Subscription, pk packet
 // publishToClientWait is publishToClient; with wait, a message finding the
 // client's outbound queue full waits for room instead of being dropped.
 func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk packets.Packet, wait bool) (packets.Packet, error) {
+	out, err := s.deliver(cl, sub, &pk, wait)
+	if out == nil {
+		return pk, err
+	}
+	return *out, err
+}
+
+// deliver is publishToClientWait on *pk, which it does not change: it
+// returns the packet made for the client (nil if none was), which the
+// client's outbound queue and inflight messages may hold.
+func (s *Server) deliver(cl *Client, sub packets.Subscription, pk *packets.Packet, wait bool) (*packets.Packet, error) {
 	if sub.NoLocal && pk.Origin == cl.ID {
-		return pk, nil // [MQTT-3.8.3-3]
+		return nil, nil // [MQTT-3.8.3-3]
 	}
 
-	out := pk.Copy(false)
+	out := copyPacket(pk)
 	if !s.hooks.OnACLCheck(cl, pk.TopicName, false) {
 		return out, packets.ErrNotAuthorized
 	}
@@ -1356,17 +1412,13 @@ func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk pa
 
 	if out.FixedHeader.Qos > 0 {
 		if cl.State.Inflight.Len() >= int(s.Options.Capabilities.MaximumInflight) {
-			// add hook?
-			atomic.AddInt64(&s.Info.InflightDropped, 1)
-			s.Log.Warn("client store quota reached", "client", cl.ID, "listener", cl.Net.Listener)
+			s.inflightQuotaReached(cl)
 			return out, packets.ErrQuotaExceeded
 		}
 
 		i, err := cl.NextPacketID() // [MQTT-4.3.2-1] [MQTT-4.3.3-1]
 		if err != nil {
-			s.hooks.OnPacketIDExhausted(cl, pk)
-			atomic.AddInt64(&s.Info.InflightDropped, 1)
-			s.Log.Warn("packet ids exhausted", "error", err, "client", cl.ID, "listener", cl.Net.Listener)
+			s.packetIDExhausted(cl, pk, err)
 			return out, packets.ErrQuotaExceeded
 		}
 
@@ -1376,16 +1428,14 @@ func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk pa
 		// The inflight entry is the very packet queued for the client's writer
 		// below rather than a copy: packets are larger than a map keeps inline,
 		// so each copy stored was a heap allocation of its own.
-		if ok := cl.State.Inflight.setShared(&out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
+		if ok := cl.State.Inflight.setShared(out); ok { // [MQTT-4.3.2-3] [MQTT-4.3.3-3]
 			atomic.AddInt64(&s.Info.Inflight, 1)
-			s.hooks.OnQosPublish(cl, out, out.Created, 0)
+			s.qosPublished(cl, out)
 			cl.State.Inflight.DecreaseSendQuota()
 		}
 
 		if sentQuota == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0 {
-			held := out // replace the shared entry before changing out
-			held.Expiry = -1
-			cl.State.Inflight.Set(held)
+			s.holdForQuota(cl, out) // replaces the shared entry before changing out
 			out.Expiry = -1
 			return out, nil
 		}
@@ -1396,12 +1446,12 @@ func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk pa
 	}
 
 	if wait {
-		if !cl.queueOutbound(&out, true) {
+		if !cl.queueOutbound(out, true) {
 			return out, packets.CodeDisconnect // as above: a QoS 1 or 2 message stays inflight
 		}
-	} else if !cl.queueOutbound(&out, false) {
+	} else if !cl.queueOutbound(out, false) {
 		atomic.AddInt64(&s.Info.MessagesDropped, 1)
-		cl.ops.hooks.OnPublishDropped(cl, pk)
+		s.publishDropped(cl, pk)
 		if out.FixedHeader.Qos > 0 {
 			cl.State.Inflight.Delete(out.PacketID) // packet was dropped due to irregular circumstances, so rollback inflight.
 			cl.State.Inflight.IncreaseSendQuota()
@@ -1411,6 +1461,57 @@ func (s *Server) publishToClientWait(cl *Client, sub packets.Subscription, pk pa
 	atomic.AddInt32(&cl.State.outboundQty, 1)
 
 	return out, nil
+}
+
+// copyPacket returns a copy of *pk on the heap, for a client's outbound
+// queue: made in a frame of its own, as Copy returns the packet by value.
+//
+//go:noinline
+func copyPacket(pk *packets.Packet) *packets.Packet {
+	out := new(packets.Packet)
+	*out = pk.Copy(false)
+	return out
+}
+
+// inflightQuotaReached counts and logs a message not sent to cl, whose
+// inflight messages are at the server's maximum; in a frame of its own,
+// as the log's handlers may take more stack than deliver otherwise does.
+//
+//go:noinline
+func (s *Server) inflightQuotaReached(cl *Client) {
+	// add hook?
+	atomic.AddInt64(&s.Info.InflightDropped, 1)
+	s.Log.Warn("client store quota reached", "client", cl.ID, "listener", cl.Net.Listener)
+}
+
+// The hooks deliver calls take the packet by value: each is called from a
+// frame of its own, so that the copy is on the stack only while it runs.
+
+//go:noinline
+func (s *Server) qosPublished(cl *Client, out *packets.Packet) {
+	s.hooks.OnQosPublish(cl, *out, out.Created, 0)
+}
+
+//go:noinline
+func (s *Server) packetIDExhausted(cl *Client, pk *packets.Packet, err error) {
+	s.hooks.OnPacketIDExhausted(cl, *pk)
+	atomic.AddInt64(&s.Info.InflightDropped, 1)
+	s.Log.Warn("packet ids exhausted", "error", err, "client", cl.ID, "listener", cl.Net.Listener)
+}
+
+//go:noinline
+func (s *Server) publishDropped(cl *Client, pk *packets.Packet) {
+	cl.ops.hooks.OnPublishDropped(cl, *pk)
+}
+
+// holdForQuota replaces the client's inflight entry for out, which is out
+// itself, with a copy marked to be sent once the send quota allows.
+//
+//go:noinline
+func (s *Server) holdForQuota(cl *Client, out *packets.Packet) {
+	held := *out
+	held.Expiry = -1
+	cl.State.Inflight.Set(held)
 }
 
 func (s *Server) publishRetainedToClient(cl *Client, sub packets.Subscription, existed bool) {

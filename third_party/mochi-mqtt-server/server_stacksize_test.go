@@ -52,7 +52,7 @@ func TestServerIdleReaderStackShrinks(t *testing.T) {
 // 16 KiB, which OnPublish's and OnPacketEncode's copies of the packet
 // made it do, nor do the acknowledgement's frames below it.
 func TestServerPublishingReaderStackStaysSmall(t *testing.T) {
-	publishingReaderStack(t, &inPlaceHook{t: t})
+	publishingReaderStack(t, "", &inPlaceHook{t: t})
 }
 
 // TestServerPublishingReaderStackStaysSmallWithoutPublishHooks is
@@ -60,18 +60,30 @@ func TestServerPublishingReaderStackStaysSmall(t *testing.T) {
 // packets or publishes at all: the hooks' copying paths, which would
 // copy the packet for no hook, are not taken.
 func TestServerPublishingReaderStackStaysSmallWithoutPublishHooks(t *testing.T) {
-	publishingReaderStack(t)
+	publishingReaderStack(t, "")
 }
 
-// publishingReaderStack connects clients to a server with hooks added,
-// lets their idle readers' stacks shrink, has each publish a QoS 1
-// message and read its PUBACK, and checks that the readers' stacks grew
-// to 8 KiB at most.
-func publishingReaderStack(t *testing.T, hooks ...Hook) {
+// TestServerRoutingReaderStackStaysSmall is
+// TestServerPublishingReaderStackStaysSmall with a client subscribed to
+// the messages: routing each to the subscriber on the publisher's reader
+// fits in 8 KiB too, the packet going down that path by pointer.
+func TestServerRoutingReaderStackStaysSmall(t *testing.T) {
+	publishingReaderStack(t, "a/b", &inPlaceHook{t: t})
+}
+
+// publishingReaderStack connects clients to a server with hooks added
+// (and a client subscribed to filter, unless it is empty), lets their
+// idle readers' stacks shrink, has each publish a QoS 1 message to a/b
+// and read its PUBACK, and checks that the readers' stacks grew to 8 KiB
+// at most.
+func publishingReaderStack(t *testing.T, filter string, hooks ...Hook) {
 	const clients = 256 // other goroutines' stacks change too: spread over many
 	s := newIdleTestServer(t, &Options{})
 	for _, h := range hooks {
 		require.NoError(t, s.AddHook(h, nil))
+	}
+	if filter != "" {
+		subscribeTestClient(t, s, filter)
 	}
 	var before, after runtime.MemStats
 	heapAlloc()
@@ -158,4 +170,24 @@ func TestServerReaderStackNotGrownByHandshake(t *testing.T) {
 	perConn := (int64(after.StackInuse) - int64(before.StackInuse)) / clients
 	t.Logf("stack bytes per connection after its handshake: %d", perConn)
 	require.LessOrEqual(t, perConn, int64(8192+1024), "stack bytes per connection after its handshake")
+}
+
+// subscribeTestClient connects a client that subscribes to filter at QoS
+// 0 and then reads, and discards, what it is sent until the test ends.
+func subscribeTestClient(t *testing.T, s *idleTestServer, filter string) {
+	t.Helper()
+	s.connect(t, "subscriber")
+	c := s.conns[len(s.conns)-1]
+	s.conns = s.conns[:len(s.conns)-1] // not one of the publishers
+	t.Cleanup(func() { _ = c.Close() })
+	var buf bytes.Buffer
+	pk := packets.Packet{ProtocolVersion: 4, FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}, PacketID: 1,
+		Filters: packets.Subscriptions{{Filter: filter}}}
+	require.NoError(t, pk.SubscribeEncode(&buf))
+	_, err := c.Write(buf.Bytes())
+	require.NoError(t, err)
+	_, err = io.ReadFull(c, make([]byte, 5)) // SUBACK
+	require.NoError(t, err)
+	_ = c.SetReadDeadline(time.Time{})
+	go func() { _, _ = io.Copy(io.Discard, c) }()
 }
