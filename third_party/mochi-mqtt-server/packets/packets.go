@@ -62,16 +62,18 @@ var (
 	}
 )
 
-// Packets is a concurrency safe map of packets.
+// Packets is a concurrency safe map of packets. It keeps each packet in
+// the compact form of storedPacket, since what it holds (the retained
+// messages) stays for long and is mostly publishes.
 type Packets struct {
-	internal map[string]Packet
+	internal map[string]*storedPacket
 	sync.RWMutex
 }
 
 // NewPackets returns a new instance of Packets.
 func NewPackets() *Packets {
 	return &Packets{
-		internal: map[string]Packet{},
+		internal: map[string]*storedPacket{},
 	}
 }
 
@@ -79,28 +81,33 @@ func NewPackets() *Packets {
 func (p *Packets) Add(id string, val Packet) {
 	p.Lock()
 	defer p.Unlock()
-	p.internal[id] = val
+	sp, ok := p.internal[id]
+	if !ok {
+		sp = new(storedPacket)
+		p.internal[id] = sp
+	}
+	sp.set(&val)
 }
 
 // GetAll returns all packets in the map.
 func (p *Packets) GetAll() map[string]Packet {
 	p.RLock()
 	defer p.RUnlock()
-	m := map[string]Packet{}
+	m := make(map[string]Packet, len(p.internal))
 	for k, v := range p.internal {
-		m[k] = v
+		m[k] = v.packet()
 	}
 	return m
 }
 
 // Range calls f for each packet in the map, in no particular order, until f
 // returns false. It holds the map's read lock throughout, so f must not call
-// the map's other methods; unlike GetAll it copies nothing.
+// the map's other methods; unlike GetAll it allocates nothing.
 func (p *Packets) Range(f func(id string, pk Packet) bool) {
 	p.RLock()
 	defer p.RUnlock()
-	for id, pk := range p.internal {
-		if !f(id, pk) {
+	for id, sp := range p.internal {
+		if !f(id, sp.packet()) {
 			return
 		}
 	}
@@ -110,8 +117,11 @@ func (p *Packets) Range(f func(id string, pk Packet) bool) {
 func (p *Packets) Get(id string) (val Packet, ok bool) {
 	p.RLock()
 	defer p.RUnlock()
-	val, ok = p.internal[id]
-	return val, ok
+	sp, ok := p.internal[id]
+	if !ok {
+		return val, false
+	}
+	return sp.packet(), true
 }
 
 // Len returns the number of packets in the map.
