@@ -85,10 +85,14 @@ type Publisher struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	closed atomic.Bool
-	async  atomic.Int64 // QoS 0 pings in flight
+	async  atomic.Int64 // QoS 0 pings in flight, for MaxAsync without the lock
 
-	mu       sync.Mutex
-	deferred map[*nats.Msg]func(error) // ForwardAsync's pings in flight
+	// pending is every asynchronous ping in flight, with its done (nil at
+	// QoS 0). nats.go can report one ping twice (its reset on a disconnect
+	// races with the publish's own error and with a no-responders retry),
+	// so whoever takes a ping from here ends it, once.
+	mu      sync.Mutex
+	pending map[*nats.Msg]func(error)
 
 	stored, dup, failed, shed, badSubject *metrics.Counter
 	logged                                atomic.Int64 // second of the last failure's log line
@@ -121,14 +125,14 @@ func Dial(o Options) (*Publisher, error) {
 	if err := o.Security.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Publisher{o: o, deferred: map[*nats.Msg]func(error){}}
+	p := &Publisher{o: o, pending: map[*nats.Msg]func(error){}}
 	m := o.Metrics
 	p.stored = m.NewCounter(`edgefence_cluster_pings_total{result="stored"}`)
 	p.dup = m.NewCounter(`edgefence_cluster_pings_total{result="duplicate"}`)
 	p.failed = m.NewCounter(`edgefence_cluster_pings_total{result="failed"}`)
 	p.shed = m.NewCounter(`edgefence_cluster_pings_total{result="shed"}`)
 	p.badSubject = m.NewCounter(`edgefence_cluster_pings_total{result="bad_subject"}`)
-	m.NewGauge(`edgefence_cluster_pings_in_flight`, func() float64 { return float64(p.async.Load()) + float64(p.inFlight()) })
+	m.NewGauge(`edgefence_cluster_pings_in_flight`, func() float64 { return float64(p.inFlight()) })
 	tc, err := o.Security.TLSConfig()
 	if err != nil {
 		return nil, err
@@ -137,7 +141,8 @@ func Dial(o Options) (*Publisher, error) {
 	// at once (0x97 to the tracker) rather than waiting out the timeout
 	// in the tracker's reader goroutine and reaching the stream later,
 	// unacknowledged.
-	p.nc, err = nats.Connect(o.NATS, append(o.Security.NATSOptions(tc), nats.Name("edgefence-serve "+o.Name),
+	opts := append(o.Security.NATSOptions(tc), cluster.LogEvents(o.Log.With("nats", "ping stream"))...)
+	p.nc, err = nats.Connect(o.NATS, append(opts, nats.Name("edgefence-serve "+o.Name),
 		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond), nats.ReconnectBufSize(-1))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), o.Security.Explain(err))
@@ -196,11 +201,11 @@ func (p *Publisher) ForwardAsync(topic string, body []byte, id string, pos *payl
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.deferred[m] = done
-	p.mu.Unlock()
+	p.put(m, done)
 	if _, err := p.js.PublishMsgAsync(m); err != nil {
-		p.take(m)
+		if _, mine := p.take(m); !mine {
+			return nil // nats.go's error handler ended it and called done
+		}
 		p.failed.Inc()
 		p.logFailure("ping not sent to the ping stream: refused to the tracker", topic, err)
 		return err
@@ -226,23 +231,30 @@ func (p *Publisher) msg(topic string, body []byte, id string, pos *payload.Posit
 	return m, nil
 }
 
-// take removes m from the deferred pings in flight and returns its done,
-// nil if it is not one of them (a QoS 0 ping).
-func (p *Publisher) take(m *nats.Msg) func(error) {
+// put adds m to the pings in flight, with its done (nil at QoS 0).
+func (p *Publisher) put(m *nats.Msg, done func(error)) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	done, ok := p.deferred[m]
-	if ok {
-		delete(p.deferred, m)
-	}
-	return done
+	p.pending[m] = done
+	p.mu.Unlock()
 }
 
-// inFlight is the number of ForwardAsync's pings in flight.
+// take removes m from the pings in flight and returns its done; mine is
+// false if m was not in flight any more: another path has ended it.
+func (p *Publisher) take(m *nats.Msg) (done func(error), mine bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	done, mine = p.pending[m]
+	if mine {
+		delete(p.pending, m)
+	}
+	return done, mine
+}
+
+// inFlight is the number of asynchronous pings in flight.
 func (p *Publisher) inFlight() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.deferred)
+	return len(p.pending)
 }
 
 // count counts a stored ping.
@@ -261,7 +273,11 @@ func (p *Publisher) forwardAsync(m *nats.Msg) error {
 		p.shed.Inc()
 		return ErrShed
 	}
+	p.put(m, nil)
 	if _, err := p.js.PublishMsgAsync(m); err != nil {
+		if _, mine := p.take(m); !mine {
+			return nil // nats.go's error handler ended and counted it
+		}
 		p.async.Add(-1)
 		p.failed.Inc()
 		p.logFailure("QoS 0 ping not sent to the ping stream", m.Subject, err)
@@ -270,11 +286,16 @@ func (p *Publisher) forwardAsync(m *nats.Msg) error {
 	return nil
 }
 
-// asyncAcked and asyncFailed end an asynchronous ping's flight; nats.go
-// may call them holding its own lock, so they only count and call done.
+// asyncAcked and asyncFailed end an asynchronous ping's flight, if it is
+// still in flight; nats.go may call them holding its own lock, so they
+// only count and call done.
 func (p *Publisher) asyncAcked(_ jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
+	done, mine := p.take(m)
+	if !mine {
+		return
+	}
 	p.count(ack)
-	if done := p.take(m); done != nil {
+	if done != nil {
 		done(nil)
 		return
 	}
@@ -282,8 +303,12 @@ func (p *Publisher) asyncAcked(_ jetstream.JetStream, m *nats.Msg, ack *jetstrea
 }
 
 func (p *Publisher) asyncFailed(_ jetstream.JetStream, m *nats.Msg, err error) {
+	done, mine := p.take(m)
+	if !mine {
+		return
+	}
 	p.failed.Inc()
-	if done := p.take(m); done != nil {
+	if done != nil {
 		p.logFailure("ping not stored in the ping stream: refused to the tracker", m.Subject, err)
 		done(err)
 		return
@@ -314,10 +339,12 @@ func (p *Publisher) Close(ctx context.Context) {
 	p.nc.Close()
 	// nats.go forgets what had no answer when it closes: refused.
 	p.mu.Lock()
-	left := p.deferred
-	p.deferred = map[*nats.Msg]func(error){}
+	left := p.pending
+	p.pending = map[*nats.Msg]func(error){}
 	p.mu.Unlock()
 	for _, done := range left {
-		done(ErrClosed)
+		if done != nil {
+			done(ErrClosed)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,4 +226,88 @@ func TestBoundsAndTimeouts(t *testing.T) {
 	if count("stored") != 0 {
 		t.Errorf("%d counted stored", count("stored"))
 	}
+}
+
+// TestEachPingResolvedOnce: while the server goes away under a stream of
+// pings, QoS 1 and QoS 0 alike, each ping ends once — its done called
+// exactly once, or an error returned instead, and one count in
+// edgefence_cluster_pings_total — and none stays in flight, whichever of
+// nats.go's paths (the publish's own error, the reset on a disconnect,
+// the timeout) reports it first.
+func TestEachPingResolvedOnce(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf("listen: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
+	set := metrics.NewSet()
+	p, err := pingstream.Dial(pingstream.Options{NATS: s.ClientURL(), Name: "t", Telemetry: ingest.DefaultFilters(), Partitions: 4, Replicas: 1,
+		PingsMaxAge: time.Hour, Timeout: 500 * time.Millisecond, Metrics: set, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	const workers, perWorker = 4, 3000
+	var (
+		mu      sync.Mutex
+		calls   = map[int]int{} // QoS 1 ping → calls of its done
+		errs    atomic.Int64    // QoS 1 pings refused by ForwardAsync's error
+		qos0    atomic.Int64    // QoS 0 pings refused by Forward's error
+		started = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				if w == 0 && i == perWorker/4 {
+					close(started)
+				}
+				n := w*perWorker + i
+				pos := payload.Position{Lat: 52.5, Lon: 13.4, TsNs: int64(n + 1), HasTs: true}
+				topic := fmt.Sprintf("devices/d%d/telemetry", n%50)
+				if n%2 == 0 {
+					if p.Forward(0, topic, []byte(`{}`), "d", &pos) != nil {
+						qos0.Add(1)
+					}
+					continue
+				}
+				err := p.ForwardAsync(topic, []byte(`{}`), "d", &pos, func(error) {
+					mu.Lock()
+					calls[n]++
+					mu.Unlock()
+				})
+				if err != nil {
+					errs.Add(1)
+					mu.Lock()
+					calls[n] += 1000 // an error returned and done called: both seen below
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	<-started
+	s.Shutdown()
+	wg.Wait()
+	count := func(result string) uint64 {
+		return set.GetOrCreateCounter(`edgefence_cluster_pings_total{result="` + result + `"}`).Get()
+	}
+	inFlight := func() float64 { return set.GetOrCreateGauge(`edgefence_cluster_pings_in_flight`, nil).Get() }
+	for try := 0; inFlight() != 0; try++ { // the timeout ends what is left
+		if try == 100 {
+			t.Fatalf("%v pings still in flight", inFlight())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for n, c := range calls {
+		if c != 1 && c != 1000 {
+			t.Errorf("ping %d: done called %d times, an error returned %d times", n, c%1000, c/1000)
+		}
+	}
+	if len(calls) != workers*perWorker/2 {
+		t.Errorf("%d of %d QoS 1 pings ended", len(calls), workers*perWorker/2)
+	}
+	total := count("stored") + count("duplicate") + count("failed") + count("shed")
+	if total != workers*perWorker {
+		t.Errorf("%d pings counted (stored %d, failed %d, shed %d), %d sent", total, count("stored"), count("failed"), count("shed"), workers*perWorker)
+	}
+	t.Logf("stored %d, failed %d, shed %d; %d QoS 1 and %d QoS 0 refused at once", count("stored"), count("failed"), count("shed"), errs.Load(), qos0.Load())
 }
