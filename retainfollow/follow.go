@@ -142,7 +142,8 @@ func Start(o Options, sink Sink) (*Follower, error) {
 	f := &Follower{o: o, sink: sink, synced: make(chan struct{}), pending: map[string][]byte{}, seen: map[string]bool{}}
 	f.bucket.init("bucket", o.Metrics)
 	f.history.init("history", o.Metrics)
-	f.nc, err = nats.Connect(o.NATS, append(o.Security.NATSOptions(tc), nats.Name("edgefence-serve-follow "+o.Name),
+	opts := append(o.Security.NATSOptions(tc), cluster.LogEvents(o.Log.With("nats", "retained follower"))...)
+	f.nc, err = nats.Connect(o.NATS, append(opts, nats.Name("edgefence-serve-follow "+o.Name),
 		nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), o.Security.Explain(err))

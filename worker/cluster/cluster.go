@@ -77,6 +77,9 @@ func Dial(o Options) (*Conn, error) {
 }
 
 func (c *Conn) dial(o *Options) error {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	sec := &o.Security
 	tc, err := sec.TLSConfig()
 	if err != nil {
@@ -88,7 +91,8 @@ func (c *Conn) dial(o *Options) error {
 	if err != nil {
 		return &SettingsError{err}
 	}
-	c.NATS, err = nats.Connect(o.NATS, append(sec.NATSOptions(tc), nats.Name("edgefence-worker "+o.Name), nats.MaxReconnects(-1),
+	natsOpts := append(sec.NATSOptions(tc), LogEvents(o.Log.With("nats", "worker"))...)
+	c.NATS, err = nats.Connect(o.NATS, append(natsOpts, nats.Name("edgefence-worker "+o.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), sec.Explain(err))
