@@ -195,9 +195,9 @@ func TestClusterStreamUnavailable(t *testing.T) {
 		}
 		refused = append(refused, ts)
 	}
-	if f := metric(t, srv, `edgefence_cluster_pings_total{result="failed"}`); f != float64(len(refused)+1) {
-		t.Errorf("%v failed publishes counted, want %d", f, len(refused)+1)
-	}
+	// The 3.1.1 ping's failure may come after the others': nats.go may
+	// have sent it before it saw the server go, and fails it at the reset.
+	waitMetric(t, srv, `edgefence_cluster_pings_total{result="failed"}`, float64(len(refused)+1))
 	n.start()
 	// Sent again until taken, as a tracker does.
 	for _, ts := range refused {
