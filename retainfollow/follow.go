@@ -345,6 +345,7 @@ type source struct {
 	seq     atomic.Uint64 // the last stream sequence delivered (or skipped)
 	lag     atomic.Int64  // messages in the stream beyond seq, at the last check
 	replace chan string   // asks the follower for a new watcher, with the reason
+	logged  atomic.Int64  // second of the last replacement logged
 
 	updates, restarts *metrics.Counter
 }
@@ -366,11 +367,16 @@ func (s *source) ask(reason string) {
 	}
 }
 
-// replaced counts and logs a watcher being replaced.
+// replaced counts and logs a watcher being replaced, one line a second
+// at most: while the cluster elects, tries fail 4 times a second.
 func (f *Follower) replaced(s *source, reason string, err error) {
 	s.restarts.Inc()
-	f.o.Log.Warn("cluster follower replaces its watcher", "source", s.name, "reason", reason,
-		"from_seq", s.seq.Load()+1, "error", err)
+	now := time.Now().Unix()
+	if last := s.logged.Load(); last == now || !s.logged.CompareAndSwap(last, now) {
+		return
+	}
+	f.o.Log.Warn("cluster follower replaces its watcher (further ones this second only counted in edgefence_cluster_follow_restarts_total)",
+		"source", s.name, "reason", reason, "from_seq", s.seq.Load()+1, "error", err)
 }
 
 // pause waits d or until ctx is done.

@@ -39,21 +39,11 @@ func (f *Follower) followHistory(ctx context.Context) {
 			hist = h
 			f.setHist(h)
 		}
-		cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
-		if seq := s.seq.Load(); seq > 0 {
-			cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq + 1}
-		}
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cons, err := hist.OrderedConsumer(c, cfg)
-		cancel()
-		var it jetstream.MessagesContext
-		if err == nil {
-			it, err = cons.Messages()
-		}
+		it, err := consumeHistory(ctx, hist, s.seq.Load())
 		if err != nil {
 			if ctx.Err() == nil {
 				f.replaced(s, "consumer failed", err)
-				pause(ctx, 500*time.Millisecond)
+				pause(ctx, retryConsumer)
 			}
 			continue
 		}
@@ -65,17 +55,55 @@ func (f *Follower) followHistory(ctx context.Context) {
 	}
 }
 
-// drainHistory delivers it's records until ctx is done, it fails or the
-// watchdog asks for a new consumer; it returns why it stopped.
+// Tries at the history's consumer: each bounded by consumerTimeout, as
+// a try sent while the cluster elects a leader goes unanswered and the
+// next one may reach the new leader; retryConsumer apart.
+const (
+	consumerTimeout = 2 * time.Second
+	retryConsumer   = 250 * time.Millisecond
+	// heartbeat is the consumer's idle heartbeat (JetStream's shortest):
+	// a consumer lost with its node is noticed after two missed ones,
+	// within one wait for a record, which is longer.
+	heartbeat  = 500 * time.Millisecond
+	recordWait = 3 * heartbeat
+)
+
+// consumeHistory returns a consumer of the history stream from the
+// record after seq (from its start at 0): one of the follower's own, not
+// nats.go's ordered consumer, which re-creates itself inside Next after a
+// reconnect or a missed heartbeat with tries of 10 s each, backing off to
+// 10 s apart, and cannot be stopped meanwhile: a dashboard went silent
+// for 11 s after a NATS node's death while the history moved again after
+// 7–9. Like an ordered consumer's, it acknowledges nothing and lives in
+// memory on one replica; an unused one goes after a minute.
+func consumeHistory(ctx context.Context, hist jetstream.Stream, seq uint64) (jetstream.MessagesContext, error) {
+	cfg := jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, AckPolicy: jetstream.AckNonePolicy,
+		MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
+	if seq > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
+	}
+	c, cancel := context.WithTimeout(ctx, consumerTimeout)
+	defer cancel()
+	cons, err := hist.CreateOrUpdateConsumer(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return cons.Messages(jetstream.PullHeartbeat(heartbeat))
+}
+
+// drainHistory delivers it's records until ctx is done, it fails, skips
+// a record (a delivery lost on a reconnect: its consumer has moved past
+// it) or the watchdog asks for a new consumer; it returns why it stopped.
 func (f *Follower) drainHistory(ctx context.Context, it jetstream.MessagesContext) (string, error) {
 	s := &f.history
+	var delivered uint64 // the consumer's sequence of its last message
 	for {
 		select {
 		case why := <-s.replace:
 			return why, nil
 		default:
 		}
-		c, cancel := context.WithTimeout(ctx, time.Second)
+		c, cancel := context.WithTimeout(ctx, recordWait)
 		msg, err := it.Next(jetstream.NextContext(c))
 		cancel()
 		if ctx.Err() != nil {
@@ -88,7 +116,14 @@ func (f *Follower) drainHistory(ctx context.Context, it jetstream.MessagesContex
 			return "consumer failed", err
 		}
 		md, err := msg.Metadata()
-		if err != nil || md.Sequence.Stream <= s.seq.Load() {
+		if err != nil {
+			return "message without metadata", err
+		}
+		if md.Sequence.Consumer != delivered+1 {
+			return "a record skipped", nil
+		}
+		delivered = md.Sequence.Consumer
+		if md.Sequence.Stream <= s.seq.Load() {
 			continue
 		}
 		if h := msg.Headers(); h.Get(subjects.HeaderTopic) != "" {
