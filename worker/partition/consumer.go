@@ -20,24 +20,31 @@ const consumerTimeout = 2 * time.Second
 // next.
 const retryConsumer = 250 * time.Millisecond
 
+// heartbeat is a consumer's idle heartbeat (JetStream's shortest): a
+// consumer lost with its node fails Next after two missed ones, within a
+// partition's wait for a message (a quarter lease) at the default lease.
+const heartbeat = 500 * time.Millisecond
+
 // consume returns a new consumer of the partition's messages from the
-// one after the last applied: nats.go's ordered consumer, which keeps
-// them in stream order and starts over after a gap under a new consumer.
-// It may try that once only: retried, it keeps one name and, against a
-// consumer the server cannot place or reach (a dead node's), retries it
-// every 10 s for ever inside Next, and the partition goes silent. Once
-// failed, the partition replaces it (reconsume) under a new name.
+// one after the last applied. It is a plain one, acknowledging nothing,
+// in memory on one replica, as nats.go's ordered consumer makes; not the
+// ordered consumer itself, which re-creates itself inside Next after a
+// reconnect or a missed heartbeat with a 10 s request that neither the
+// partition's bounded wait nor Stop can cut short (it holds its lock
+// meanwhile), unanswered while the cluster elects its leaders. The run
+// loop does the ordered consumer's other part: a skipped consumer
+// sequence (a delivery lost on a reconnect) replaces the consumer.
 func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
-	cc := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)},
-		MaxResetAttempts: 1, InactiveThreshold: time.Minute}
+	cc := jetstream.ConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)}, AckPolicy: jetstream.AckNonePolicy,
+		MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
 	if pt.applied > 0 {
 		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
 	}
-	cons, err := pt.o.Conn.JS.OrderedConsumer(ctx, subjects.PingStream, cc)
+	cons, err := pt.o.Conn.JS.CreateOrUpdateConsumer(ctx, subjects.PingStream, cc)
 	if err != nil {
 		return nil, err
 	}
-	return cons.Messages(jetstream.PullMaxMessages(512))
+	return cons.Messages(jetstream.PullMaxMessages(512), jetstream.PullHeartbeat(heartbeat))
 }
 
 // firstConsumer returns the partition's first consumer, trying again

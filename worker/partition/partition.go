@@ -279,6 +279,7 @@ func (pt *Partition) run(ctx context.Context) error {
 	// stalled (package worker, stall.go) is replaced within idleWait.
 	idleWait := cfg.Lease / 4
 	var batch int
+	var delivered uint64 // the consumer's sequence of its last message
 	for {
 		if err := pt.check(ctx); err != nil {
 			return pt.stop(ctx, err)
@@ -290,6 +291,7 @@ func (pt *Partition) run(ctx context.Context) error {
 			if it, err = pt.reconsume(wait, it); err != nil {
 				continue // stopped: see above
 			}
+			delivered = 0
 		}
 		pt.Progress.Waiting.Store(true)
 		var msg jetstream.Msg
@@ -317,10 +319,11 @@ func (pt *Partition) run(ctx context.Context) error {
 				}
 				return pt.stop(ctx, cmp.Or(ctx.Err(), err))
 			}
-			// nats.go gave up re-creating the consumer (one attempt,
-			// see consume): a new one, under a new name.
+			// Lost with its node (missed heartbeats), deleted, or
+			// refused: a new one, under a new name.
 			pt.logErr("partition consumer failed: replacing it", err)
 			it, _ = pt.reconsume(wait, it)
+			delivered = 0
 			continue
 		}
 		pt.Progress.Waiting.Store(false)
@@ -328,6 +331,15 @@ func (pt *Partition) run(ctx context.Context) error {
 		if err != nil {
 			continue
 		}
+		if md.Sequence.Consumer != delivered+1 {
+			// A delivery lost (on a reconnect): the consumer moved past
+			// it and never sends it again.
+			pt.logErr("partition consumer skipped a message: replacing it", fmt.Errorf("consumer sequence %d after %d", md.Sequence.Consumer, delivered))
+			it, _ = pt.reconsume(wait, it)
+			delivered = 0
+			continue
+		}
+		delivered = md.Sequence.Consumer
 		if err := pt.apply(ctx, msg.Subject(), msg.Data(), md.Sequence.Stream, md.Timestamp.UnixNano()); err != nil {
 			return pt.stop(ctx, err)
 		}
