@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edgefence/edgefence/worker/cluster"
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
@@ -27,8 +28,7 @@ func (f *Follower) followHistory(ctx context.Context) {
 	}
 	s := &f.history
 	for ctx.Err() == nil {
-		hist := f.histStream()
-		if hist == nil { // made by the first worker: wait for it
+		if f.histStream() == nil { // made by the first worker: wait for it
 			c, cancel := context.WithTimeout(ctx, 5*time.Second)
 			h, err := f.js.Stream(c, subjects.HistoryStream)
 			cancel()
@@ -36,14 +36,13 @@ func (f *Follower) followHistory(ctx context.Context) {
 				pause(ctx, time.Second)
 				continue
 			}
-			hist = h
 			f.setHist(h)
 		}
-		it, err := consumeHistory(ctx, hist, s.seq.Load())
+		it, err := cluster.Consume(ctx, f.js, subjects.HistoryStream, "", s.seq.Load())
 		if err != nil {
 			if ctx.Err() == nil {
 				f.replaced(s, "consumer failed", err)
-				pause(ctx, retryConsumer)
+				pause(ctx, cluster.RetryConsumer)
 			}
 			continue
 		}
@@ -55,41 +54,9 @@ func (f *Follower) followHistory(ctx context.Context) {
 	}
 }
 
-// Tries at the history's consumer: each bounded by consumerTimeout, as
-// a try sent while the cluster elects a leader goes unanswered and the
-// next one may reach the new leader; retryConsumer apart.
-const (
-	consumerTimeout = 2 * time.Second
-	retryConsumer   = 250 * time.Millisecond
-	// heartbeat is the consumer's idle heartbeat (JetStream's shortest):
-	// a consumer lost with its node is noticed after two missed ones,
-	// within one wait for a record, which is longer.
-	heartbeat  = 500 * time.Millisecond
-	recordWait = 3 * heartbeat
-)
-
-// consumeHistory returns a consumer of the history stream from the
-// record after seq (from its start at 0): one of the follower's own, not
-// nats.go's ordered consumer, which re-creates itself inside Next after a
-// reconnect or a missed heartbeat with tries of 10 s each, backing off to
-// 10 s apart, and cannot be stopped meanwhile: a dashboard went silent
-// for 11 s after a NATS node's death while the history moved again after
-// 7–9. Like an ordered consumer's, it acknowledges nothing and lives in
-// memory on one replica; an unused one goes after a minute.
-func consumeHistory(ctx context.Context, hist jetstream.Stream, seq uint64) (jetstream.MessagesContext, error) {
-	cfg := jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, AckPolicy: jetstream.AckNonePolicy,
-		MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
-	if seq > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
-	}
-	c, cancel := context.WithTimeout(ctx, consumerTimeout)
-	defer cancel()
-	cons, err := hist.CreateOrUpdateConsumer(c, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return cons.Messages(jetstream.PullHeartbeat(heartbeat))
-}
+// recordWait bounds a wait for a record: longer than two heartbeats, so
+// that a consumer lost with its node fails within one.
+const recordWait = 3 * cluster.Heartbeat
 
 // drainHistory delivers it's records until ctx is done, it fails, skips
 // a record (a delivery lost on a reconnect: its consumer has moved past

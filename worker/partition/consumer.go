@@ -10,41 +10,11 @@ import (
 	"github.com/edgefence/edgefence/worker/subjects"
 )
 
-// consumerTimeout bounds one try at creating a partition's consumer: a
-// try sent while the stream elected its leader goes unanswered, and the
-// next one, a second later, reaches the new leader.
-const consumerTimeout = 2 * time.Second
-
-// retryConsumer is the pause between tries at a consumer: short, as a
-// try that failed at once (no stream leader yet) says nothing of the
-// next.
-const retryConsumer = 250 * time.Millisecond
-
-// heartbeat is a consumer's idle heartbeat (JetStream's shortest): a
-// consumer lost with its node fails Next after two missed ones, within a
-// partition's wait for a message (a quarter lease) at the default lease.
-const heartbeat = 500 * time.Millisecond
-
 // consume returns a new consumer of the partition's messages from the
-// one after the last applied. It is a plain one, acknowledging nothing,
-// in memory on one replica, as nats.go's ordered consumer makes; not the
-// ordered consumer itself, which re-creates itself inside Next after a
-// reconnect or a missed heartbeat with a 10 s request that neither the
-// partition's bounded wait nor Stop can cut short (it holds its lock
-// meanwhile), unanswered while the cluster elects its leaders. The run
-// loop does the ordered consumer's other part: a skipped consumer
-// sequence (a delivery lost on a reconnect) replaces the consumer.
+// one after the last applied (cluster.Consume); the run loop replaces it
+// when Next fails or it skips a message.
 func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
-	cc := jetstream.ConsumerConfig{FilterSubjects: []string{subjects.PingFilter(pt.n)}, AckPolicy: jetstream.AckNonePolicy,
-		MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
-	if pt.applied > 0 {
-		cc.DeliverPolicy, cc.OptStartSeq = jetstream.DeliverByStartSequencePolicy, pt.applied+1
-	}
-	cons, err := pt.o.Conn.JS.CreateOrUpdateConsumer(ctx, subjects.PingStream, cc)
-	if err != nil {
-		return nil, err
-	}
-	return cons.Messages(jetstream.PullMaxMessages(512), jetstream.PullHeartbeat(heartbeat))
+	return cluster.Consume(ctx, pt.o.Conn.JS, subjects.PingStream, subjects.PingFilter(pt.n), pt.applied, jetstream.PullMaxMessages(512))
 }
 
 // firstConsumer returns the partition's first consumer, trying again
@@ -52,7 +22,7 @@ func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 // cluster elects the stream's leader) and the lease holds.
 func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
 	for {
-		c, cancel := context.WithTimeout(ctx, consumerTimeout)
+		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
 		if err == nil || !cluster.Unanswered(err) {
@@ -66,7 +36,7 @@ func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(retryConsumer):
+		case <-time.After(cluster.RetryConsumer):
 		}
 	}
 }
@@ -86,7 +56,7 @@ func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 	case <-time.After(time.Until(pt.replacedAt.Add(time.Second))):
 	}
 	for {
-		c, cancel := context.WithTimeout(ctx, consumerTimeout)
+		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
 		it, err := pt.consume(c)
 		cancel()
 		pt.Progress.Refused.Store(err != nil && !cluster.Unanswered(err))
@@ -102,7 +72,7 @@ func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		select {
 		case <-ctx.Done():
 			return old, ctx.Err()
-		case <-time.After(retryConsumer):
+		case <-time.After(cluster.RetryConsumer):
 		}
 	}
 }
