@@ -67,6 +67,39 @@ func TestLapsedLeaseTakenBackByItsOwner(t *testing.T) {
 	}
 }
 
+// TestLapsedPartitionResumesFromMemory: a partition whose lease lapsed
+// and that its worker takes back, no one else having held it, goes on
+// from its engine's state in memory after its last message: it replays
+// nothing, so nothing is published twice. Before, it started again from
+// its checkpoint, reading the checkpoint and history streams back, which
+// after a NATS node's death waits out their elections (4.5 s in one
+// node-kill run), and replayed every message since the checkpoint.
+func TestLapsedPartitionResumesFromMemory(t *testing.T) {
+	_, cfg, logs := onePartition(t)
+	cfg.CheckpointEvery = 50 * time.Second // the one checkpoint is the first, before any ping
+	a := startInProcess(t, cfg)
+	waitOwnedAll(t, a, 1)
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+
+	worker.LapseLeases(a)
+	const reclaimed = `edgefence_worker_rebalances_total{action="reclaimed"}`
+	for deadline := time.Now().Add(2 * cfg.Lease); counter(t, a, reclaimed) != 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lapsed lease was not taken back within two leases:\n%s", logs)
+		}
+	}
+	if !enterWithin(t, tracker, dash, "dev-2", 5*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-2 after the partition was taken back:\n%s", logs)
+	}
+	if n := counter(t, a, `edgefence_worker_replayed_duplicates_total`); n != 0 {
+		t.Errorf("%v outputs published again after the lease was taken back, want 0: the partition replayed from its checkpoint", n)
+	}
+	if !strings.Contains(logs.String(), `msg="partition resumed from memory"`) {
+		t.Errorf("the partition's resumption is not logged:\n%s", logs)
+	}
+}
+
 // TestLeaseWrittenUnseenTakenBackByItsOwner: a renewal that timed out for
 // its worker but reached the lease bucket (as while NATS elects a new
 // leader) leaves the lease at a revision its worker never saw, so its next

@@ -351,7 +351,11 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 // run runs partition n under its lease of revision rev, asked for at
 // mono instant asked.
 func (w *Worker) run(n int, rev uint64, asked int64) {
-	pt := partition.New(w.owner, n, asked+int64(w.cfg.Lease)-int64(time.Second))
+	w.launch(n, partition.New(w.owner, n, asked+int64(w.cfg.Lease)-int64(time.Second)), rev)
+}
+
+// launch runs pt, a run of partition n, under its lease of revision rev.
+func (w *Worker) launch(n int, pt *partition.Partition, rev uint64) {
 	w.mu.Lock()
 	w.parts[n], w.revs[n] = pt, rev
 	w.mu.Unlock()

@@ -44,18 +44,44 @@ var epoch = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 // reads Progress and asks for a new consumer (AskReplace). Everything
 // else is the partition's goroutine's own.
 type Partition struct {
+	*state
 	o      *Owner
 	n      int
 	ctx    context.Context    // Go's: cancel ends it
 	cancel context.CancelFunc // on lease loss: stop at once, even mid-publish
 	stopCh chan struct{}      // closed on release: stop after the message in hand
 	done   chan struct{}
+	end    error // run's result, set before done is closed
 
+	js jetstream.JetStream // the run's own, for asynchronous publishes
+	mq mqtt.Client         // shared with other partitions (cluster.Conn.MQTT); nil without NATS MQTT listeners
+
+	// Progress is what the watchdog reads; the partition's goroutine
+	// alone writes it.
+	Progress Progress
+	// replace asks the loop for a new consumer (AskReplace).
+	replace chan struct{}
+	// replacedAt is when the loop last replaced its consumer (consumer.go).
+	replacedAt time.Time
+
+	// ValidUntil is the Owner.Mono instant (ns) the lease is good until:
+	// the worker stores it as its lease loop renews the lease (0 when it
+	// gives the partition up at once); the partition stops once it has
+	// passed.
+	ValidUntil atomic.Int64
+	devices    atomic.Int64
+	logged     atomic.Int64
+}
+
+// state is what a partition's engine has made of the stream: loaded from
+// the checkpoint when a worker takes the partition, and carried over to
+// the next run when the worker takes back a lease that lapsed with no one
+// else holding it meanwhile (Resume).
+type state struct {
+	loaded  bool // the checkpoint loaded and the history read: run may follow the stream
 	proc    *evaluator.Processor
 	sink    wave.Sink
 	reader  *ingest.Reader
-	js      jetstream.JetStream // the partition's own, for asynchronous publishes
-	mq      mqtt.Client         // shared with other partitions (cluster.Conn.MQTT); nil without NATS MQTT listeners
 	inWave  map[string]struct{}
 	seq     uint64 // last message applied and its outputs published
 	applied uint64 // last message applied
@@ -72,23 +98,7 @@ type Partition struct {
 	fences   *fence.Set // the engine's, switched by fence messages
 	fenceVer string
 	savedVer string // the fence version of the last checkpoint saved or loaded
-
-	// Progress is what the watchdog reads; the partition's goroutine
-	// alone writes it.
-	Progress Progress
-	// replace asks the loop for a new consumer (AskReplace).
-	replace chan struct{}
-	// replacedAt is when the loop last replaced its consumer (consumer.go).
-	replacedAt time.Time
-
-	// ValidUntil is the Owner.Mono instant (ns) the lease is good until:
-	// the worker stores it as its lease loop renews the lease (0 when it
-	// gives the partition up at once); the partition stops once it has
-	// passed.
-	ValidUntil atomic.Int64
-	devices    atomic.Int64
-	lastCkpt   time.Time
-	logged     atomic.Int64
+	lastCkpt time.Time
 }
 
 // Progress is what a partition's loop tells the worker's watchdog
@@ -110,14 +120,38 @@ type Progress struct {
 // New returns partition n's processor, not yet running, under a lease
 // good until the Owner.Mono instant validUntil.
 func New(o *Owner, n int, validUntil int64) *Partition {
-	ctx, cancel := context.WithCancel(context.Background())
-	pt := &Partition{o: o, n: n, ctx: ctx, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
-		replace: make(chan struct{}, 1)}
+	st := &state{}
 	cfg := &o.Config
-	pt.sink = wave.Sink{TransitionPrefix: cfg.TransitionPrefix, LateTopic: cfg.LateTopic, RejectTopic: cfg.RejectTopic}
-	pt.reader = ingest.NewReader(cfg.Telemetry, nil, &pt.sink, o.IngestMetrics, o.Log, cfg.MaxPayload)
+	st.sink = wave.Sink{TransitionPrefix: cfg.TransitionPrefix, LateTopic: cfg.LateTopic, RejectTopic: cfg.RejectTopic}
+	st.reader = ingest.NewReader(cfg.Telemetry, nil, &st.sink, o.IngestMetrics, o.Log, cfg.MaxPayload)
+	return newRun(o, n, st, validUntil)
+}
+
+// newRun returns a run of partition n on st, not yet started.
+func newRun(o *Owner, n int, st *state, validUntil int64) *Partition {
+	ctx, cancel := context.WithCancel(context.Background())
+	pt := &Partition{state: st, o: o, n: n, ctx: ctx, cancel: cancel, stopCh: make(chan struct{}), done: make(chan struct{}),
+		replace: make(chan struct{}, 1)}
 	pt.ValidUntil.Store(validUntil)
 	return pt
+}
+
+// Resume returns a new run of pt, which has ended, on its engine's state
+// in memory, under a lease good until validUntil; nil when pt must start
+// from its checkpoint instead: it ended before it had loaded, on a
+// failure of its own, or with outputs applied but not all published. The
+// worker resumes a partition only when no one else held its lease since
+// pt's: then the stream after pt's last message is the partition's
+// whole news, and reading the checkpoint and history back (seconds while
+// NATS elects their streams' leaders after a node's death) is waste.
+func (pt *Partition) Resume(validUntil int64) *Partition {
+	<-pt.done
+	st := pt.state
+	if !st.loaded || st.tainted || st.applied != st.seq ||
+		pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled) {
+		return nil
+	}
+	return newRun(pt.o, pt.n, st, validUntil)
 }
 
 // Go runs the partition on a goroutine of its own until it is stopped
@@ -127,8 +161,9 @@ func New(o *Owner, n int, validUntil int64) *Partition {
 func (pt *Partition) Go(end func(error)) {
 	go func() {
 		defer close(pt.done)
-		if err := pt.run(pt.ctx); err != nil && pt.ctx.Err() == nil {
-			end(err)
+		pt.end = pt.run(pt.ctx)
+		if pt.end != nil && pt.ctx.Err() == nil {
+			end(pt.end)
 		}
 	}()
 }
@@ -191,68 +226,25 @@ func (pt *Partition) logErr(msg string, err error) {
 }
 
 // run owns the partition until ctx is done or the lease is lost: load
-// the checkpoint, replay and follow the stream after it.
+// the checkpoint (unless resumed), replay and follow the stream after it.
 func (pt *Partition) run(ctx context.Context) error {
 	o, cfg := pt.o, &pt.o.Config
-	fences := func() *fence.Set { return pt.fences }
-	ck, err := o.Store.Load(ctx, pt.n)
-	if err != nil {
+	if pt.loaded {
+		o.Log.Info("partition resumed from memory", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices())
+		o.Metrics.CheckpointAt[pt.n].Store(pt.lastCkpt.UnixNano())
+	} else if err := pt.load(ctx); err != nil {
 		return err
 	}
-	if pt.fenceVer, pt.fences, err = o.Store.StartFences(ctx, ck); err != nil {
-		return err
-	}
-	if ck != nil {
-		pt.savedVer = ck.Fences
-		pt.proc, err = evaluator.RestoreProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics, ck.Snap)
-		pt.seq, pt.clock = ck.Seq, ck.Clock
-		if err == nil {
-			err = pt.reader.RestoreFrames(ck.Frames)
-		}
-	} else {
-		pt.proc, err = evaluator.NewProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics)
-	}
-	if err != nil {
-		return fmt.Errorf("partition %d: %w", pt.n, err)
-	}
-	// Tried while the history stream elects its leader (seconds), but
-	// bounded: a stream that never answers stops the partition, logged.
-	c, cancel := context.WithTimeout(ctx, 3*cfg.Lease)
-	last, first, ok, err := pt.lastRecord(c)
-	cancel()
-	if err != nil {
-		return err
-	}
-	switch {
-	case ck != nil && last == ck.Sent:
-		// Handed over cleanly: everything recorded was sent.
-	case ok:
-		pt.suspectFrom = &first
-	default:
-		pt.suspectID = last
-	}
-	pt.applied = pt.seq
 	pt.Progress.Pos.Store(pt.applied)
-	pt.inWave = map[string]struct{}{}
+	pt.devices.Store(int64(pt.proc.Devices()))
 	// Its own context: the publish timeout, and nothing left pending
-	// or listening once the partition is gone.
+	// or listening once the run is over.
+	var err error
 	if pt.js, err = jetstream.New(o.Conn.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second)); err != nil {
 		return fmt.Errorf("partition %d: %w", pt.n, err)
 	}
 	defer pt.js.CleanupPublisher()
 	pt.mq = o.Conn.MQTT(pt.n)
-	if ck != nil {
-		pt.checkReplay(ctx, ck)
-	} else if err := pt.saveCheckpoint(ctx); err != nil {
-		// It fixes the fence version the partition starts under; without
-		// it the next owner takes the current one, the same unless a
-		// reload comes first.
-		pt.logErr("first checkpoint failed", err)
-	}
-	pt.devices.Store(int64(pt.proc.Devices()))
-	pt.lastCkpt = time.Now()
-	o.Log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
-		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
 
 	it, err := pt.firstConsumer(ctx)
 	if err != nil {
@@ -358,6 +350,65 @@ func (pt *Partition) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// load restores the partition's engine from its checkpoint (or a new
+// one), reads the history stream for what the previous owner may have
+// recorded and not sent, and checks that a replay is safe.
+func (pt *Partition) load(ctx context.Context) error {
+	o, cfg := pt.o, &pt.o.Config
+	fences := func() *fence.Set { return pt.fences }
+	ck, err := o.Store.Load(ctx, pt.n)
+	if err != nil {
+		return err
+	}
+	if pt.fenceVer, pt.fences, err = o.Store.StartFences(ctx, ck); err != nil {
+		return err
+	}
+	if ck != nil {
+		pt.savedVer = ck.Fences
+		pt.proc, err = evaluator.RestoreProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics, ck.Snap)
+		pt.seq, pt.clock = ck.Seq, ck.Clock
+		if err == nil {
+			err = pt.reader.RestoreFrames(ck.Frames)
+		}
+	} else {
+		pt.proc, err = evaluator.NewProcessor(cfg.Engine, epoch, fences, &pt.sink, o.EngineMetrics)
+	}
+	if err != nil {
+		return fmt.Errorf("partition %d: %w", pt.n, err)
+	}
+	// Tried while the history stream elects its leader (seconds), but
+	// bounded: a stream that never answers stops the partition, logged.
+	c, cancel := context.WithTimeout(ctx, 3*cfg.Lease)
+	last, first, ok, err := pt.lastRecord(c)
+	cancel()
+	if err != nil {
+		return err
+	}
+	switch {
+	case ck != nil && last == ck.Sent:
+		// Handed over cleanly: everything recorded was sent.
+	case ok:
+		pt.suspectFrom = &first
+	default:
+		pt.suspectID = last
+	}
+	pt.applied = pt.seq
+	pt.inWave = map[string]struct{}{}
+	if ck != nil {
+		pt.checkReplay(ctx, ck)
+	} else if err := pt.saveCheckpoint(ctx); err != nil {
+		// It fixes the fence version the partition starts under; without
+		// it the next owner takes the current one, the same unless a
+		// reload comes first.
+		pt.logErr("first checkpoint failed", err)
+	}
+	pt.lastCkpt = time.Now()
+	pt.loaded = true
+	o.Log.Info("partition owned", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices(),
+		"suspect_from", pt.suspectFrom, "suspect_id", pt.suspectID)
+	return nil
 }
 
 // maxBatch bounds the messages a partition applies before it publishes
