@@ -285,6 +285,14 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 		}
 	}
 
+	var takenBack, resumed int
+	for _, s := range serves {
+		out := s.out.String()
+		takenBack += strings.Count(out, `msg="partition lease taken back`)
+		resumed += strings.Count(out, `msg="partition resumed from memory"`)
+	}
+	t.Logf("lapsed leases taken back by their node: %d, of them resumed from memory: %d", takenBack, resumed)
+
 	singleBoxEqual(t, c.set, applied, wantTrans)
 }
 
