@@ -62,16 +62,12 @@ func (w *Worker) reclaim(ctx context.Context) {
 			continue
 		}
 		asked := w.mono()
-		rev, kept, err := w.takeBack(ctx, subjects.LeaseKey(n))
+		rev, err := w.takeBack(ctx, subjects.LeaseKey(n))
 		switch {
 		case err == nil:
-			w.log.Info("partition lease taken back after the lease bucket's outage", "partition", n, "held_by_none_since", kept)
+			w.log.Info("partition lease taken back after the lease bucket's outage", "partition", n)
 			w.m.reclaimed.Inc()
-			var next *partition.Partition
-			if kept {
-				next = pt.Resume(asked + int64(w.cfg.Lease) - int64(time.Second))
-			}
-			if next != nil {
+			if next := pt.Resume(asked + int64(w.cfg.Lease) - int64(time.Second)); next != nil {
 				w.launch(n, next, rev)
 			} else {
 				w.run(n, rev, asked)
@@ -89,23 +85,19 @@ var errTaken = errors.New("lease held by another worker")
 
 // takeBack writes the lease key again for the worker if the bucket's latest
 // value for it names the worker, or creates it if it is gone, and returns
-// its new revision. kept reports the first case: only this worker writes
-// its name, so no one else held the lease since this worker last wrote it.
-// A lease gone may have been taken and given up by another meanwhile.
-func (w *Worker) takeBack(ctx context.Context, key string) (rev uint64, kept bool, err error) {
+// its new revision.
+func (w *Worker) takeBack(ctx context.Context, key string) (uint64, error) {
 	name := []byte(w.cfg.Name)
 	e, err := w.conn.Leases.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		rev, err = w.conn.Leases.Create(ctx, key, name)
-		return rev, false, err
+		return w.conn.Leases.Create(ctx, key, name)
 	case err != nil:
-		return 0, false, err
+		return 0, err
 	case string(e.Value()) != w.cfg.Name:
-		return 0, false, errTaken
+		return 0, errTaken
 	}
-	rev, err = w.conn.Leases.Update(ctx, key, name, e.Revision())
-	return rev, err == nil, err
+	return w.conn.Leases.Update(ctx, key, name, e.Revision())
 }
 
 // keepLapsed keeps partition n for the next round's reclaim, unless it was

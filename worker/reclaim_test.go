@@ -100,6 +100,62 @@ func TestLapsedPartitionResumesFromMemory(t *testing.T) {
 	}
 }
 
+// TestPartitionResumedAfterAnotherOwnerHeldIt: w1, cut off from NATS,
+// lapses its partition; w2 takes it, decides an ENTER and hands it over.
+// Back, w1 takes the lease (gone from the bucket) and resumes from its
+// state in memory, before w2's ping: it makes that ENTER again, which the
+// history stream already holds and the dashboard got from w2, so it is
+// not sent a second time, and the partition moves on under w1.
+func TestPartitionResumedAfterAnotherOwnerHeldIt(t *testing.T) {
+	_, cfg, logs := onePartition(t)
+	path := tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
+	cfgA := cfg
+	cfgA.NATS = "nats://" + path.Addr()
+	a := startInProcess(t, cfgA)
+	waitOwnedAll(t, a, 1)
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	live := make(chan struct{}, 16) // dev-2's ENTERs sent live, not the retained one
+	watch := mqttClient(t, "watch", cfg.MQTT)
+	if tok := watch.Subscribe("geofence/c/dev-2", 1, func(_ mqtt.Client, m mqtt.Message) {
+		if !m.Retained() && strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
+			live <- struct{}{}
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+
+	path.Hold(tcprelay.Up)
+	path.Hold(tcprelay.Down)
+	cfgB := cfg
+	cfgB.Name, cfgB.Log = "w2", slog.New(slog.NewTextHandler(new(syncbuf.Buffer), nil))
+	b := startInProcess(t, cfgB)
+	waitOwnedAll(t, b, 1)
+	expectEnter(t, tracker, dash, "dev-2")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	path.Release(tcprelay.Up)
+	path.Release(tcprelay.Down)
+
+	waitOwnedAll(t, a, 1)
+	if !enterWithin(t, tracker, dash, "dev-3", 10*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-3 after w1 took its partition back:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), `msg="partition resumed from memory"`) {
+		t.Errorf("w1 did not resume its partition from memory:\n%s", logs)
+	}
+	if n := counter(t, a, `edgefence_worker_replayed_duplicates_total`); n < 1 {
+		t.Errorf("w1 found %v of w2's outputs in the history stream, want dev-2's ENTER at least", n)
+	}
+	time.Sleep(time.Second)
+	if n := len(live); n != 1 {
+		t.Errorf("the dashboard got dev-2's ENTER live %d times, want once (from w2):\n%s", n, logs)
+	}
+}
+
 // TestLeaseWrittenUnseenTakenBackByItsOwner: a renewal that timed out for
 // its worker but reached the lease bucket (as while NATS elects a new
 // leader) leaves the lease at a revision its worker never saw, so its next

@@ -13,6 +13,20 @@ func (pt *Partition) saveCheckpoint(ctx context.Context) error {
 	if pt.tainted {
 		return errors.New("the engine is ahead of what was published: not saved")
 	}
+	if pt.unsureCheckpoint {
+		// Another owner may have saved a later one while the lease
+		// lapsed: not replaced by an earlier one, whose fence version
+		// may be collected already.
+		stored, err := pt.o.Store.Load(ctx, pt.n)
+		if err != nil {
+			return err
+		}
+		if stored != nil && stored.Seq > pt.seq {
+			pt.lastCkpt = time.Now() // again after the period
+			return nil
+		}
+		pt.unsureCheckpoint = false
+	}
 	hs, err := pt.historySeq(ctx)
 	if err != nil {
 		return err

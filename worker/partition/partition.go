@@ -51,7 +51,8 @@ type Partition struct {
 	cancel context.CancelFunc // on lease loss: stop at once, even mid-publish
 	stopCh chan struct{}      // closed on release: stop after the message in hand
 	done   chan struct{}
-	end    error // run's result, set before done is closed
+	end    error     // run's result, set before done is closed
+	endAt  time.Time // when run returned, set before done is closed
 
 	js jetstream.JetStream // the run's own, for asynchronous publishes
 	mq mqtt.Client         // shared with other partitions (cluster.Conn.MQTT); nil without NATS MQTT listeners
@@ -94,6 +95,12 @@ type state struct {
 	// tainted is set when a message was applied but not all its output
 	// published: the engine is ahead of seq, and must not be saved.
 	tainted bool
+	// A resumed run reads what another owner may have left while the
+	// lease lapsed, as a takeover does at its start, but only when it
+	// needs the stream: the last history record before its first
+	// publish (unsureHistory), the stored checkpoint before it saves one
+	// over it (unsureCheckpoint).
+	unsureHistory, unsureCheckpoint bool
 
 	fences   *fence.Set // the engine's, switched by fence messages
 	fenceVer string
@@ -139,18 +146,26 @@ func newRun(o *Owner, n int, st *state, validUntil int64) *Partition {
 // Resume returns a new run of pt, which has ended, on its engine's state
 // in memory, under a lease good until validUntil; nil when pt must start
 // from its checkpoint instead: it ended before it had loaded, on a
-// failure of its own, or with outputs applied but not all published. The
-// worker resumes a partition only when no one else held its lease since
-// pt's: then the stream after pt's last message is the partition's
-// whole news, and reading the checkpoint and history back (seconds while
-// NATS elects their streams' leaders after a node's death) is waste.
+// failure of its own, with outputs applied but not all published, or
+// longer ago than the duplicate window less a lease.
+//
+// The engine's state after pt's last message is what any replay reaches
+// there, so the new run follows the stream on from it, and reads the
+// checkpoint and history streams only when it first needs them (state's
+// unsure flags), instead of first thing: after a NATS node's death they
+// may still be electing their leaders for seconds. Another owner may have
+// held the lease meanwhile: the outputs the new run then makes again, that
+// owner recorded, and the history stream drops them as duplicates while
+// they are within its window, which the age bound keeps.
 func (pt *Partition) Resume(validUntil int64) *Partition {
 	<-pt.done
-	st := pt.state
+	st, cfg := pt.state, &pt.o.Config
 	if !st.loaded || st.tainted || st.applied != st.seq ||
-		pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled) {
+		pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled) ||
+		time.Since(pt.endAt) >= cfg.DedupWindow-cfg.Lease {
 		return nil
 	}
+	st.unsureHistory, st.unsureCheckpoint = true, true
 	return newRun(pt.o, pt.n, st, validUntil)
 }
 
@@ -162,6 +177,7 @@ func (pt *Partition) Go(end func(error)) {
 	go func() {
 		defer close(pt.done)
 		pt.end = pt.run(pt.ctx)
+		pt.endAt = time.Now()
 		if pt.end != nil && pt.ctx.Err() == nil {
 			end(pt.end)
 		}
@@ -386,14 +402,9 @@ func (pt *Partition) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case ck != nil && last == ck.Sent:
-		// Handed over cleanly: everything recorded was sent.
-	case ok:
-		pt.suspectFrom = &first
-	default:
-		pt.suspectID = last
-	}
+	// Handed over cleanly when the last record is the checkpoint's last
+	// sent: everything recorded was sent.
+	pt.setSuspects(ck != nil && last == ck.Sent, last, first, ok)
 	pt.applied = pt.seq
 	pt.inWave = map[string]struct{}{}
 	if ck != nil {

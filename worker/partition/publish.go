@@ -31,6 +31,13 @@ var ErrLeaseLost = errors.New("partition lease lost")
 // the wave's first pos (subjects.HeaderWave) for the next owner (publishWave).
 func (pt *Partition) flush(ctx context.Context) error {
 	buf := pt.sink.Buf
+	if len(buf) > 0 && pt.unsureHistory {
+		if err := pt.learnSuspects(ctx); err != nil {
+			pt.sink.Reset()
+			pt.tainted = true
+			return err
+		}
+	}
 	for len(buf) > 0 {
 		n := wave.Len(buf, pt.inWave)
 		if err := pt.publishWave(ctx, buf[:n]); err != nil {
@@ -276,6 +283,37 @@ func (pt *Partition) retained(ctx context.Context, o *wave.Out) (bool, error) {
 		return false, err
 	}
 	return bytes.Equal(m.Data, o.Body), nil
+}
+
+// setSuspects marks what the partition's previous owner may have recorded
+// and not sent, from the partition's last history record (last, the pos
+// its wave started at if ok): nothing when clean, else the records from
+// that wave on, or the record alone without a wave.
+func (pt *Partition) setSuspects(clean bool, last string, first wave.Pos, ok bool) {
+	pt.suspectID, pt.suspectFrom = "", nil
+	switch {
+	case clean:
+	case ok:
+		pt.suspectFrom = &first
+	default:
+		pt.suspectID = last
+	}
+}
+
+// learnSuspects reads, before a resumed run's first publish, the last
+// history record: one after the last output the partition sent was
+// recorded by another owner while the lease lapsed, which may have died
+// between recording its last wave and sending it.
+func (pt *Partition) learnSuspects(ctx context.Context) error {
+	c, cancel := context.WithTimeout(ctx, 3*pt.o.Config.Lease)
+	last, first, ok, err := pt.lastRecord(c)
+	cancel()
+	if err != nil {
+		return err
+	}
+	pt.setSuspects(last == pt.sent, last, first, ok)
+	pt.unsureHistory = false
+	return nil
 }
 
 // lastRecord returns the id of the partition's newest history record
