@@ -286,12 +286,15 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 	}
 
 	var takenBack, resumed int
+	var restarted string
 	for _, s := range serves {
 		out := s.out.String()
 		takenBack += strings.Count(out, `msg="partition lease taken back`)
 		resumed += strings.Count(out, `msg="partition resumed from memory"`)
+		restarted += grepLines(out, `msg="partition taken back starts from its checkpoint"`)
 	}
-	t.Logf("lapsed leases taken back by their node: %d, of them resumed from memory: %d", takenBack, resumed)
+	t.Logf("lapsed leases taken back by their node: %d, of them resumed from memory: %d; the others:\n%s",
+		takenBack, resumed, restarted)
 
 	singleBoxEqual(t, c.set, applied, wantTrans)
 }

@@ -160,13 +160,22 @@ func newRun(o *Owner, n int, st *state, validUntil int64) *Partition {
 func (pt *Partition) Resume(validUntil int64) *Partition {
 	<-pt.done
 	st, cfg := pt.state, &pt.o.Config
-	if !st.loaded || st.tainted || st.applied != st.seq ||
-		pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled) ||
-		time.Since(pt.endAt) >= cfg.DedupWindow-cfg.Lease {
-		return nil
+	var why string
+	switch {
+	case !st.loaded:
+		why = "it had not loaded"
+	case st.tainted || st.applied != st.seq:
+		why = "it stopped with outputs not all published"
+	case pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled):
+		why = "it failed: " + pt.end.Error()
+	case time.Since(pt.endAt) >= cfg.DedupWindow-cfg.Lease:
+		why = "it stopped too long ago"
+	default:
+		st.unsureHistory, st.unsureCheckpoint = true, true
+		return newRun(pt.o, pt.n, st, validUntil)
 	}
-	st.unsureHistory, st.unsureCheckpoint = true, true
-	return newRun(pt.o, pt.n, st, validUntil)
+	pt.o.Log.Info("partition taken back starts from its checkpoint", "partition", pt.n, "reason", why)
+	return nil
 }
 
 // Go runs the partition on a goroutine of its own until it is stopped
