@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -153,6 +154,61 @@ func TestPartitionResumedAfterAnotherOwnerHeldIt(t *testing.T) {
 	time.Sleep(time.Second)
 	if n := len(live); n != 1 {
 		t.Errorf("the dashboard got dev-2's ENTER live %d times, want once (from w2):\n%s", n, logs)
+	}
+}
+
+// TestResumedRunPublishesWhatItsLapsedRunDidNot: the path from the worker
+// to NATS stops delivering while a decided ENTER is being published, so
+// the record waits and the lease lapses with the ENTER unpublished. When
+// the path comes back the worker resumes the partition from memory, the
+// ENTER still pending, and publishes it first: the dashboard gets it
+// once, though the record held on the way may land too. Before, the
+// partition started again from its checkpoint and replayed the stream.
+func TestResumedRunPublishesWhatItsLapsedRunDidNot(t *testing.T) {
+	_, cfg, logs := onePartition(t)
+	cfg.Engine.Hold = 0 // dev-2's ENTER decided well before the lease lapses
+	path := tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
+	cfgA := cfg
+	cfgA.NATS = "nats://" + path.Addr()
+	a := startInProcess(t, cfgA)
+	waitOwnedAll(t, a, 1)
+	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	live := make(chan struct{}, 16)
+	watch := mqttClient(t, "watch", cfg.MQTT)
+	if tok := watch.Subscribe("geofence/c/dev-2", 1, func(_ mqtt.Client, m mqtt.Message) {
+		if !m.Retained() && strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
+			live <- struct{}{}
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+
+	// Up held: the consumer's pull stands and delivers dev-2's pings, but
+	// nothing the worker sends (records, renewals) arrives.
+	path.Hold(tcprelay.Up)
+	const lost = `edgefence_worker_rebalances_total{action="lost"}`
+	for deadline := time.Now().Add(4 * cfg.Lease); counter(t, a, lost) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease did not lapse with the path up held:\n%s", logs)
+		}
+		body := fmt.Sprintf(`{"lat":52.5,"lon":13.4090,"ts":%d}`, time.Now().UnixMilli())
+		if tok := tracker.Publish("devices/dev-2/telemetry", 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("publish: %v", tok.Error())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	path.Release(tcprelay.Up)
+
+	if !enterWithin(t, tracker, dash, "dev-3", 10*time.Second, func() {}) {
+		t.Fatalf("no ENTER of dev-3 after the path came back:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), `msg="partition resumed from memory"`) || strings.Contains(logs.String(), "pending_outputs=0") {
+		t.Errorf("the partition was not resumed with dev-2's ENTER pending:\n%s", logs)
+	}
+	time.Sleep(time.Second)
+	if n := len(live); n != 1 {
+		t.Errorf("the dashboard got dev-2's ENTER live %d times, want once:\n%s", n, logs)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 // saveCheckpoint stores pt's state after its last applied message.
 func (pt *Partition) saveCheckpoint(ctx context.Context) error {
-	if pt.tainted {
+	if pt.tainted || pt.applied != pt.seq {
 		return errors.New("the engine is ahead of what was published: not saved")
 	}
 	if pt.unsureCheckpoint {

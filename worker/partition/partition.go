@@ -92,8 +92,11 @@ type state struct {
 	suspectID   string
 	suspectFrom *wave.Pos
 	sent        string // the last output sent
-	// tainted is set when a message was applied but not all its output
-	// published: the engine is ahead of seq, and must not be saved.
+	// tainted is set when a fence message was applied without its
+	// fences: the engine's state is no replay's, and must not be saved
+	// or resumed. While applied is ahead of seq the sink holds the
+	// outputs of the messages between, not all published: that state
+	// is not saved either, but a resumed run publishes them first.
 	tainted bool
 	// A resumed run reads what another owner may have left while the
 	// lease lapsed, as a takeover does at its start, but only when it
@@ -146,8 +149,9 @@ func newRun(o *Owner, n int, st *state, validUntil int64) *Partition {
 // Resume returns a new run of pt, which has ended, on its engine's state
 // in memory, under a lease good until validUntil; nil when pt must start
 // from its checkpoint instead: it ended before it had loaded, on a
-// failure of its own, with outputs applied but not all published, or
-// longer ago than the duplicate window less a lease.
+// failure of its own, after a fence switch that failed, or longer ago
+// than the duplicate window less a lease. Outputs it had not all
+// published wait in the sink, and the new run publishes them first.
 //
 // The engine's state after pt's last message is what any replay reaches
 // there, so the new run follows the stream on from it, and reads the
@@ -164,8 +168,8 @@ func (pt *Partition) Resume(validUntil int64) *Partition {
 	switch {
 	case !st.loaded:
 		why = "it had not loaded"
-	case st.tainted || st.applied != st.seq:
-		why = "it stopped with outputs not all published"
+	case st.tainted:
+		why = "a fence switch failed"
 	case pt.end != nil && !errors.Is(pt.end, ErrLeaseLost) && !errors.Is(pt.end, context.Canceled):
 		why = "it failed: " + pt.end.Error()
 	case time.Since(pt.endAt) >= cfg.DedupWindow-cfg.Lease:
@@ -255,7 +259,8 @@ func (pt *Partition) logErr(msg string, err error) {
 func (pt *Partition) run(ctx context.Context) error {
 	o, cfg := pt.o, &pt.o.Config
 	if pt.loaded {
-		o.Log.Info("partition resumed from memory", "partition", pt.n, "from_seq", pt.seq+1, "devices", pt.proc.Devices())
+		o.Log.Info("partition resumed from memory", "partition", pt.n, "from_seq", pt.applied+1, "devices", pt.proc.Devices(),
+			"pending_outputs", len(pt.sink.Buf))
 		o.Metrics.CheckpointAt[pt.n].Store(pt.lastCkpt.UnixNano())
 	} else if err := pt.load(ctx); err != nil {
 		return err
@@ -288,6 +293,11 @@ func (pt *Partition) run(ctx context.Context) error {
 	}()
 	ticker := pt.startTicks(ctx)
 	defer ticker()
+	if len(pt.sink.Buf) > 0 { // a resumed run's pending outputs: first
+		if err := pt.flush(ctx); err != nil {
+			return pt.stop(ctx, err)
+		}
+	}
 
 	// The outputs of a run of messages are published together (flush):
 	// up to the last message the consumer has ready, maxBatch messages
@@ -452,9 +462,6 @@ func (pt *Partition) stopping() bool {
 // it is handed over while the lease still holds and everything applied
 // is published.
 func (pt *Partition) stop(ctx context.Context, cause error) error {
-	if pt.applied != pt.seq {
-		pt.tainted = true
-	}
 	if pt.stopping() && ctx.Err() == nil && pt.o.Mono() <= pt.ValidUntil.Load() {
 		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

@@ -33,20 +33,21 @@ func (pt *Partition) flush(ctx context.Context) error {
 	buf := pt.sink.Buf
 	if len(buf) > 0 && pt.unsureHistory {
 		if err := pt.learnSuspects(ctx); err != nil {
-			pt.sink.Reset()
-			pt.tainted = true
-			return err
+			return err // nothing published: the outputs wait in the sink
 		}
 	}
-	for len(buf) > 0 {
-		n := wave.Len(buf, pt.inWave)
-		if err := pt.publishWave(ctx, buf[:n]); err != nil {
-			pt.sink.Reset()
-			pt.tainted = true
+	for done := 0; done < len(buf); {
+		n := wave.Len(buf[done:], pt.inWave)
+		if err := pt.publishWave(ctx, buf[done:done+n]); err != nil {
+			// The wave may be partly recorded and sent: it and those
+			// after it wait in the sink for a resumed run (Resume), which
+			// learns what was recorded before it publishes them again.
+			pt.sink.Drop(done)
+			pt.unsureHistory = true
 			return err
 		}
-		pt.sent = buf[n-1].ID
-		buf = buf[n:]
+		pt.sent = buf[done+n-1].ID
+		done += n
 	}
 	pt.sink.Reset()
 	pt.seq = pt.applied

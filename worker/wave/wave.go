@@ -89,6 +89,14 @@ func (s *Sink) Reset() {
 	s.Buf = s.Buf[:0]
 }
 
+// Drop removes Buf's first n outputs, published, and keeps the others
+// for the next try, in order.
+func (s *Sink) Drop(n int) {
+	k := copy(s.Buf, s.Buf[n:])
+	clear(s.Buf[k:])
+	s.Buf = s.Buf[:k]
+}
+
 func (s *Sink) add(o Out) {
 	o.Pos = s.at
 	s.at.k++

@@ -76,3 +76,26 @@ func TestPropertyPos(t *testing.T) {
 		}
 	}
 }
+
+// TestPropertyDropKeepsTheRestInOrder: after n outputs are published and
+// dropped, the sink holds the others, in order, and collects after them.
+func TestPropertyDropKeepsTheRestInOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var s Sink
+		for i := range rapid.IntRange(0, 50).Draw(t, "len") {
+			s.Apply(uint64(i + 1))
+			s.add(Out{ID: string(rune('a' + i%26)), Device: "d"})
+		}
+		want := slices.Clone(s.Buf)
+		n := rapid.IntRange(0, len(want)).Draw(t, "published")
+		s.Drop(n)
+		if !slices.EqualFunc(s.Buf, want[n:], func(a, b Out) bool { return a.ID == b.ID && a.Pos == b.Pos }) {
+			t.Fatalf("after dropping %d of %d: %v, want %v", n, len(want), s.Buf, want[n:])
+		}
+		s.Apply(1000)
+		s.add(Out{ID: "next"})
+		if last := s.Buf[len(s.Buf)-1]; last.ID != "next" || len(s.Buf) != len(want)-n+1 {
+			t.Fatalf("the next output is not collected after the kept ones: %v", s.Buf)
+		}
+	})
+}
