@@ -104,6 +104,9 @@ type state struct {
 	// publish (unsureHistory), the stored checkpoint before it saves one
 	// over it (unsureCheckpoint).
 	unsureHistory, unsureCheckpoint bool
+	// pendingFrom is the pos of the first output a run that stopped
+	// mid-flush left in the sink, maybe recorded and sent already.
+	pendingFrom *wave.Pos
 
 	fences   *fence.Set // the engine's, switched by fence messages
 	fenceVer string

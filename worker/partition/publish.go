@@ -40,10 +40,12 @@ func (pt *Partition) flush(ctx context.Context) error {
 		n := wave.Len(buf[done:], pt.inWave)
 		if err := pt.publishWave(ctx, buf[done:done+n]); err != nil {
 			// The wave may be partly recorded and sent: it and those
-			// after it wait in the sink for a resumed run (Resume), which
-			// learns what was recorded before it publishes them again.
+			// after it wait in the sink for a resumed run (Resume), to
+			// which they are suspect whatever the history stream shows
+			// it (a record on its way may land after its read).
+			from := buf[done].Pos
 			pt.sink.Drop(done)
-			pt.unsureHistory = true
+			pt.pendingFrom, pt.unsureHistory = &from, true
 			return err
 		}
 		pt.sent = buf[done+n-1].ID
@@ -304,7 +306,8 @@ func (pt *Partition) setSuspects(clean bool, last string, first wave.Pos, ok boo
 // learnSuspects reads, before a resumed run's first publish, the last
 // history record: one after the last output the partition sent was
 // recorded by another owner while the lease lapsed, which may have died
-// between recording its last wave and sending it.
+// between recording its last wave and sending it. The outputs the lapsed
+// run left pending are suspect too.
 func (pt *Partition) learnSuspects(ctx context.Context) error {
 	c, cancel := context.WithTimeout(ctx, 3*pt.o.Config.Lease)
 	last, first, ok, err := pt.lastRecord(c)
@@ -313,7 +316,10 @@ func (pt *Partition) learnSuspects(ctx context.Context) error {
 		return err
 	}
 	pt.setSuspects(last == pt.sent, last, first, ok)
-	pt.unsureHistory = false
+	if p := pt.pendingFrom; p != nil && (pt.suspectFrom == nil || p.Less(*pt.suspectFrom)) {
+		pt.suspectFrom = p
+	}
+	pt.pendingFrom, pt.unsureHistory = nil, false
 	return nil
 }
 
