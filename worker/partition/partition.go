@@ -1,7 +1,8 @@
 // Package partition is a worker's per-partition processor: it loads a
-// partition's checkpoint, replays and follows the partition's messages
-// in stream order through the engine, publishes their outputs (the
-// history stream, the retained bucket, MQTT), takes checkpoints, and
+// partition's checkpoint (or, its lease taken back after a lapse, goes on
+// from its state in memory), replays and follows the partition's
+// messages in stream order through the engine, publishes their outputs
+// (the history stream, the retained bucket, MQTT), takes checkpoints, and
 // replaces its consumer when the worker's watchdog asks. Package worker
 // owns the partitions: their leases, who runs which, the watchdog.
 package partition
