@@ -108,23 +108,7 @@ func TestLapsedPartitionResumesFromMemory(t *testing.T) {
 // history stream already holds and the dashboard got from w2, so it is
 // not sent a second time, and the partition moves on under w1.
 func TestPartitionResumedAfterAnotherOwnerHeldIt(t *testing.T) {
-	_, cfg, logs := onePartition(t)
-	path := tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
-	cfgA := cfg
-	cfgA.NATS = "nats://" + path.Addr()
-	a := startInProcess(t, cfgA)
-	waitOwnedAll(t, a, 1)
-	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
-	expectEnter(t, tracker, dash, "dev-1")
-	live := make(chan struct{}, 16) // dev-2's ENTERs sent live, not the retained one
-	watch := mqttClient(t, "watch", cfg.MQTT)
-	if tok := watch.Subscribe("geofence/c/dev-2", 1, func(_ mqtt.Client, m mqtt.Message) {
-		if !m.Retained() && strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
-			live <- struct{}{}
-		}
-	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
+	cfg, logs, path, a, tracker, dash, live := relayedWorker(t, func(*worker.Config) {})
 
 	path.Hold(tcprelay.Up)
 	path.Hold(tcprelay.Down)
@@ -165,24 +149,9 @@ func TestPartitionResumedAfterAnotherOwnerHeldIt(t *testing.T) {
 // once, though the record held on the way may land too. Before, the
 // partition started again from its checkpoint and replayed the stream.
 func TestResumedRunPublishesWhatItsLapsedRunDidNot(t *testing.T) {
-	_, cfg, logs := onePartition(t)
-	cfg.Engine.Hold = 0 // dev-2's ENTER decided well before the lease lapses
-	path := tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
-	cfgA := cfg
-	cfgA.NATS = "nats://" + path.Addr()
-	a := startInProcess(t, cfgA)
-	waitOwnedAll(t, a, 1)
-	tracker, dash := mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
-	expectEnter(t, tracker, dash, "dev-1")
-	live := make(chan struct{}, 16)
-	watch := mqttClient(t, "watch", cfg.MQTT)
-	if tok := watch.Subscribe("geofence/c/dev-2", 1, func(_ mqtt.Client, m mqtt.Message) {
-		if !m.Retained() && strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
-			live <- struct{}{}
-		}
-	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
-		t.Fatalf("subscribe: %v", tok.Error())
-	}
+	cfg, logs, path, a, tracker, dash, live := relayedWorker(t, func(cfg *worker.Config) {
+		cfg.Engine.Hold = 0 // dev-2's ENTER decided well before the lease lapses
+	})
 
 	// Up held: the consumer's pull stands and delivers dev-2's pings, but
 	// nothing the worker sends (records, renewals) arrives.
@@ -210,6 +179,34 @@ func TestResumedRunPublishesWhatItsLapsedRunDidNot(t *testing.T) {
 	if n := len(live); n != 1 {
 		t.Errorf("the dashboard got dev-2's ENTER live %d times, want once:\n%s", n, logs)
 	}
+}
+
+// relayedWorker starts worker w1 (cfg, as mod leaves onePartition's)
+// owning the one partition, its NATS connection through path, and checks
+// that an ENTER of dev-1 reaches dash; live gets each ENTER of dev-2 sent
+// live (not the retained one).
+func relayedWorker(t *testing.T, mod func(*worker.Config)) (cfg worker.Config, logs *syncbuf.Buffer, path *tcprelay.Relay,
+	a *worker.Worker, tracker, dash mqtt.Client, live chan struct{}) {
+	t.Helper()
+	_, cfg, logs = onePartition(t)
+	mod(&cfg)
+	path = tcprelay.Start(t, strings.TrimPrefix(cfg.NATS, "nats://"))
+	cfgA := cfg
+	cfgA.NATS = "nats://" + path.Addr()
+	a = startInProcess(t, cfgA)
+	waitOwnedAll(t, a, 1)
+	tracker, dash = mqttClient(t, "tracker", cfg.MQTT), mqttClient(t, "dash", cfg.MQTT)
+	expectEnter(t, tracker, dash, "dev-1")
+	live = make(chan struct{}, 16)
+	watch := mqttClient(t, "watch", cfg.MQTT)
+	if tok := watch.Subscribe("geofence/c/dev-2", 1, func(_ mqtt.Client, m mqtt.Message) {
+		if !m.Retained() && strings.Contains(string(m.Payload()), `"type":"ENTER"`) {
+			live <- struct{}{}
+		}
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	return cfg, logs, path, a, tracker, dash, live
 }
 
 // TestLeaseWrittenUnseenTakenBackByItsOwner: a renewal that timed out for
