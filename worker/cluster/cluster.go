@@ -91,9 +91,14 @@ func (c *Conn) dial(o *Options) error {
 	if err != nil {
 		return &SettingsError{err}
 	}
+	// No reconnect buffer: a write made while the connection is down
+	// fails at once, and is tried again while its lease holds. Buffered,
+	// a partition's history record would go out once the connection is
+	// back, after the partition had stopped for its lease and another
+	// owner had read the stream for what it may have left.
 	natsOpts := append(sec.NATSOptions(tc), LogEvents(o.Log.With("nats", "worker"))...)
 	c.NATS, err = nats.Connect(o.NATS, append(natsOpts, nats.Name("edgefence-worker "+o.Name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false))...)
+		nats.ReconnectWait(250*time.Millisecond), nats.RetryOnFailedConnect(false), nats.ReconnectBufSize(-1))...)
 	if err != nil {
 		return fmt.Errorf("connect to NATS %s: %w", security.RedactURLs(o.NATS), sec.Explain(err))
 	}
