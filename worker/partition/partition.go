@@ -77,8 +77,7 @@ type Partition struct {
 
 // state is what a partition's engine has made of the stream: loaded from
 // the checkpoint when a worker takes the partition, and carried over to
-// the next run when the worker takes back a lease that lapsed with no one
-// else holding it meanwhile (Resume).
+// the next run when the worker takes back a lease that lapsed (Resume).
 type state struct {
 	loaded  bool // the checkpoint loaded and the history read: run may follow the stream
 	proc    *evaluator.Processor
