@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -67,7 +66,7 @@ func (w *Worker) reclaim(ctx context.Context) {
 		case err == nil:
 			w.log.Info("partition lease taken back after the lease bucket's outage", "partition", n)
 			w.m.reclaimed.Inc()
-			if next := pt.Resume(asked + int64(w.cfg.Lease) - int64(time.Second)); next != nil {
+			if next := pt.Resume(w.validUntil(asked)); next != nil {
 				w.launch(n, next, rev)
 			} else {
 				w.run(n, rev, asked)

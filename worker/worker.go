@@ -70,6 +70,13 @@ type Worker struct {
 // validity is judged on it, so a wall clock step cannot extend a lease.
 func (w *Worker) mono() int64 { return int64(time.Since(w.start)) }
 
+// validUntil is the mono instant until which a lease written at mono
+// instant asked holds for its partition: a second short of the bucket's
+// expiry, so that the partition stops before anyone else can take it.
+func (w *Worker) validUntil(asked int64) int64 {
+	return asked + int64(w.cfg.Lease) - int64(time.Second)
+}
+
 // owned returns how many partitions the worker owns.
 func (w *Worker) owned() int {
 	w.mu.Lock()
@@ -333,7 +340,7 @@ func (w *Worker) renew(ctx context.Context) {
 			continue
 		}
 		w.revs[n] = rev
-		pt.ValidUntil.Store(asked + int64(w.cfg.Lease) - int64(time.Second))
+		pt.ValidUntil.Store(w.validUntil(asked))
 	}
 }
 
@@ -351,7 +358,7 @@ func (w *Worker) acquire(ctx context.Context, n int) bool {
 // run runs partition n under its lease of revision rev, asked for at
 // mono instant asked.
 func (w *Worker) run(n int, rev uint64, asked int64) {
-	w.launch(n, partition.New(w.owner, n, asked+int64(w.cfg.Lease)-int64(time.Second)), rev)
+	w.launch(n, partition.New(w.owner, n, w.validUntil(asked)), rev)
 }
 
 // launch runs pt, a run of partition n, under its lease of revision rev.
