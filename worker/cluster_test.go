@@ -67,6 +67,12 @@ func tail(s string, n int) string {
 	return s
 }
 
+// startNATSNode starts a NATS node process (natsServer) from its configuration file.
+func startNATSNode(t *testing.T, name, conf string) *proc {
+	t.Helper()
+	return launch(t, name, exec.Command(natsServer(t), "-c", conf))
+}
+
 // kill is kill -9.
 func (p *proc) kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
@@ -163,6 +169,8 @@ func startCluster(t *testing.T, p int) []*node {
 				seed = "nats-route://" + listen
 			}
 			conf := fmt.Sprintf(`server_name: n%d
+logtime: true
+logtime_utc: true
 listen: 127.0.0.1:-1
 http: 127.0.0.1:-1
 jetstream { store_dir: %q }
@@ -174,7 +182,7 @@ mappings = { %s }
 			if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			n := &node{proc: startProc(t, fmt.Sprintf("nats-%d", i+1), "nats", path), conf: path}
+			n := &node{proc: startNATSNode(t, fmt.Sprintf("nats-%d", i+1), path), conf: path}
 			var ok bool
 			if n.client, n.mqtt, ok = boundPorts(t, n.proc); ok {
 				nodes[i] = n

@@ -5,56 +5,68 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/goleak"
 
 	"github.com/edgefence/edgefence/evaluator/engine"
 	"github.com/edgefence/edgefence/worker"
 )
 
-// roleEnv makes the test binary a NATS server or a worker: the cluster
-// tests start their nodes and workers as processes of their own, so that
-// kill -9 is a real one.
+// roleEnv makes the test binary a worker: the cluster tests start their
+// workers as processes of their own, so that kill -9 is a real one.
 const roleEnv = "EDGEFENCE_WORKER_TEST_ROLE"
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(roleEnv) {
-	case "nats":
-		os.Exit(runNATS(os.Getenv("EDGEFENCE_WORKER_TEST_ARG")))
-	case "worker":
+	if os.Getenv(roleEnv) == "worker" {
 		os.Exit(runWorker(os.Getenv("EDGEFENCE_WORKER_TEST_ARG")))
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if natsBin.dir != "" {
+		os.RemoveAll(natsBin.dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
-// runNATS runs a NATS server from a config file until SIGTERM.
-func runNATS(conf string) int {
-	opts, err := server.ProcessConfigFile(conf)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "nats config:", err)
-		return 2
+// natsBin is the nats-server binary the cluster tests run their NATS
+// nodes with: a plain build of the version go.mod pins, as deployed. A
+// node run by the race-built test binary was instrumented too, and its
+// elections slowed by it; the race detector is for edgefence's code.
+var natsBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// natsServer returns the path of natsBin, built on first use.
+func natsServer(t *testing.T) string {
+	t.Helper()
+	natsBin.once.Do(func() {
+		if natsBin.dir, natsBin.err = os.MkdirTemp("", "edgefence-nats-"); natsBin.err != nil {
+			return
+		}
+		natsBin.path = filepath.Join(natsBin.dir, "nats-server")
+		out, err := exec.Command("go", "build", "-o", natsBin.path, "github.com/nats-io/nats-server/v2").CombinedOutput()
+		if err != nil {
+			natsBin.err = fmt.Errorf("go build nats-server: %w\n%s", err, out)
+		}
+	})
+	if natsBin.err != nil {
+		t.Fatal(natsBin.err)
 	}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "nats:", err)
-		return 2
-	}
-	s.ConfigureLogger()
-	s.Start()
-	if !s.ReadyForConnections(20 * time.Second) {
-		fmt.Fprintln(os.Stderr, "nats: not ready")
-		return 2
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	s.Shutdown()
-	return 0
+	return natsBin.path
 }
 
 // workerArgs is what a worker process of the tests is started with.
