@@ -193,7 +193,7 @@ func (w *Worker) connect() error {
 func (w *Worker) leaseLoop(ctx context.Context) {
 	defer close(w.done)
 	period := w.cfg.Lease / 4
-	retry := min(period, 250*time.Millisecond)
+	retry := w.retry()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	announce := true
@@ -225,10 +225,28 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 // only when take is set. It reports whether the lease bucket answered.
 func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	cfg := &w.cfg
+	asked := w.mono()
+	announce := func(c context.Context) error {
+		_, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name))
+		return err
+	}
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
-	asked := w.mono()
-	if _, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name)); err != nil {
+	var err error
+	if w.downSince != 0 {
+		// Out of reach: a put sent during the bucket's election is never
+		// answered, and the next one reaches the new leader. The rest of
+		// the round gets its own time.
+		err = cluster.Hedged(c, w.retry(), announce)
+		if err == nil {
+			cancel()
+			c, cancel = context.WithTimeout(ctx, w.cfg.Lease/2)
+			defer cancel()
+		}
+	} else {
+		err = announce(c)
+	}
+	if err != nil {
 		w.unreachable(err)
 		w.renew(c) // expire what cannot be renewed
 		return false
@@ -290,6 +308,9 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	}
 	return true
 }
+
+// retry is how soon the lease loop tries an unreachable bucket again.
+func (w *Worker) retry() time.Duration { return min(w.cfg.Lease/4, 250*time.Millisecond) }
 
 // unreachable logs the lease bucket's failure once per outage (the
 // lease loop retries it four times a second).
