@@ -38,7 +38,7 @@ func (f *Follower) followHistory(ctx context.Context) {
 			}
 			f.setHist(h)
 		}
-		it, err := cluster.Consume(ctx, f.js, subjects.HistoryStream, "", s.seq.Load())
+		it, _, err := cluster.ConsumeHedged(ctx, f.js, subjects.HistoryStream, "", s.seq.Load())
 		if err != nil {
 			if ctx.Err() == nil {
 				f.replaced(s, "consumer failed", err)

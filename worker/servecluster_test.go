@@ -314,7 +314,7 @@ func TestServeClusterSurvivesNATSNodeKills(t *testing.T) {
 			t.Errorf("kill %d: partition %d moved again %v after NATS's last new leader before it (%s), want within 5 s",
 				k+1, partN, (part - last).Round(10*time.Millisecond), lastOf)
 		}
-		if part > lease+5*time.Second {
+		if part > lease+5*time.Second || part-last > time.Second {
 			for _, s := range serves {
 				t.Logf("%s on partition %d and the lease bucket:\n%s", s.name, partN, grepLines(s.out.String(), fmt.Sprintf("partition=%d ", partN), "lease bucket"))
 			}

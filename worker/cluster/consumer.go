@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -22,7 +23,8 @@ const (
 // Consume makes a consumer of stream (of filter, if not empty) from the
 // message after seq (from the stream's start at 0), within
 // ConsumerTimeout, and returns its messages, pulled with opts and
-// Heartbeat. It is what nats.go's ordered consumer makes (no
+// Heartbeat, and the NATS server it runs on (for the logs: NATS places
+// it on any of the stream's replicas). It is what nats.go's ordered consumer makes (no
 // acknowledgements, one replica in memory, gone a minute after its
 // reader), but not that consumer, which re-creates itself inside Next
 // after a reconnect or a missed heartbeat with 10 s requests, unanswered
@@ -31,7 +33,7 @@ const (
 // caller does the rest of its work: on an error from Next or a skipped
 // consumer sequence (a delivery lost on a reconnect, never sent again),
 // it consumes anew from its last message.
-func Consume(ctx context.Context, js jetstream.JetStream, stream, filter string, seq uint64, opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+func Consume(ctx context.Context, js jetstream.JetStream, stream, filter string, seq uint64, opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, string, error) {
 	cfg := jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, AckPolicy: jetstream.AckNonePolicy,
 		MemoryStorage: true, Replicas: 1, InactiveThreshold: time.Minute}
 	if filter != "" {
@@ -44,7 +46,50 @@ func Consume(ctx context.Context, js jetstream.JetStream, stream, filter string,
 	defer cancel()
 	cons, err := js.CreateOrUpdateConsumer(c, stream, cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return cons.Messages(append(opts, jetstream.PullHeartbeat(Heartbeat))...)
+	var on string
+	if info := cons.CachedInfo(); info != nil && info.Cluster != nil {
+		on = info.Cluster.Leader
+	}
+	it, err := cons.Messages(append(opts, jetstream.PullHeartbeat(Heartbeat))...)
+	return it, on, err
+}
+
+// ConsumeHedged is Consume tried as Hedged tries, a new try every
+// RetryConsumer while none has answered, for ConsumerTimeout at most: a
+// try sent while the cluster elects the meta or the stream's leader is
+// never answered, and the first sent after it is. It returns the first
+// consumer made; one made later is stopped, and the server deletes it
+// after its InactiveThreshold.
+func ConsumeHedged(ctx context.Context, js jetstream.JetStream, stream, filter string, seq uint64, opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, string, error) {
+	var (
+		mu     sync.Mutex
+		it     jetstream.MessagesContext
+		on     string
+		closed bool // returned: a consumer made from now on is not wanted
+	)
+	c, cancel := context.WithTimeout(ctx, ConsumerTimeout)
+	defer cancel()
+	err := Hedged(c, RetryConsumer, func(c context.Context) error {
+		got, server, err := Consume(c, js, stream, filter, seq, opts...)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if it != nil || closed {
+			got.Stop()
+		} else {
+			it, on = got, server
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	closed = true
+	if it != nil {
+		return it, on, nil
+	}
+	return nil, "", err
 }

@@ -11,10 +11,10 @@ import (
 )
 
 // consume returns a new consumer of the partition's messages from the
-// one after the last applied (cluster.Consume); the run loop replaces it
+// one after the last applied (cluster.ConsumeHedged); the run loop replaces it
 // when Next fails or it skips a message.
-func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, error) {
-	return cluster.Consume(ctx, pt.o.Conn.JS, subjects.PingStream, subjects.PingFilter(pt.n), pt.applied, jetstream.PullMaxMessages(512))
+func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, string, error) {
+	return cluster.ConsumeHedged(ctx, pt.o.Conn.JS, subjects.PingStream, subjects.PingFilter(pt.n), pt.applied, jetstream.PullMaxMessages(512))
 }
 
 // firstConsumer returns the partition's first consumer, trying again
@@ -23,10 +23,13 @@ func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, er
 func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
 	for {
 		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
-		it, err := pt.consume(c)
+		it, on, err := pt.consume(c)
 		cancel()
 		if err == nil || !cluster.Unanswered(err) {
 			pt.replacedAt = time.Now()
+			if err == nil {
+				pt.o.Log.Info("partition consuming", "partition", pt.n, "from_seq", pt.applied+1, "on", on)
+			}
 			return it, err
 		}
 		pt.logErr("partition consumer not created yet", err)
@@ -57,12 +60,12 @@ func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 	}
 	for {
 		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
-		it, err := pt.consume(c)
+		it, on, err := pt.consume(c)
 		cancel()
 		pt.Progress.Refused.Store(err != nil && !cluster.Unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
-			pt.o.Log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1)
+			pt.o.Log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1, "on", on)
 			return it, nil
 		}
 		pt.logErr("partition consumer not created", err)
