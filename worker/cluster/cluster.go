@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -286,33 +287,46 @@ func retry(log *slog.Logger, what string, step func(context.Context) error) erro
 // readTry bounds one read of a stream in LastMsg.
 const readTry = 2 * time.Second
 
-// LastMsg is s.GetLastMsgForSubject, tried again until ctx ends while
-// the cluster does not answer it (Unanswered). A read sent through a
-// server that does not yet know where the stream's leader is (right after
+// LastMsg is s.GetLastMsgForSubject, tried until ctx ends while the
+// cluster does not answer it (Unanswered), a new read every HedgeEvery
+// while the earlier ones wait (Hedged). A read sent through a server
+// that does not yet know where the stream's leader is (right after
 // another node created the stream, or while the stream elects one after
 // its leader's death) goes unanswered, or is answered 503 at once: serve
 // --cluster nodes started together had their partitions fail to start
-// after 30 s, and a partition taken over during an election stopped and
-// started again (docs/scale-out.md). A read sent again reaches the leader.
+// after 30 s, a partition taken over during an election stopped and
+// started again, and a resumed partition's read of its last record,
+// sent during the history stream's election, held it 2 s after the
+// stream was back (docs/scale-out.md). A read sent again reaches the
+// leader.
 func LastMsg(ctx context.Context, s jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
-	for {
-		try, cancel := context.WithTimeout(ctx, readTry)
-		m, err := s.GetLastMsgForSubject(try, subject)
+	var (
+		mu     sync.Mutex
+		m      *jetstream.RawStreamMsg
+		answer error
+		done   bool
+	)
+	err := Hedged(ctx, HedgeEvery, func(c context.Context) error {
+		try, cancel := context.WithTimeout(c, readTry)
+		got, err := s.GetLastMsgForSubject(try, subject)
 		cancel()
-		if err == nil || ctx.Err() != nil || !Unanswered(err) {
-			return m, err
+		if err != nil && Unanswered(err) {
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(retryPause):
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			m, answer, done = got, err, true
 		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if done {
+		return m, answer
 	}
+	return nil, err
 }
-
-// retryPause is the pause between LastMsg's tries: a read answered 503
-// at once says nothing of the next.
-const retryPause = 250 * time.Millisecond
 
 // Unanswered reports whether err says the cluster did not answer (no
 // leader to answer yet, or JetStream telling it is unavailable for now)

@@ -57,7 +57,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, stream, filter string,
 }
 
 // ConsumeHedged is Consume tried as Hedged tries, a new try every
-// RetryConsumer while none has answered, for ConsumerTimeout at most: a
+// HedgeEvery while none has answered, for ConsumerTimeout at most: a
 // try sent while the cluster elects the meta or the stream's leader is
 // never answered, and the first sent after it is. It returns the first
 // consumer made; one made later is stopped, and the server deletes it
@@ -71,7 +71,7 @@ func ConsumeHedged(ctx context.Context, js jetstream.JetStream, stream, filter s
 	)
 	c, cancel := context.WithTimeout(ctx, ConsumerTimeout)
 	defer cancel()
-	err := Hedged(c, RetryConsumer, func(c context.Context) error {
+	err := Hedged(c, HedgeEvery, func(c context.Context) error {
 		got, server, err := Consume(c, js, stream, filter, seq, opts...)
 		if err != nil {
 			return err

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// HedgeEvery is how often the cluster's requests that NATS may leave
+// unanswered during an election go out again while none has answered.
+const HedgeEvery = 250 * time.Millisecond
+
 // Hedged calls try with ctx, and again every every while no call has
 // succeeded, the earlier ones still waiting; it returns nil at the first
 // success, else once ctx is done the last call's error (ctx's if none

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -216,12 +217,42 @@ func (pt *Partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 			return nil, true, err
 		}
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err = o.Conn.JS.PublishMsg(c, msg)
+		ack, err = pt.publishHedged(c, msg)
 		cancel()
 		if err == nil {
 			return ack, true, nil
 		}
 	}
+}
+
+// publishHedged publishes msg, sending it again every 250 ms while no
+// copy has been acknowledged (cluster.Hedged): a publish sent while the
+// history stream elects its leader is never answered. The copies carry
+// one message id, so the stream stores one; the first acknowledgement
+// is returned.
+func (pt *Partition) publishHedged(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	var (
+		mu    sync.Mutex
+		first *jetstream.PubAck
+	)
+	err := cluster.Hedged(ctx, cluster.HedgeEvery, func(c context.Context) error {
+		ack, err := pt.o.Conn.JS.PublishMsg(c, msg)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = ack
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if first != nil {
+		return first, nil
+	}
+	return nil, err
 }
 
 // send publishes o over MQTT at QoS 1, retrying until the server has it
