@@ -56,6 +56,7 @@ type Worker struct {
 	// peers still counted live until graceUntil after an outage.
 	downSince, putAt, graceUntil int64
 	seen, grace                  []string
+	unlisted                     bool // the last round could not list the live workers
 
 	ready  atomic.Bool
 	cancel context.CancelFunc
@@ -193,7 +194,7 @@ func (w *Worker) connect() error {
 func (w *Worker) leaseLoop(ctx context.Context) {
 	defer close(w.done)
 	period := w.cfg.Lease / 4
-	retry := w.retry()
+	retry := min(period, 250*time.Millisecond)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	announce := true
@@ -237,7 +238,7 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		// Out of reach: a put sent during the bucket's election is never
 		// answered, and the next one reaches the new leader. The rest of
 		// the round gets its own time.
-		err = cluster.Hedged(c, w.retry(), announce)
+		err = cluster.Hedged(c, cluster.HedgeEvery, announce)
 		if err == nil {
 			cancel()
 			c, cancel = context.WithTimeout(ctx, w.cfg.Lease/2)
@@ -251,12 +252,6 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		w.renew(c) // expire what cannot be renewed
 		return false
 	}
-	live, err := w.liveWorkers(c)
-	if err != nil {
-		w.unreachable(err)
-		w.renew(c)
-		return false
-	}
 	if w.downSince != 0 {
 		w.log.Info("lease bucket reachable again", "after", time.Duration(w.mono()-w.downSince).Round(time.Millisecond),
 			"unrenewed", time.Duration(asked-w.putAt).Round(time.Millisecond))
@@ -267,12 +262,24 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		// them to take them back rather than move twice.
 		w.grace, w.graceUntil = w.seen, w.mono()+int64(cfg.Lease)
 	}
-	w.putAt, w.seen = asked, live
+	w.putAt = asked
+	// Renewals and lapsed leases need the bucket alone; listing the live
+	// workers makes a consumer, which waits for the cluster's meta leader
+	// too (elected apart, often seconds later after a NATS node's death).
 	w.renew(c)
+	w.reclaim(c)
+	live, err := w.liveWorkers(c)
+	if err != nil {
+		if !w.unlisted {
+			w.log.Warn("live workers not listed", "error", err)
+		}
+		w.unlisted = true
+		return false
+	}
+	w.seen, w.unlisted = live, false
 	if !slices.Contains(live, cfg.Name) {
 		return true
 	}
-	w.reclaim(c)
 	if w.mono() < w.graceUntil {
 		live = slices.Compact(slices.Sorted(slices.Values(append(slices.Clip(live), w.grace...))))
 	}
@@ -308,9 +315,6 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	}
 	return true
 }
-
-// retry is how soon the lease loop tries an unreachable bucket again.
-func (w *Worker) retry() time.Duration { return min(w.cfg.Lease/4, 250*time.Millisecond) }
 
 // unreachable logs the lease bucket's failure once per outage (the
 // lease loop retries it four times a second).
