@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/edgefence/edgefence/internal/natstest"
 	"github.com/edgefence/edgefence/worker/checkpoint"
 	"github.com/edgefence/edgefence/worker/cluster"
@@ -17,8 +19,7 @@ import (
 // sent then would land after the partition had stopped for its lease, and
 // after another owner had read the stream for what it may have left.
 func TestWorkerConnectionBuffersNothingWhileDown(t *testing.T) {
-	dir := t.TempDir()
-	s, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf("listen: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
+	s := startJetStream(t)
 	c, err := cluster.Dial(cluster.Options{NATS: s.ClientURL(), Name: "w1", Partitions: 1, Replicas: 1, Lease: 2 * time.Second,
 		DedupWindow: time.Minute, PingsMaxAge: time.Hour, CheckpointStream: checkpoint.StreamConfig(1)})
 	if err != nil {
@@ -39,4 +40,13 @@ func TestWorkerConnectionBuffersNothingWhileDown(t *testing.T) {
 	if err := c.NATS.Publish("edgefence.test", nil); err == nil {
 		t.Error("a publish while the connection is down was accepted: it waits in the reconnect buffer, to go out once the connection is back")
 	}
+}
+
+// startJetStream starts one NATS server with JetStream in the test's
+// process, on a loopback port of its choosing.
+func startJetStream(t *testing.T) *server.Server {
+	t.Helper()
+	dir := t.TempDir()
+	s, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf("listen: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
+	return s
 }

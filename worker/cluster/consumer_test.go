@@ -3,23 +3,19 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edgefence/edgefence/internal/natstest"
 	"github.com/edgefence/edgefence/worker/cluster"
 )
 
 // ConsumeHedged makes one consumer, from the message after the one asked,
 // of the subject asked.
 func TestConsumeHedgedFromTheNextMessage(t *testing.T) {
-	dir := t.TempDir()
-	s, _ := natstest.Start(t, dir, "nats.conf", fmt.Sprintf("listen: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\n", filepath.Join(dir, "js")))
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(startJetStream(t).ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
