@@ -227,9 +227,8 @@ func (w *Worker) leaseLoop(ctx context.Context) {
 func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 	cfg := &w.cfg
 	asked := w.mono()
-	announce := func(c context.Context) error {
-		_, err := w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name))
-		return err
+	announce := func(c context.Context) (uint64, error) {
+		return w.conn.Leases.Put(c, subjects.PresenceKey(cfg.Name), []byte(cfg.Name))
 	}
 	c, cancel := context.WithTimeout(ctx, w.cfg.Lease/2)
 	defer cancel()
@@ -238,14 +237,14 @@ func (w *Worker) rebalance(ctx context.Context, take bool) bool {
 		// Out of reach: a put sent during the bucket's election is never
 		// answered, and the next one reaches the new leader. The rest of
 		// the round gets its own time.
-		err = cluster.Hedged(c, cluster.HedgeEvery, announce)
+		_, err = cluster.Hedged(c, cluster.HedgeEvery, announce, nil)
 		if err == nil {
 			cancel()
 			c, cancel = context.WithTimeout(ctx, w.cfg.Lease/2)
 			defer cancel()
 		}
 	} else {
-		err = announce(c)
+		_, err = announce(c)
 	}
 	if err != nil {
 		w.unreachable(err)

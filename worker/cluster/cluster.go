@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -300,32 +299,23 @@ const readTry = 2 * time.Second
 // stream was back (docs/scale-out.md). A read sent again reaches the
 // leader.
 func LastMsg(ctx context.Context, s jetstream.Stream, subject string) (*jetstream.RawStreamMsg, error) {
-	var (
-		mu     sync.Mutex
-		m      *jetstream.RawStreamMsg
-		answer error
-		done   bool
-	)
-	err := Hedged(ctx, HedgeEvery, func(c context.Context) error {
-		try, cancel := context.WithTimeout(c, readTry)
-		got, err := s.GetLastMsgForSubject(try, subject)
-		cancel()
-		if err != nil && Unanswered(err) {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			m, answer, done = got, err, true
-		}
-		return nil
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if done {
-		return m, answer
+	type answer struct {
+		m   *jetstream.RawStreamMsg
+		err error // an answer too: ErrMsgNotFound, say
 	}
-	return nil, err
+	a, err := Hedged(ctx, HedgeEvery, func(c context.Context) (answer, error) {
+		try, cancel := context.WithTimeout(c, readTry)
+		defer cancel()
+		m, err := s.GetLastMsgForSubject(try, subject)
+		if err != nil && Unanswered(err) {
+			return answer{}, err
+		}
+		return answer{m, err}, nil
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return a.m, a.err
 }
 
 // Unanswered reports whether err says the cluster did not answer (no

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -63,33 +62,15 @@ func Consume(ctx context.Context, js jetstream.JetStream, stream, filter string,
 // consumer made; one made later is stopped, and the server deletes it
 // after its InactiveThreshold.
 func ConsumeHedged(ctx context.Context, js jetstream.JetStream, stream, filter string, seq uint64, opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, string, error) {
-	var (
-		mu     sync.Mutex
-		it     jetstream.MessagesContext
-		on     string
-		closed bool // returned: a consumer made from now on is not wanted
-	)
+	type made struct {
+		it jetstream.MessagesContext
+		on string
+	}
 	c, cancel := context.WithTimeout(ctx, ConsumerTimeout)
 	defer cancel()
-	err := Hedged(c, HedgeEvery, func(c context.Context) error {
-		got, server, err := Consume(c, js, stream, filter, seq, opts...)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if it != nil || closed {
-			got.Stop()
-		} else {
-			it, on = got, server
-		}
-		return nil
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	closed = true
-	if it != nil {
-		return it, on, nil
-	}
-	return nil, "", err
+	m, err := Hedged(c, HedgeEvery, func(c context.Context) (made, error) {
+		it, on, err := Consume(c, js, stream, filter, seq, opts...)
+		return made{it, on}, err
+	}, func(m made) { m.it.Stop() })
+	return m.it, m.on, err
 }

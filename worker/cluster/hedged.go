@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"time"
 )
@@ -10,23 +11,31 @@ import (
 const HedgeEvery = 250 * time.Millisecond
 
 // Hedged calls try with ctx, and again every every while no call has
-// succeeded, the earlier ones still waiting; it returns nil at the first
-// success, else once ctx is done the last call's error (ctx's if none
-// ended). A request sent while NATS elects the leader it needs is never
-// answered, so a caller that waited out its timeout before trying again
-// stayed blocked up to that long after the leader was back; with a call
-// every every, the first one sent after the election is answered at once.
-// try must be safe for concurrent use; calls still running when Hedged
-// returns see their context cancelled.
-func Hedged(ctx context.Context, every time.Duration, try func(context.Context) error) error {
+// succeeded, the earlier ones still waiting; it returns the first
+// success's value, else once ctx is done the last call's error (ctx's if
+// none ended). A request sent while NATS elects the leader it needs is
+// never answered, so a caller that waited out its timeout before trying
+// again stayed blocked up to that long after the leader was back; with a
+// call every every, the first one sent after the election is answered at
+// once. try must be safe for concurrent use; calls still running when
+// Hedged returns see their context cancelled, and a value one of them
+// returns is passed to drop, if not nil.
+func Hedged[T any](ctx context.Context, every time.Duration, try func(context.Context) (T, error), drop func(T)) (T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ended := make(chan error)
+	type result struct {
+		v   T
+		err error
+	}
+	ended := make(chan result)
 	call := func() {
-		err := try(ctx)
+		v, err := try(ctx)
 		select {
-		case ended <- err:
+		case ended <- result{v, err}:
 		case <-ctx.Done():
+			if err == nil && drop != nil {
+				drop(v)
+			}
 		}
 	}
 	go call()
@@ -35,18 +44,16 @@ func Hedged(ctx context.Context, every time.Duration, try func(context.Context) 
 	var last error
 	for {
 		select {
-		case err := <-ended:
-			if err == nil {
-				return nil
+		case r := <-ended:
+			if r.err == nil {
+				return r.v, nil
 			}
-			last = err
+			last = r.err
 		case <-t.C:
 			go call()
 		case <-ctx.Done():
-			if last == nil {
-				return ctx.Err()
-			}
-			return last
+			var zero T
+			return zero, cmp.Or(last, ctx.Err())
 		}
 	}
 }

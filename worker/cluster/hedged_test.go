@@ -19,20 +19,18 @@ func TestHedgedAnsweredByALaterCallWhileTheFirstHangs(t *testing.T) {
 	var calls atomic.Int32
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := cluster.Hedged(ctx, 20*time.Millisecond, func(c context.Context) error {
-		if calls.Add(1) < 3 {
+	v, err := cluster.Hedged(ctx, 20*time.Millisecond, func(c context.Context) (int32, error) {
+		n := calls.Add(1)
+		if n < 3 {
 			<-c.Done() // the election's request: unanswered until given up
-			return c.Err()
+			return 0, c.Err()
 		}
-		return nil
-	})
+		return n, nil
+	}, nil)
 	// The hanging calls end only with ctx: a caller that waited for
 	// them before trying again would fail here.
-	if err != nil {
-		t.Fatalf("Hedged: %v, want nil", err)
-	}
-	if n := calls.Load(); n < 3 {
-		t.Fatalf("%d calls, want at least 3", n)
+	if err != nil || v < 3 {
+		t.Fatalf("Hedged: %d, %v; want the third call's answer", v, err)
 	}
 }
 
@@ -43,12 +41,12 @@ func TestHedgedReturnsTheLastErrorWhenNoCallSucceeds(t *testing.T) {
 	refused := errors.New("refused")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if err := cluster.Hedged(ctx, 10*time.Millisecond, func(context.Context) error { return refused }); !errors.Is(err, refused) {
+	if _, err := cluster.Hedged(ctx, 10*time.Millisecond, func(context.Context) (int, error) { return 0, refused }, nil); !errors.Is(err, refused) {
 		t.Fatalf("Hedged: %v, want %v", err, refused)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	err := cluster.Hedged(ctx2, 10*time.Millisecond, func(c context.Context) error { <-c.Done(); return c.Err() })
+	_, err := cluster.Hedged(ctx2, 10*time.Millisecond, func(c context.Context) (int, error) { <-c.Done(); return 0, c.Err() }, nil)
 	if !cluster.Unanswered(err) {
 		t.Fatalf("every call unanswered: %v, want an error Unanswered reports", err)
 	}
@@ -58,7 +56,35 @@ func TestHedgedReturnsTheLastErrorWhenNoCallSucceeds(t *testing.T) {
 func TestHedgedCallsOnceWhenAnswered(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var calls atomic.Int32
-	if err := cluster.Hedged(context.Background(), time.Hour, func(context.Context) error { calls.Add(1); return nil }); err != nil || calls.Load() != 1 {
+	if _, err := cluster.Hedged(context.Background(), time.Hour, func(context.Context) (int, error) { calls.Add(1); return 1, nil }, nil); err != nil || calls.Load() != 1 {
 		t.Fatalf("Hedged: %v after %d calls, want nil after 1", err, calls.Load())
+	}
+}
+
+// Two calls succeed: the first answer is returned and the other is
+// dropped (a consumer made twice is stopped once), never lost silently.
+func TestHedgedDropsALaterAnswer(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	dropped := make(chan int32, 1)
+	v, err := cluster.Hedged(context.Background(), 5*time.Millisecond, func(c context.Context) (int32, error) {
+		n := calls.Add(1)
+		if n == 1 {
+			<-release // answered, but only after the second call's answer
+			return n, nil
+		}
+		if n == 2 {
+			return n, nil
+		}
+		<-c.Done()
+		return 0, c.Err()
+	}, func(n int32) { dropped <- n })
+	close(release)
+	if err != nil || v != 2 {
+		t.Fatalf("Hedged: %d, %v; want the second call's 2", v, err)
+	}
+	if n := <-dropped; n != 1 {
+		t.Fatalf("dropped %d, want the first call's 1", n)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -231,28 +230,9 @@ func (pt *Partition) record(ctx context.Context, msg *nats.Msg, fut jetstream.Pu
 // one message id, so the stream stores one; the first acknowledgement
 // is returned.
 func (pt *Partition) publishHedged(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
-	var (
-		mu    sync.Mutex
-		first *jetstream.PubAck
-	)
-	err := cluster.Hedged(ctx, cluster.HedgeEvery, func(c context.Context) error {
-		ack, err := pt.o.Conn.JS.PublishMsg(c, msg)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if first == nil {
-			first = ack
-		}
-		return nil
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if first != nil {
-		return first, nil
-	}
-	return nil, err
+	return cluster.Hedged(ctx, cluster.HedgeEvery, func(c context.Context) (*jetstream.PubAck, error) {
+		return pt.o.Conn.JS.PublishMsg(c, msg)
+	}, nil)
 }
 
 // send publishes o over MQTT at QoS 1, retrying until the server has it
