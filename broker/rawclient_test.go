@@ -1060,13 +1060,21 @@ func TestTrackerSubscribesToItsTransitions(t *testing.T) {
 			tk.subscribe(uint16(7+i), "geofence/+/"+dev)
 			// Retained, or live if the publisher had not put it in the
 			// retained set yet when the SUBSCRIBE came: the ENTER either way.
-			if enter := tk.nextPublish("the ENTER"); enter.TopicName != "geofence/zone-museumsinsel/"+dev {
+			enter := tk.nextPublish("the ENTER")
+			if enter.TopicName != "geofence/zone-museumsinsel/"+dev {
 				t.Errorf("first message %s, want the ENTER", enter.TopicName)
 			}
 			if err := tk.publish(1, 2, "devices/"+dev+"/telemetry", canonical(outLat, outLon, t0+1000)); err != nil {
 				t.Fatal(err)
 			}
-			if exit := tk.nextPublish("the live EXIT"); exit.TopicName != "geofence/zone-museumsinsel/"+dev || exit.FixedHeader.Retain {
+			exit := tk.nextPublish("the live EXIT")
+			if bytes.Equal(exit.Payload, enter.Payload) {
+				// Both: retained between the subscription's start and
+				// mochi's look at the retained set, it came live and
+				// retained (QoS 1: at least once).
+				exit = tk.nextPublish("the live EXIT")
+			}
+			if exit.TopicName != "geofence/zone-museumsinsel/"+dev || exit.FixedHeader.Retain {
 				t.Errorf("then %s retain=%v, want the live EXIT", exit.TopicName, exit.FixedHeader.Retain)
 			}
 		})
