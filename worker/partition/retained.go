@@ -30,9 +30,22 @@ func (pt *Partition) putRetained(ctx context.Context, outs []wave.Out, put []boo
 
 func (pt *Partition) putOne(ctx context.Context, o *wave.Out) error {
 	m := pt.o.Metrics
+	put := func(c context.Context) (struct{}, error) {
+		return struct{}{}, cluster.PutRetained(c, pt.js, pt.o.Conn.Retained, o.Topic, o.Body, o.ID)
+	}
 	for {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := cluster.PutRetained(c, pt.js, pt.o.Conn.Retained, o.Topic, o.Body, o.ID)
+		var err error
+		if o.ID != "" && len(o.Body) > 0 {
+			// Sent again every 250 ms while unanswered (a put sent during
+			// the bucket's election never is): the copies carry the
+			// output's message id, so a late one is a duplicate the
+			// bucket drops, never an old value over the next. A delete
+			// carries none, and goes one at a time.
+			_, err = cluster.Hedged(c, cluster.HedgeEvery, put, nil)
+		} else {
+			_, err = put(c)
+		}
 		cancel()
 		if err == nil {
 			m.RetainedPuts.Inc()
