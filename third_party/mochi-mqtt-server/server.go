@@ -1541,7 +1541,9 @@ func (s *Server) publishRetainedToClient(cl *Client, sub packets.Subscription, e
 // it), and stops at a QoS 1 or 2 message that the inflight window or the
 // client's receive maximum has no room for, to go on after the client's
 // next packet. A message replaced or cleared since the subscription is
-// skipped: its successor went to the client as a live message. It runs
+// skipped: its successor went to the client as a live message. One
+// replaced or cleared while it was being queued is followed by what
+// replaced it, as the live successor may have been queued first. It runs
 // on the client's reading goroutine, which owns cl.State.retained.
 func (s *Server) sendRetained(cl *Client) {
 	now := time.Now().Unix()
@@ -1554,7 +1556,7 @@ func (s *Server) sendRetained(cl *Client) {
 			}
 
 			pk := b.pks[0]
-			if cur, ok := s.Topics.Retained.Get(pk.TopicName); ok && cur.Created == pk.Created && bytes.Equal(cur.Payload, pk.Payload) && !s.retainedExpired(pk, now) {
+			if s.retainedCurrent(pk) && !s.retainedExpired(pk, now) {
 				qos := min(pk.FixedHeader.Qos, b.sub.Qos, s.Options.Capabilities.MaximumQos)
 				if qos > 0 && (cl.State.Inflight.Len() >= int(s.Options.Capabilities.MaximumInflight) ||
 					atomic.LoadInt32(&cl.State.Inflight.sendQuota) == 0 && atomic.LoadInt32(&cl.State.Inflight.maximumSendQuota) > 0) {
@@ -1565,6 +1567,10 @@ func (s *Server) sendRetained(cl *Client) {
 					s.Log.Debug("failed to publish retained message", "error", err, "client", cl.ID, "listener", cl.Net.Listener, "packet", pk)
 				} else {
 					s.hooks.OnRetainPublished(cl, pk)
+					if next, replaced := s.retainedSuccessor(pk); replaced {
+						b.pks[0] = next // sent next, as room allows
+						continue
+					}
 				}
 			}
 
@@ -1575,6 +1581,37 @@ func (s *Server) sendRetained(cl *Client) {
 		cl.State.retained = cl.State.retained[1:]
 	}
 	cl.State.retained = nil // the backing array goes with the last batch
+}
+
+// retainedCurrent reports whether pk is still the topic's retained
+// message; a retained message without a payload stands for the topic
+// cleared, and is current while no message is retained there.
+func (s *Server) retainedCurrent(pk packets.Packet) bool {
+	cur, ok := s.Topics.Retained.Get(pk.TopicName)
+	if !ok {
+		return len(pk.Payload) == 0
+	}
+	return cur.Created == pk.Created && bytes.Equal(cur.Payload, pk.Payload)
+}
+
+// retainedSuccessor returns what replaced the retained message pk, just
+// queued for a client, if it was replaced or cleared: the topic's message
+// now, or pk without its payload if the topic was cleared. A message
+// retained and routed while pk was between its check and the client's
+// queue may have reached the queue first, so the client is sent it again
+// after pk rather than left holding the older state.
+func (s *Server) retainedSuccessor(pk packets.Packet) (packets.Packet, bool) {
+	if s.retainedCurrent(pk) {
+		return packets.Packet{}, false
+	}
+	cur, ok := s.Topics.Retained.Get(pk.TopicName)
+	if !ok {
+		cleared := pk
+		cleared.Payload, cleared.Expiry = nil, 0
+		cleared.Properties = packets.Properties{}
+		return cleared, true
+	}
+	return cur, true
 }
 
 // buildAck builds a standardised ack message for Puback, Pubrec, Pubrel, Pubcomp packets.

@@ -2716,6 +2716,76 @@ func streamTestPackets(t *testing.T, r net.Conn, version byte, n int) <-chan pac
 	return out
 }
 
+// retainedRaceHook allows every ACL check and holds the first until
+// released: deliver checks the ACL after sendRetained found a retained
+// message current and before it is queued for the client.
+type retainedRaceHook struct {
+	HookBase
+	held     atomic.Bool
+	checking chan struct{}
+	release  chan struct{}
+}
+
+func (h *retainedRaceHook) ID() string           { return "retained-race" }
+func (h *retainedRaceHook) Provides(b byte) bool { return b == OnACLCheck }
+func (h *retainedRaceHook) OnACLCheck(cl *Client, topic string, write bool) bool {
+	if h.held.CompareAndSwap(false, true) {
+		close(h.checking)
+		<-h.release
+	}
+	return true
+}
+
+// A retained message replaced, and its successor routed live to the new
+// subscriber, while it was between its check and the client's queue: the
+// client is sent the successor again after it, so that it ends on the
+// topic's current message and not on the older one.
+func TestPublishRetainedToClientFollowedByWhatReplacedIt(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		newer []byte // nil: the topic is cleared
+	}{
+		{"replaced", []byte("newer")},
+		{"cleared", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &retainedRaceHook{checking: make(chan struct{}), release: make(chan struct{})}
+			s := New(&Options{Logger: logger, Capabilities: NewDefaultServerCapabilities()})
+			require.NoError(t, s.AddHook(h, nil))
+			cl, r, w := newTestClient()
+			defer w.Close()
+			s.Clients.Add(cl)
+
+			retain := func(payload []byte, created int64) packets.Packet {
+				pk := packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: true}, TopicName: "a/b/c", Payload: payload, Created: created}
+				s.Topics.RetainMessage(pk)
+				return pk
+			}
+			now := time.Now().Unix()
+			retain([]byte("older"), now)
+			sub := packets.Subscription{Filter: "a/b/c", RetainAsPublished: true}
+			s.Topics.Subscribe(cl.ID, sub)
+			done := make(chan struct{})
+			go func() {
+				s.publishRetainedToClient(cl, sub, false)
+				close(done)
+			}()
+
+			<-h.checking // "older" was found current and is on its way to the queue
+			s.publishToSubscribers(retain(tc.newer, now))
+			close(h.release)
+			<-done
+
+			var got []string
+			for _, pk := range readTestPackets(t, r, 4, 3) {
+				got = append(got, string(pk.Payload))
+			}
+			require.Equal(t, []string{string(tc.newer), "older", string(tc.newer)}, got)
+			require.Empty(t, cl.State.retained)
+		})
+	}
+}
+
 func TestPublishRetainedToClientSkipsExpired(t *testing.T) {
 	s := newServer()
 	cl, r, w := newTestClient()
