@@ -3,6 +3,7 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"sync"
 	"time"
 )
 
@@ -17,11 +18,15 @@ const HedgeEvery = 250 * time.Millisecond
 // never answered, so a caller that waited out its timeout before trying
 // again stayed blocked up to that long after the leader was back; with a
 // call every every, the first one sent after the election is answered at
-// once. try must be safe for concurrent use; calls still running when
-// Hedged returns see their context cancelled, and a value one of them
-// returns is passed to drop, if not nil.
+// once. try must be safe for concurrent use and must return soon after
+// its context ends: once it has an answer, Hedged cancels the calls
+// still running and waits for them, so that none reads what the caller
+// changes next; a value one of them returns is passed to drop, if not
+// nil.
 func Hedged[T any](ctx context.Context, every time.Duration, try func(context.Context) (T, error), drop func(T)) (T, error) {
 	ctx, cancel := context.WithCancel(ctx)
+	var calls sync.WaitGroup
+	defer calls.Wait() // after cancel: deferred calls run last first
 	defer cancel()
 	type result struct {
 		v   T
@@ -29,6 +34,9 @@ func Hedged[T any](ctx context.Context, every time.Duration, try func(context.Co
 	}
 	ended := make(chan result)
 	call := func() {
+		if ctx.Err() != nil {
+			return // started by a tick as the answer came
+		}
 		v, err := try(ctx)
 		select {
 		case ended <- result{v, err}:
@@ -38,7 +46,7 @@ func Hedged[T any](ctx context.Context, every time.Duration, try func(context.Co
 			}
 		}
 	}
-	go call()
+	calls.Go(call)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var last error
@@ -50,7 +58,7 @@ func Hedged[T any](ctx context.Context, every time.Duration, try func(context.Co
 			}
 			last = r.err
 		case <-t.C:
-			go call()
+			calls.Go(call)
 		case <-ctx.Done():
 			var zero T
 			return zero, cmp.Or(last, ctx.Err())
