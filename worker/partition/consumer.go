@@ -22,9 +22,7 @@ func (pt *Partition) consume(ctx context.Context) (jetstream.MessagesContext, st
 // cluster elects the stream's leader) and the lease holds.
 func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesContext, error) {
 	for {
-		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
-		it, on, err := pt.consume(c)
-		cancel()
+		it, on, err := pt.consume(ctx) // bounded by cluster.ConsumerTimeout
 		if err == nil || !cluster.Unanswered(err) {
 			pt.replacedAt = time.Now()
 			if err == nil {
@@ -59,9 +57,7 @@ func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 	case <-time.After(time.Until(pt.replacedAt.Add(time.Second))):
 	}
 	for {
-		c, cancel := context.WithTimeout(ctx, cluster.ConsumerTimeout)
-		it, on, err := pt.consume(c)
-		cancel()
+		it, on, err := pt.consume(ctx) // bounded by cluster.ConsumerTimeout
 		pt.Progress.Refused.Store(err != nil && !cluster.Unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
