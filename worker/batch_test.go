@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edgefence/edgefence/worker/checkpoint"
@@ -53,9 +55,6 @@ func TestBatchKilledInFlight(t *testing.T) {
 	t.Logf("%d pings loaded in %v", rounds*devices, time.Since(start).Round(time.Millisecond))
 
 	dash := c.dashboard()
-	w1 := c.startWorker("w1")
-	// Kill it once it has recorded 150 outputs: well into the
-	// backlog, with batches in flight.
 	recorded := func() uint64 {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
@@ -69,15 +68,33 @@ func TestBatchKilledInFlight(t *testing.T) {
 		}
 		return info.State.Msgs
 	}
-	var atKill uint64
-	for deadline := time.Now().Add(2 * time.Minute); atKill < 150; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("w1 recorded only %d outputs in two minutes", atKill)
+	// Kill w1 once it has published 150 history records: well into the
+	// backlog, with batches in flight. The records are counted as they
+	// go out, not by polling the stream, whose answers can take long
+	// enough on a busy box for w1 to finish the whole backlog first.
+	var published atomic.Int64
+	reached := make(chan struct{})
+	sub, err := nc.Subscribe(subjects.HistoryPrefix+">", func(*nats.Msg) {
+		if published.Add(1) == 150 {
+			close(reached)
 		}
-		atKill = recorded()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	w1 := c.startWorker("w1")
+	select {
+	case <-reached:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("w1 published only %d history records in two minutes", published.Load())
 	}
 	w1.kill()
+	_ = sub.Unsubscribe()
 	killedAt := time.Since(start)
+	atKill := recorded()
 	w2 := c.startWorker("w2")
 	waitOwned(t, js, p, "w2")
 	waitQuiet(t, js, 5*time.Second)
