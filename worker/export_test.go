@@ -22,3 +22,24 @@ func LapseLeases(w *Worker) {
 		w.lapseLocked(n, pt)
 	}
 }
+
+// AskReplace asks w's partition n for a new consumer, as the watchdog
+// does for a stalled one, and reports whether w owns n.
+func AskReplace(w *Worker, n int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pt, ok := w.parts[n]
+	if ok {
+		pt.AskReplace()
+	}
+	return ok
+}
+
+// Replacing reports whether w's partition n is trying to make a new
+// consumer.
+func Replacing(w *Worker, n int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pt, ok := w.parts[n]
+	return ok && pt.Progress.Replacing.Load()
+}

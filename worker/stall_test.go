@@ -257,3 +257,48 @@ func TestIdlePartitionNotStalled(t *testing.T) {
 	}
 	t.Errorf("%s = %v for an idle partition", lagMetric, counter(t, w, lagMetric))
 }
+
+// TestReplaceAskedDuringAReplacementIsAnsweredByIt: a new consumer asked
+// for while the partition is already making one (the watchdog finds the
+// partition stalled while its tries go unanswered) is the one being
+// made, not another after it. Before, the loop took the ask once the new
+// consumer was made and replaced that one too, a second later: in a CI
+// node-kill run the partition moved 1 s after its first new consumer.
+func TestReplaceAskedDuringAReplacementIsAnsweredByIt(t *testing.T) {
+	js, w, _, _, logs := startOnePartition(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	stream, err := js.Stream(ctx, subjects.PingStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	limited := cfg
+	limited.MaxConsumers = len(pingConsumers(t, js)) // the old one lingers after Stop: new ones refused
+	if _, err := js.UpdateStream(ctx, limited); err != nil {
+		t.Fatal(err)
+	}
+	replaced := func() int { return strings.Count(logs.String(), `msg="partition consumer replaced"`) }
+	before := replaced()
+	if !worker.AskReplace(w, 0) {
+		t.Fatal("the worker owns no partition 0")
+	}
+	for deadline := time.Now().Add(10 * time.Second); !worker.Replacing(w, 0); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the partition did not start making a new consumer")
+		}
+	}
+	worker.AskReplace(w, 0) // while it is making one
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); replaced() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no new consumer once they could be made:\n%s", logs)
+		}
+	}
+	time.Sleep(2500 * time.Millisecond) // replacements are a second apart at least
+	if n := replaced() - before; n != 1 {
+		t.Fatalf("%d new consumers for two asks, the second made while the first was being answered; want 1:\n%s", n, logs)
+	}
+}

@@ -46,7 +46,8 @@ func (pt *Partition) firstConsumer(ctx context.Context) (jetstream.MessagesConte
 // the last applied, trying until one is created or ctx is
 // done; it returns old, stopped, when ctx ends first. The engine's state
 // stays: nothing is replayed. Replacements are a second apart at least,
-// so that a consumer failing at once is not replaced in a loop.
+// so that a consumer failing at once is not replaced in a loop, and a
+// replacement asked for while one is being made is answered by it.
 func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContext) (jetstream.MessagesContext, error) {
 	pt.Progress.Replacing.Store(true)
 	defer pt.Progress.Replacing.Store(false)
@@ -61,6 +62,7 @@ func (pt *Partition) reconsume(ctx context.Context, old jetstream.MessagesContex
 		pt.Progress.Refused.Store(err != nil && !cluster.Unanswered(err))
 		if err == nil {
 			pt.replacedAt = time.Now()
+			pt.ReplaceAsked() // one asked for while this one was being made is this one
 			pt.o.Log.Info("partition consumer replaced", "partition", pt.n, "from_seq", pt.applied+1, "on", on)
 			return it, nil
 		}
