@@ -2231,8 +2231,8 @@ func (s *Server) clearExpiredRetainedMessages(now int64) {
 	// whole map (GetAll) to scan it allocated every retained packet anew, once
 	// a second.
 	var expired []string
-	s.Topics.Retained.Range(func(filter string, pk packets.Packet) bool {
-		if s.retainedExpired(pk, now) {
+	s.Topics.Retained.RangeExpiry(func(filter string, created, expiry int64, version byte) bool {
+		if s.expiredAt(version, created, expiry, now) {
 			expired = append(expired, filter)
 		}
 		return true
@@ -2248,14 +2248,20 @@ func (s *Server) clearExpiredRetainedMessages(now int64) {
 // (Unix seconds): its own message expiry interval has passed, or it has
 // been retained longer than the server's maximum message expiry interval.
 func (s *Server) retainedExpired(pk packets.Packet, now int64) bool {
-	expiry := pk.ProtocolVersion == 5 && pk.Expiry > 0 && pk.Expiry < now // [MQTT-3.3.2-5]
+	return s.expiredAt(pk.ProtocolVersion, pk.Created, pk.Expiry, now)
+}
+
+// expiredAt reports whether a retained message of the given protocol
+// version, created and expiry times (Unix seconds) has expired at now.
+func (s *Server) expiredAt(version byte, created, expiry, now int64) bool {
+	expired := version == 5 && expiry > 0 && expiry < now // [MQTT-3.3.2-5]
 
 	// If the maximum message expiry interval is set (greater than 0), and the message
 	// retention period exceeds the maximum expiry, the message will be forcibly removed.
 	enforced := s.Options.Capabilities.MaximumMessageExpiryInterval > 0 &&
-		now-pk.Created > s.Options.Capabilities.MaximumMessageExpiryInterval
+		now-created > s.Options.Capabilities.MaximumMessageExpiryInterval
 
-	return expiry || enforced
+	return expired || enforced
 }
 
 // clearExpiredInflights deletes any inflight messages which have expired.

@@ -113,6 +113,27 @@ func (p *Packets) Range(f func(id string, pk Packet) bool) {
 	}
 }
 
+// RangeExpiry calls f with the id, creation time, expiry time and protocol
+// version of each packet in the map, in no particular order, until f
+// returns false. It reads what a sweep for expired messages needs without
+// building each 800-byte Packet as Range does, which made the server's
+// once-a-second sweep of the retained messages take milliseconds at tens
+// of thousands of topics. It holds the map's read lock throughout, so f
+// must not call the map's other methods.
+func (p *Packets) RangeExpiry(f func(id string, created, expiry int64, protocolVersion byte) bool) {
+	p.RLock()
+	defer p.RUnlock()
+	for id, sp := range p.internal {
+		created, expiry, version := sp.Created, sp.Expiry, sp.ProtocolVersion
+		if sp.whole != nil {
+			created, expiry, version = sp.whole.Created, sp.whole.Expiry, sp.whole.ProtocolVersion
+		}
+		if !f(id, created, expiry, version) {
+			return
+		}
+	}
+}
+
 // Get returns a specific packet in the map by packet id.
 func (p *Packets) Get(id string) (val Packet, ok bool) {
 	p.RLock()

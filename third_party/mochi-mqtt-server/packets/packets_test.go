@@ -113,6 +113,35 @@ func TestPacketsRange(t *testing.T) {
 	require.Equal(t, 1, n)
 }
 
+func TestPacketsRangeExpiry(t *testing.T) {
+	s := NewPackets()
+	s.Add("pub", Packet{TopicName: "a1", ProtocolVersion: 5, Created: 10, Expiry: 20})
+	s.Add("v3", Packet{TopicName: "a2", ProtocolVersion: 4, Created: 11})
+	s.Add("will", Packet{ProtocolVersion: 5, Created: 12, Expiry: 22, Connect: ConnectParams{ClientIdentifier: "c"}}) // kept whole
+
+	type times struct {
+		created, expiry int64
+		version         byte
+	}
+	seen := map[string]times{}
+	s.RangeExpiry(func(id string, created, expiry int64, version byte) bool {
+		seen[id] = times{created, expiry, version}
+		return true
+	})
+	require.Equal(t, map[string]times{
+		"pub":  {10, 20, 5},
+		"v3":   {11, 0, 4},
+		"will": {12, 22, 5},
+	}, seen)
+
+	n := 0
+	s.RangeExpiry(func(string, int64, int64, byte) bool {
+		n++
+		return false
+	})
+	require.Equal(t, 1, n)
+}
+
 func TestPacketsLen(t *testing.T) {
 	s := NewPackets()
 	s.Add("cl1", Packet{TopicName: "a1"})
