@@ -836,41 +836,41 @@ func (cl *Client) readPacketInto(fh *packets.FixedHeader, pk *packets.Packet) (e
 
 	atomic.AddInt64(&cl.ops.info.BytesReceived, int64(n))
 
-	// Decode the remaining packet values using a fresh copy of the bytes,
-	// otherwise the next packet will change the data of this one.
-	px := append([]byte{}, p[:]...)
+	// p is the packet's own: the decoded topic, payload and properties
+	// refer to it, and the next packet is read into a new one, so they
+	// are decoded from it without a copy.
 	switch pk.FixedHeader.Type {
 	case packets.Connect:
-		err = pk.ConnectDecode(px)
+		err = pk.ConnectDecode(p)
 	case packets.Disconnect:
-		err = pk.DisconnectDecode(px)
+		err = pk.DisconnectDecode(p)
 	case packets.Connack:
-		err = pk.ConnackDecode(px)
+		err = pk.ConnackDecode(p)
 	case packets.Publish:
-		err = pk.PublishDecode(px)
+		err = pk.PublishDecode(p)
 		if err == nil {
 			atomic.AddInt64(&cl.ops.info.MessagesReceived, 1)
 		}
 	case packets.Puback:
-		err = pk.PubackDecode(px)
+		err = pk.PubackDecode(p)
 	case packets.Pubrec:
-		err = pk.PubrecDecode(px)
+		err = pk.PubrecDecode(p)
 	case packets.Pubrel:
-		err = pk.PubrelDecode(px)
+		err = pk.PubrelDecode(p)
 	case packets.Pubcomp:
-		err = pk.PubcompDecode(px)
+		err = pk.PubcompDecode(p)
 	case packets.Subscribe:
-		err = pk.SubscribeDecode(px)
+		err = pk.SubscribeDecode(p)
 	case packets.Suback:
-		err = pk.SubackDecode(px)
+		err = pk.SubackDecode(p)
 	case packets.Unsubscribe:
-		err = pk.UnsubscribeDecode(px)
+		err = pk.UnsubscribeDecode(p)
 	case packets.Unsuback:
-		err = pk.UnsubackDecode(px)
+		err = pk.UnsubackDecode(p)
 	case packets.Pingreq:
 	case packets.Pingresp:
 	case packets.Auth:
-		err = pk.AuthDecode(px)
+		err = pk.AuthDecode(p)
 	default:
 		err = fmt.Errorf("invalid packet type; %v", pk.FixedHeader.Type)
 	}

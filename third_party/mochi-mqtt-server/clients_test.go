@@ -826,6 +826,60 @@ func TestClientReadPacket(t *testing.T) {
 	}
 }
 
+// repeatReader returns b over and over, allocating nothing.
+type repeatReader struct {
+	b   []byte
+	off int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := copy(p, r.b[r.off:])
+	r.off = (r.off + n) % len(r.b)
+	return n, nil
+}
+
+func TestClientReadPacketAllocatesOnlyItsBody(t *testing.T) {
+	cl, _, _ := newTestClient()
+	defer cl.Stop(errClientStop)
+	raw := packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).RawBytes
+	cl.Net.bconn = bufio.NewReader(&repeatReader{b: raw})
+
+	fh := new(packets.FixedHeader)
+	pk := new(packets.Packet)
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
+		*fh, *pk = packets.FixedHeader{}, packets.Packet{}
+		if err = cl.ReadFixedHeader(fh); err == nil {
+			err = cl.readPacketInto(fh, pk)
+		}
+	})
+	require.NoError(t, err)
+	require.Equal(t, "a/b/c", pk.TopicName)
+	// The body: the decoded topic and payload refer to it.
+	require.Equal(t, 1.0, allocs)
+}
+
+func BenchmarkClientReadPacket(b *testing.B) {
+	cl, _, _ := newTestClient()
+	defer cl.Stop(errClientStop)
+	raw := packets.TPacketData[packets.Publish].Get(packets.TPublishBasic).RawBytes
+	cl.Net.bconn = bufio.NewReader(&repeatReader{b: raw})
+
+	fh := new(packets.FixedHeader)
+	pk := new(packets.Packet)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		*fh, *pk = packets.FixedHeader{}, packets.Packet{}
+		if err := cl.ReadFixedHeader(fh); err != nil {
+			b.Fatal(err)
+		}
+		if err := cl.readPacketInto(fh, pk); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func TestClientReadPacketInvalidTypeError(t *testing.T) {
 	cl, _, _ := newTestClient()
 	_ = cl.Net.Conn.Close()
