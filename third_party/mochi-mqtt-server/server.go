@@ -1584,10 +1584,16 @@ func (s *Server) sendRetained(cl *Client) {
 }
 
 // retainedCurrent reports whether pk is still the topic's retained
-// message; a retained message without a payload stands for the topic
-// cleared, and is current while no message is retained there.
+// message.
 func (s *Server) retainedCurrent(pk packets.Packet) bool {
 	cur, ok := s.Topics.Retained.Get(pk.TopicName)
+	return isRetainedCurrent(pk, cur, ok)
+}
+
+// isRetainedCurrent reports whether pk is the topic's retained message
+// cur (ok: the topic has one); a retained message without a payload
+// stands for the topic cleared, and is current while none is retained.
+func isRetainedCurrent(pk, cur packets.Packet, ok bool) bool {
 	if !ok {
 		return len(pk.Payload) == 0
 	}
@@ -1601,10 +1607,10 @@ func (s *Server) retainedCurrent(pk packets.Packet) bool {
 // queue may have reached the queue first, so the client is sent it again
 // after pk rather than left holding the older state.
 func (s *Server) retainedSuccessor(pk packets.Packet) (packets.Packet, bool) {
-	if s.retainedCurrent(pk) {
+	cur, ok := s.Topics.Retained.Get(pk.TopicName)
+	if isRetainedCurrent(pk, cur, ok) {
 		return packets.Packet{}, false
 	}
-	cur, ok := s.Topics.Retained.Get(pk.TopicName)
 	if !ok {
 		cleared := pk
 		cleared.Payload, cleared.Expiry = nil, 0
