@@ -155,9 +155,6 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.mqtt.AddHook(access, nil); err != nil {
 		return nil, s.abort(err)
 	}
-	if err := s.mqtt.AddHook(&hooks.Limits{MaxPacketSize: caps.MaximumPacketSize, TopicAliasMaximum: caps.TopicAliasMaximum}, nil); err != nil {
-		return nil, s.abort(err)
-	}
 	if cfg.PublishRate > 0 || users != nil && users.HasLimits() {
 		// Before the telemetry hook: a refused publish is never decoded.
 		limit := hooks.NewRateLimit(auth.Limit{Rate: cfg.PublishRate, Burst: cfg.PublishBurst}, users, cfg.Telemetry, s.set, cfg.Log)

@@ -751,6 +751,14 @@ func (s *Server) SendConnack(cl *Client, reason packets.Code, present bool, prop
 		properties.MaximumQosFlag = true
 	}
 
+	// The limits the server enforces are announced: absent, a client may
+	// send packets of any size and no topic aliases [MQTT-3.2.2-15]
+	// [MQTT-3.2.2-17], and one that does not know them is disconnected.
+	if s.Options.Capabilities.MaximumPacketSize > 0 {
+		properties.MaximumPacketSize = s.Options.Capabilities.MaximumPacketSize
+	}
+	properties.TopicAliasMaximum = s.Options.Capabilities.TopicAliasMaximum
+
 	if cl.Properties.Props.AssignedClientID != "" {
 		properties.AssignedClientID = cl.Properties.Props.AssignedClientID // [MQTT-3.1.3-7] [MQTT-3.2.2-16]
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"sort"
@@ -597,6 +598,7 @@ func TestEstablishConnectionMalformedSubscribeMqtt5(t *testing.T) {
 
 func TestEstablishConnectionReadError(t *testing.T) {
 	s := newServer()
+	s.Options.Capabilities.TopicAliasMaximum = 0 // the CONNACK of TConnackMinCleanMqtt5
 	defer s.Close()
 
 	r, w := net.Pipe()
@@ -1120,6 +1122,7 @@ func TestServerSendConnack(t *testing.T) {
 	cl, r, w := newTestClient()
 	cl.Properties.ProtocolVersion = 5
 	s.Options.Capabilities.MaximumQos = 1
+	s.Options.Capabilities.TopicAliasMaximum = 0 // nothing to announce
 	cl.Properties.Props = packets.Properties{
 		AssignedClientID: "mochi",
 	}
@@ -1132,6 +1135,55 @@ func TestServerSendConnack(t *testing.T) {
 	buf, err := io.ReadAll(r)
 	require.NoError(t, err)
 	require.Equal(t, packets.TPacketData[packets.Connack].Get(packets.TConnackMinMqtt5).RawBytes, buf)
+}
+
+// TestServerSendConnackAnnouncesLimits checks that a successful MQTT 5
+// CONNACK announces the maximum packet size and topic alias maximum the
+// server enforces, and that a 3.1.1 one, which has no properties, does not
+// change.
+func TestServerSendConnackAnnouncesLimits(t *testing.T) {
+	for _, tt := range []struct {
+		desc        string
+		maxSize     uint32
+		aliases     uint16
+		wantMaxSize uint32
+		wantAliases uint16
+	}{
+		{desc: "defaults", aliases: math.MaxUint16, wantAliases: math.MaxUint16},
+		{desc: "limits", maxSize: 1024, aliases: 10, wantMaxSize: 1024, wantAliases: 10},
+		{desc: "no aliases", maxSize: 1024, wantMaxSize: 1024},
+	} {
+		t.Run(tt.desc, func(t *testing.T) {
+			s := newServer()
+			s.Options.Capabilities.MaximumPacketSize = tt.maxSize
+			s.Options.Capabilities.TopicAliasMaximum = tt.aliases
+			cl, r, w := newTestClient()
+			cl.Properties.ProtocolVersion = 5
+			go func() {
+				require.NoError(t, s.SendConnack(cl, packets.CodeSuccess, false, nil))
+				_ = w.Close()
+			}()
+
+			buf, err := io.ReadAll(r)
+			require.NoError(t, err)
+			pk := packets.Packet{ProtocolVersion: 5}
+			require.NoError(t, pk.FixedHeader.Decode(buf[0]))
+			require.NoError(t, pk.ConnackDecode(buf[2:]))
+			require.Equal(t, tt.wantMaxSize, pk.Properties.MaximumPacketSize)
+			require.Equal(t, tt.wantAliases, pk.Properties.TopicAliasMaximum)
+		})
+	}
+
+	s := newServer()
+	cl, r, w := newTestClient()
+	cl.Properties.ProtocolVersion = 4
+	go func() {
+		require.NoError(t, s.SendConnack(cl, packets.CodeSuccess, false, nil))
+		_ = w.Close()
+	}()
+	buf, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.Equal(t, packets.TPacketData[packets.Connack].Get(packets.TConnackAcceptedNoSession).RawBytes, buf)
 }
 
 func TestServerSendConnackFailureReason(t *testing.T) {
@@ -1188,6 +1240,7 @@ func TestServerSendConnackWithServerKeepalive(t *testing.T) {
 	cl.Properties.ProtocolVersion = 5
 	cl.State.Keepalive = 10
 	cl.State.ServerKeepalive = true
+	s.Options.Capabilities.TopicAliasMaximum = 0 // nothing to announce
 	go func() {
 		err := s.SendConnack(cl, packets.CodeSuccess, true, nil)
 		require.NoError(t, err)
@@ -1267,6 +1320,7 @@ func TestServerSendConnackAdjustedExpiryInterval(t *testing.T) {
 	cl.Properties.ProtocolVersion = 5
 	cl.Properties.Props.SessionExpiryInterval = uint32(300)
 	s.Options.Capabilities.MaximumSessionExpiryInterval = 120
+	s.Options.Capabilities.TopicAliasMaximum = 0 // nothing to announce
 	go func() {
 		err := s.SendConnack(cl, packets.CodeSuccess, false, nil)
 		require.NoError(t, err)
