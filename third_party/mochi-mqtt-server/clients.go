@@ -1040,43 +1040,7 @@ func (cl *Client) writeEncoded(pk *packets.Packet) error {
 		return packets.ErrPacketTooLarge // [MQTT-3.1.2-24] [MQTT-3.1.2-25]
 	}
 
-	n, err := func() (int64, error) {
-		cl.Lock()
-		defer cl.Unlock()
-		hold := heldPacketType(pk.FixedHeader.Type) && cl.holding()
-		if cl.State.outbound.len() == 0 && !hold {
-			if cl.Net.outbuf == nil {
-				return buf.WriteTo(cl.Net.Conn)
-			}
-
-			// first write to buffer, then flush buffer
-			n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
-			err = cl.flushOutbuf()
-			return int64(n), err
-		}
-
-		// there are more writes in the queue, or the reader holds acknowledgements
-		if cl.Net.outbuf == nil {
-			if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
-				return buf.WriteTo(cl.Net.Conn)
-			}
-			cl.Net.outbuf = writeBufferPool.Get()
-		}
-
-		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
-		if cl.Net.outbuf.Len() < cl.ops.options.ClientNetWriteBufferSize {
-			if hold {
-				cl.Net.held.Store(true)
-				if !cl.holding() { // released meanwhile, maybe before held was set
-					return int64(n), cl.flushOutbuf()
-				}
-			}
-			return int64(n), nil
-		}
-
-		err = cl.flushOutbuf()
-		return int64(n), err
-	}()
+	n, err := cl.writeLocked(pk.FixedHeader.Type, buf)
 	if err != nil {
 		return err
 	}
@@ -1089,7 +1053,67 @@ func (cl *Client) writeEncoded(pk *packets.Packet) error {
 
 	cl.ops.hooks.OnPacketSent(cl, *pk, buf.Bytes())
 
-	return err
+	return nil
+}
+
+// writePuback writes the PUBACK of a successful QoS 1 publish with no
+// properties, its 4 bytes the same in 3.1.1 and 5, without building a
+// packet for it: for a server whose hooks do not look at what it writes
+// (see Server.plainPuback).
+func (cl *Client) writePuback(id uint16) error {
+	if cl.Closed() {
+		return ErrConnectionClosed
+	}
+	if cl.Net.Conn == nil {
+		return nil
+	}
+	buf := writeBufferPool.Get()
+	defer writeBufferPool.Put(buf)
+	buf.Write([]byte{packets.Puback << 4, 2, byte(id >> 8), byte(id)})
+	n, err := cl.writeLocked(packets.Puback, buf)
+	if err != nil {
+		return err
+	}
+	atomic.AddInt64(&cl.ops.info.BytesSent, n)
+	atomic.AddInt64(&cl.ops.info.PacketsSent, 1)
+	return nil
+}
+
+// writeLocked writes buf, an encoded packet of type typ, or queues it
+// behind what the connection holds.
+func (cl *Client) writeLocked(typ byte, buf *bytes.Buffer) (int64, error) {
+	cl.Lock()
+	defer cl.Unlock()
+	hold := heldPacketType(typ) && cl.holding()
+	if cl.State.outbound.len() == 0 && !hold {
+		if cl.Net.outbuf == nil {
+			return buf.WriteTo(cl.Net.Conn)
+		}
+
+		// first write to buffer, then flush buffer
+		n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
+		return int64(n), cl.flushOutbuf()
+	}
+
+	// there are more writes in the queue, or the reader holds acknowledgements
+	if cl.Net.outbuf == nil {
+		if buf.Len() >= cl.ops.options.ClientNetWriteBufferSize {
+			return buf.WriteTo(cl.Net.Conn)
+		}
+		cl.Net.outbuf = writeBufferPool.Get()
+	}
+
+	n, _ := cl.Net.outbuf.Write(buf.Bytes()) // will always be successful
+	if cl.Net.outbuf.Len() < cl.ops.options.ClientNetWriteBufferSize {
+		if hold {
+			cl.Net.held.Store(true)
+			if !cl.holding() { // released meanwhile, maybe before held was set
+				return int64(n), cl.flushOutbuf()
+			}
+		}
+		return int64(n), nil
+	}
+	return int64(n), cl.flushOutbuf()
 }
 
 func (cl *Client) flushOutbuf() (err error) {

@@ -1234,15 +1234,31 @@ func (s *Server) publishedHooks(cl *Client, pk *packets.Packet) {
 //go:noinline
 func (s *Server) acknowledgePublish(cl *Client, pk *packets.Packet) error {
 	cl.State.Inflight.DecreaseReceiveQuota()
-	ack := s.buildAck(pk.PacketID, packets.Puback, 0, pk.Properties, packets.QosCodes[pk.FixedHeader.Qos]) // [MQTT-4.3.2-4]
-	if pk.FixedHeader.Qos == 2 {
-		ack = s.buildAck(pk.PacketID, packets.Pubrec, 0, pk.Properties, packets.CodeSuccess) // [MQTT-3.3.4-1] [MQTT-4.3.3-8]
-	}
 
 	// A PUBACK is done once written, and one that was not is never sent
 	// again [MQTT-4.4.0-1], so it is kept inflight (a heap copy of the
 	// packet) only for the hooks that persist inflight messages.
 	track := pk.FixedHeader.Qos == 2 || s.hooks.Provides(OnQosPublish, OnQosComplete)
+	if !track && s.plainPuback(cl, pk) {
+		if err := cl.writePuback(pk.PacketID); err != nil {
+			return err
+		}
+		cl.State.Inflight.IncreaseReceiveQuota()
+		return nil
+	}
+	return s.acknowledgePublishPacket(cl, pk, track)
+}
+
+// acknowledgePublishPacket is acknowledgePublish by an acknowledgement
+// packet, which the hooks see.
+//
+//go:noinline
+func (s *Server) acknowledgePublishPacket(cl *Client, pk *packets.Packet, track bool) error {
+	ack := s.buildAck(pk.PacketID, packets.Puback, 0, pk.Properties, packets.QosCodes[pk.FixedHeader.Qos]) // [MQTT-4.3.2-4]
+	if pk.FixedHeader.Qos == 2 {
+		ack = s.buildAck(pk.PacketID, packets.Pubrec, 0, pk.Properties, packets.CodeSuccess) // [MQTT-3.3.4-1] [MQTT-4.3.3-8]
+	}
+
 	if track {
 		if ok := cl.State.Inflight.Set(ack); ok {
 			atomic.AddInt64(&s.Info.Inflight, 1)
@@ -1265,6 +1281,22 @@ func (s *Server) acknowledgePublish(cl *Client, pk *packets.Packet) error {
 		cl.State.Inflight.IncreaseReceiveQuota()
 	}
 	return nil
+}
+
+// plainPuback reports whether the PUBACK of pk, a QoS 1 publish cl sent,
+// is the 4 bytes of a success with no properties and no hook sees it.
+func (s *Server) plainPuback(cl *Client, pk *packets.Packet) bool {
+	if pk.FixedHeader.Qos != 1 {
+		return false
+	}
+	if cl.Properties.ProtocolVersion == 5 && !s.Options.Capabilities.Compatibilities.NoInheritedPropertiesOnAck &&
+		(len(pk.Properties.User) > 0 || pk.Properties.ReasonString != "") {
+		return false
+	}
+	if max := cl.Properties.Props.MaximumPacketSize; max > 0 && max < 4 {
+		return false
+	}
+	return !s.hooks.encodeInPlace.Load() && !s.hooks.Provides(OnPacketEncode, OnPacketSent)
 }
 
 // retainMessage adds a message to a topic, and if a persistent store is provided,
