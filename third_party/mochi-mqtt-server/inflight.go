@@ -62,6 +62,17 @@ func (i *Inflight) Get(id uint16) (packets.Packet, bool) {
 	return packets.Packet{}, false
 }
 
+// typeOf returns the type of the inflight packet under id, without
+// copying the packet as Get does.
+func (i *Inflight) typeOf(id uint16) (byte, bool) {
+	i.RLock()
+	defer i.RUnlock()
+	if m, ok := i.internal[id]; ok {
+		return m.FixedHeader.Type, true
+	}
+	return 0, false
+}
+
 // Len returns the size of the inflight messages map.
 func (i *Inflight) Len() int {
 	i.RLock()

@@ -33,6 +33,17 @@ func TestInflightGet(t *testing.T) {
 	require.NotEqual(t, 0, msg.PacketID)
 }
 
+func TestInflightTypeOf(t *testing.T) {
+	cl, _, _ := newTestClient()
+	cl.State.Inflight.Set(packets.Packet{PacketID: 2, FixedHeader: packets.FixedHeader{Type: packets.Pubrec}})
+
+	typ, ok := cl.State.Inflight.typeOf(2)
+	require.True(t, ok)
+	require.Equal(t, packets.Pubrec, typ)
+	_, ok = cl.State.Inflight.typeOf(3)
+	require.False(t, ok)
+}
+
 func TestInflightGetAllAndImmediate(t *testing.T) {
 	cl, _, _ := newTestClient()
 	cl.State.Inflight.Set(packets.Packet{PacketID: 1, Created: 1})

@@ -1123,16 +1123,16 @@ func (s *Server) handlePublish(cl *Client, pk *packets.Packet) error {
 
 // publishPacketIDInUse answers a QoS 2 publish whose packet id is still
 // awaiting its PUBREL with 0x91 and returns true; any other inflight entry
-// under the id is dropped. The inflight packet it looks at is in this
-// frame, not in handlePublish's.
+// under the id is dropped. Only the inflight packet's type is read: no
+// copy of it is made for every publish received.
 //
 //go:noinline
 func (s *Server) publishPacketIDInUse(cl *Client, pk *packets.Packet) (bool, error) {
-	pki, ok := cl.State.Inflight.Get(pk.PacketID)
+	typ, ok := cl.State.Inflight.typeOf(pk.PacketID)
 	if !ok {
 		return false, nil
 	}
-	if pki.FixedHeader.Type == packets.Pubrec { // [MQTT-4.3.3-10]
+	if typ == packets.Pubrec { // [MQTT-4.3.3-10]
 		return true, s.ackPublish(cl, pk, packets.Pubrec, packets.ErrPacketIdentifierInUse)
 	}
 	if ok := cl.State.Inflight.Delete(pk.PacketID); ok { // [MQTT-4.3.2-5]

@@ -128,3 +128,23 @@ func BenchmarkServerAcknowledgePublish(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServerPublishPacketIDInUse checks a QoS 1 publish's packet id
+// against the client's inflight messages, as the server does for each
+// publish it receives, in the common case: not in use.
+func BenchmarkServerPublishPacketIDInUse(b *testing.B) {
+	s := newAckTestServer(b)
+	r, w := net.Pipe()
+	defer r.Close()
+	defer w.Close()
+	cl := s.NewClient(discardConn{r}, "tcp", "bench", false)
+	cl.State.Inflight.Set(packets.Packet{PacketID: 9, FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}})
+	pk := &packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1}, PacketID: 7, TopicName: "a/b"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if inUse, err := s.publishPacketIDInUse(cl, pk); inUse || err != nil {
+			b.Fatal(inUse, err)
+		}
+	}
+}
