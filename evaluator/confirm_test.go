@@ -282,13 +282,20 @@ func TestABacklogFromWhereADeviceStoodStandsThere(t *testing.T) {
 // reports half of that or less, it changes no fence after its first 15
 // minutes, as its fixes keep coming back from near the standing
 // radius's edge and the radius grows. Before, its drift left the radius
-// every few minutes and it flipped 10 to 26 times an hour.
+// every few minutes and it flipped 10 to 26 times an hour. So does one
+// whose error jumps from fix to fix (white, or 5 s correlation) with σ
+// 20 m while it reports 5 m: its fixes left the 25 m radius every few
+// fixes, it never stood, its radius never grew, and it flipped 150 to
+// 380 times an hour for as long as it stood there.
 func TestAParkedReceiverThatUnderstatesItsErrorStopsFlipping(t *testing.T) {
-	for _, c := range []struct{ sigma, acc float64 }{{10, 5}, {10, 7.5}, {20, 10}} {
+	for _, c := range []struct{ sigma, acc, corr float64 }{{10, 5, 30}, {10, 7.5, 30}, {20, 10, 30}, {20, 5, 0}, {20, 5, 5}} {
 		for seed := range 3 {
 			h := newHarness(t, nil)
 			r := rand.New(rand.NewPCG(uint64(seed), 9))
-			rho := math.Exp(-1.0 / 30)
+			rho := 0.0 // white
+			if c.corr > 0 {
+				rho = math.Exp(-1.0 / c.corr)
+			}
 			var ex, ey float64
 			for i := range 3600 {
 				ex = rho*ex + math.Sqrt(1-rho*rho)*c.sigma*r.NormFloat64()
@@ -301,7 +308,7 @@ func TestAParkedReceiverThatUnderstatesItsErrorStopsFlipping(t *testing.T) {
 			h.at(time.Hour + time.Minute)
 			for _, tr := range h.rec.trans {
 				if at := time.Duration(tr.Event - t0.UnixNano()); tr.Type != engine.Dwell && at > 15*time.Minute {
-					t.Fatalf("σ %v m, acc %v m, seed %d: %v at %v: %q", c.sigma, c.acc, seed, tr.Type, at, h.rec.lines())
+					t.Fatalf("σ %v m, acc %v m, correlation %v s, seed %d: %v at %v: %q", c.sigma, c.acc, c.corr, seed, tr.Type, at, h.rec.lines())
 				}
 			}
 		}

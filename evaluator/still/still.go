@@ -46,7 +46,7 @@ type Spot struct {
 	Lat, Lon int32  // degrees × Scale
 	Span     uint32 // ms from Since to the last fix near the spot
 	N        uint16 // fixes averaged
-	Far      uint8  // metres: the farthest a fix near the spot has lain since it stood or the radius grew
+	Far      uint8  // metres: the farthest a fix near the spot has lain since the spot began or the radius grew
 	Bits     uint8  // bit 0: the last fix lay beyond the radius; bits 1–4: Grow
 }
 
@@ -58,8 +58,8 @@ const MaxGrow = 12
 func Grown(grow uint8) Spot { return Spot{Bits: min(grow, MaxGrow) << 1} }
 
 // Grow is how many quarters of Radius the device's radius has grown by:
-// once each time its fixes, while it stood, came back from near the
-// radius's edge (returns).
+// once each time its fixes came back from near the radius's edge
+// (returns).
 func (s *Spot) Grow() uint8 { return s.Bits >> 1 }
 
 func (s *Spot) away() bool { return s.Bits&1 != 0 }
@@ -94,9 +94,7 @@ func (s *Spot) Observe(event int64, lat, lon int32, acc uint16) bool {
 		return last-s.Since >= For
 	}
 	s.setAway(false)
-	if last-s.Since >= For {
-		s.returns(d, r)
-	}
+	s.returns(d, r)
 	if event-s.Since < For && s.N < math.MaxUint16 {
 		s.N++
 		n := int64(s.N)
@@ -127,10 +125,13 @@ func (s *Spot) restart(event int64, lat, lon int32) {
 	*s = Spot{Since: event, Lat: lat, Lon: lon, N: 1, Bits: s.Bits &^ 1}
 }
 
-// returns grows the radius by a quarter when the device's fixes, while
-// it stands, came back from near its edge (beyond ReturnFrom of it) to
-// within half that distance of the spot: drift that comes back, which a
-// walk never does, larger than the device's acc said.
+// returns grows the radius by a quarter when the device's fixes came
+// back from near its edge (beyond ReturnFrom of it) to within half that
+// distance of the spot: drift that comes back, which a walk never does,
+// larger than the device's acc said. It counts before the device has
+// stood too: a receiver whose fixes scatter far beyond what its acc
+// says leaves a radius made from acc every few fixes, never stands, and
+// would otherwise never grow it.
 func (s *Spot) returns(d, r float64) {
 	if d > float64(s.Far) {
 		s.Far = uint8(min(math.Ceil(d), math.MaxUint8))

@@ -142,10 +142,10 @@ func TestPropertyJitterWithinTheRadiusKeepsStanding(t *testing.T) {
 	})
 }
 
-// A standing device's fixes that come back from near the edge of its
-// radius (beyond still.ReturnFrom of it) to within half that distance
-// grow its radius by a quarter, which a new spot keeps; fixes that only
-// go farther (a walk) never do. The spot is 24 bytes, so the device
+// A device's fixes that come back from near the edge of its radius
+// (beyond still.ReturnFrom of it) to within half that distance grow its
+// radius by a quarter, whether it has stood yet or not, and a new spot
+// keeps it; fixes that only go farther (a walk) never do. The spot is 24 bytes, so the device
 // record keeps its size class.
 func TestRadiusGrowsWhenFixesComeBack(t *testing.T) {
 	var s still.Spot
@@ -166,6 +166,20 @@ func TestRadiusGrowsWhenFixesComeBack(t *testing.T) {
 	obs(200)
 	if s.Grow() != 1 {
 		t.Fatalf("a new spot lost the growth: %d", s.Grow())
+	}
+
+	// Before it has stood too: a receiver whose fixes leave a radius made
+	// from its acc every few fixes never stands, and only a return before
+	// then grows its radius until it does.
+	var young still.Spot
+	ev = 0
+	for _, north := range []float64{0, 0, 20, 5} {
+		lat, lon := at(north, 0)
+		ev += sec
+		young.Observe(ev, lat, lon, 50)
+	}
+	if young.Standing() || young.Grow() != 1 {
+		t.Fatalf("a return from 20 m in the spot's first seconds: grow %d, standing %v", young.Grow(), young.Standing())
 	}
 
 	var walker still.Spot
